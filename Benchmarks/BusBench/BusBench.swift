@@ -1,0 +1,1 @@
+@main struct BusBench { static func main() {} }

@@ -1,0 +1,81 @@
+// swift-tools-version:6.1
+// Recruiting Compass backend: separate service executables that talk over ZeroMQ and persist to
+// PostgreSQL through libpq. Layout and contracts: ../shared/DESIGN.md and README.md.
+//
+// The dependency list is deliberate: CI builds every dependency from a fresh clone on 2 cores, so
+// the shared libraries and services stay off SwiftNIO; only the HTTP gateway will bring it in.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "RecruitingCompass",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "bus-bench", targets: ["BusBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // MARK: C libraries
+        .systemLibrary(
+            name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Shared/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+
+        // MARK: Shared libraries
+        .target(
+            name: "Bus", dependencies: [
+                "CZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ], path: "Shared/Bus", swiftSettings: strict),
+        .target(
+            name: "Postgres", dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Shared/Postgres", swiftSettings: strict),
+        .target(
+            name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts",
+            swiftSettings: strict),
+        .target(
+            name: "ServiceKit", dependencies: [
+                "Bus", "Postgres", "Contracts",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Shared/ServiceKit", swiftSettings: strict),
+
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
+            swiftSettings: strict),
+
+        // MARK: Tests
+        .target(
+            name: "TestSupport", dependencies: ["Postgres", "Bus"], path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "BusTestPeer", dependencies: ["Bus", "ServiceKit"], path: "Tests/Peers/BusTestPeer",
+            swiftSettings: strict),
+        .testTarget(
+            name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],
+            path: "Tests/BusTests", swiftSettings: strict),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["Postgres", "TestSupport"],
+            path: "Tests/PostgresTests", swiftSettings: strict),
+        .testTarget(
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres"],
+            path: "Tests/ServiceKitTests", swiftSettings: strict),
+    ]
+)

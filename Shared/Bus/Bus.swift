@@ -1,0 +1,1 @@
+// Bus module.

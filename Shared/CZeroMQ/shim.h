@@ -1,0 +1,4 @@
+#ifndef COMPASS_CZEROMQ_SHIM_H
+#define COMPASS_CZEROMQ_SHIM_H
+#include <zmq.h>
+#endif

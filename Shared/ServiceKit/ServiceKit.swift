@@ -1,0 +1,1 @@
+// ServiceKit module.

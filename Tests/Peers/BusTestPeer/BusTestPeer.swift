@@ -1,0 +1,1 @@
+@main struct BusTestPeer { static func main() {} }
