@@ -66,7 +66,7 @@ let package = Package(
             name: "TestSupport", dependencies: ["Postgres", "Bus"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .executableTarget(
-            name: "BusTestPeer", dependencies: ["Bus", "ServiceKit"], path: "Tests/Peers/BusTestPeer",
+            name: "BusTestPeer", dependencies: ["Bus", "TestSupport"], path: "Tests/Peers/BusTestPeer",
             swiftSettings: strict),
         .testTarget(
             name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],

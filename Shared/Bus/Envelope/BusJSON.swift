@@ -1,0 +1,51 @@
+import Foundation
+
+/// The JSON coders for payloads, configured once so every service encodes dates and keys alike:
+/// dates are RFC 3339 with milliseconds (``Timestamp``), keys as the Contracts types spell them.
+public enum BusJSON {
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.format(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = Timestamp.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected an RFC 3339 timestamp, got \"\(text)\"")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    public static func encode<T: Encodable>(_ value: T) throws(BusError) -> Data {
+        do { return try encoder().encode(value) } catch {
+            throw BusError(.internal, "could not encode \(T.self): \(error)")
+        }
+    }
+
+    /// A one-line account of a decoding failure that names the offending field.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? "" : " at \(path)"
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing field \(key.stringValue)\(path(context))"
+        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
+        case .valueNotFound(let type, let context): return "missing \(type) value\(path(context))"
+        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}

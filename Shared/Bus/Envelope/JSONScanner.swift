@@ -1,0 +1,194 @@
+import Foundation
+
+/// A minimal JSON reader for the envelope header: it finds the top-level members of an object and
+/// the byte range of each value, and decodes the scalar ones. The payload's range is handed to
+/// `JSONDecoder` untouched, so it is parsed once, by the handler that knows its type.
+struct JSONScanner {
+    struct Malformed: Error, Sendable, CustomStringConvertible {
+        var reason: String
+        var offset: Int
+        var description: String { "malformed JSON at byte \(offset): \(reason)" }
+    }
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    init(_ data: Data) { bytes = [UInt8](data) }
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The members of the top-level object: key and value range, in order.
+    mutating func topLevelMembers() throws(Malformed) -> [(key: String, value: Range<Int>)] {
+        skipWhitespace()
+        try expect(UInt8(ascii: "{"))
+        var members: [(String, Range<Int>)] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") { index += 1; return try finish(members) }
+        while true {
+            skipWhitespace()
+            let key = try readString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"))
+            skipWhitespace()
+            let start = index
+            try skipValue(depth: 0)
+            members.append((key, start..<index))
+            skipWhitespace()
+            guard let next = peek() else { throw Malformed(reason: "unterminated object", offset: index) }
+            index += 1
+            if next == UInt8(ascii: "}") { return try finish(members) }
+            guard next == UInt8(ascii: ",") else { throw Malformed(reason: "expected , or }", offset: index - 1) }
+        }
+    }
+
+    private mutating func finish(_ members: [(String, Range<Int>)]) throws(Malformed) -> [(key: String, value: Range<Int>)] {
+        skipWhitespace()
+        guard index == bytes.count else { throw Malformed(reason: "trailing bytes", offset: index) }
+        return members
+    }
+
+    /// Decodes the string at `range` (which must hold exactly one JSON string), or `nil` for `null`.
+    func string(at range: Range<Int>) throws(Malformed) -> String? {
+        var scanner = JSONScanner(bytes: Array(bytes[range]))
+        if scanner.bytes == Array("null".utf8) { return nil }
+        return try scanner.readString()
+    }
+
+    func integer(at range: Range<Int>) throws(Malformed) -> Int64? {
+        let text = String(decoding: bytes[range], as: UTF8.self)
+        if text == "null" { return nil }
+        guard let value = Int64(text) else { throw Malformed(reason: "expected an integer", offset: range.lowerBound) }
+        return value
+    }
+
+    func slice(_ range: Range<Int>) -> Data { Data(bytes[range]) }
+    func isNull(_ range: Range<Int>) -> Bool { bytes[range].elementsEqual("null".utf8) }
+
+    // MARK: Scanning
+
+    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func expect(_ byte: UInt8) throws(Malformed) {
+        guard peek() == byte else {
+            throw Malformed(reason: "expected '\(Character(Unicode.Scalar(byte)))'", offset: index)
+        }
+        index += 1
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+    }
+
+    private mutating func skipValue(depth: Int) throws(Malformed) {
+        guard depth < 64 else { throw Malformed(reason: "nested too deeply", offset: index) }
+        guard let byte = peek() else { throw Malformed(reason: "expected a value", offset: index) }
+        switch byte {
+        case UInt8(ascii: "\""): _ = try readString()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            index += 1
+            skipWhitespace()
+            if peek() == close { index += 1; return }
+            while true {
+                skipWhitespace()
+                if close == UInt8(ascii: "}") {
+                    _ = try readString()
+                    skipWhitespace()
+                    try expect(UInt8(ascii: ":"))
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard let next = peek() else { throw Malformed(reason: "unterminated container", offset: index) }
+                index += 1
+                if next == close { return }
+                guard next == UInt8(ascii: ",") else { throw Malformed(reason: "expected ,", offset: index - 1) }
+            }
+        case UInt8(ascii: "t"): try skipLiteral("true")
+        case UInt8(ascii: "f"): try skipLiteral("false")
+        case UInt8(ascii: "n"): try skipLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let start = index
+            while let b = peek(), b == UInt8(ascii: "-") || b == UInt8(ascii: "+") || b == UInt8(ascii: ".")
+                || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+            {
+                index += 1
+            }
+            if Double(String(decoding: bytes[start..<index], as: UTF8.self)) == nil {
+                throw Malformed(reason: "invalid number", offset: start)
+            }
+        default: throw Malformed(reason: "unexpected byte", offset: index)
+        }
+    }
+
+    private mutating func skipLiteral(_ literal: String) throws(Malformed) {
+        for byte in literal.utf8 { try expect(byte) }
+    }
+
+    private mutating func readString() throws(Malformed) -> String {
+        try expect(UInt8(ascii: "\""))
+        let start = index
+        // Fast path: no escapes.
+        while let byte = peek(), byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+            guard byte >= 0x20 else { throw Malformed(reason: "control character in string", offset: index) }
+            index += 1
+        }
+        guard let stop = peek() else { throw Malformed(reason: "unterminated string", offset: start) }
+        if stop == UInt8(ascii: "\"") {
+            index += 1
+            guard let text = String(validating: bytes[start..<index - 1], as: UTF8.self) else {
+                throw Malformed(reason: "invalid UTF-8", offset: start)
+            }
+            return text
+        }
+        var scalars = [UInt8](bytes[start..<index])
+        while let byte = peek() {
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: scalars, as: UTF8.self) else {
+                    throw Malformed(reason: "invalid UTF-8", offset: start)
+                }
+                return text
+            case UInt8(ascii: "\\"): try readEscape(into: &scalars)
+            case 0..<0x20: throw Malformed(reason: "control character in string", offset: index - 1)
+            default: scalars.append(byte)
+            }
+        }
+        throw Malformed(reason: "unterminated string", offset: start)
+    }
+
+    private mutating func readEscape(into out: inout [UInt8]) throws(Malformed) {
+        guard let byte = peek() else { throw Malformed(reason: "unterminated escape", offset: index) }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(byte)
+        case UInt8(ascii: "b"): out.append(0x08)
+        case UInt8(ascii: "f"): out.append(0x0C)
+        case UInt8(ascii: "n"): out.append(0x0A)
+        case UInt8(ascii: "r"): out.append(0x0D)
+        case UInt8(ascii: "t"): out.append(0x09)
+        case UInt8(ascii: "u"):
+            var code = try readHex4()
+            if (0xD800..<0xDC00).contains(code) {
+                guard peek() == UInt8(ascii: "\\") else { throw Malformed(reason: "lone surrogate", offset: index) }
+                index += 1
+                try expect(UInt8(ascii: "u"))
+                let low = try readHex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw Malformed(reason: "bad surrogate pair", offset: index) }
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+            }
+            guard let scalar = Unicode.Scalar(code) else { throw Malformed(reason: "invalid code point", offset: index) }
+            out.append(contentsOf: Array(String(Character(scalar)).utf8))
+        default: throw Malformed(reason: "invalid escape", offset: index - 1)
+        }
+    }
+
+    private mutating func readHex4() throws(Malformed) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw Malformed(reason: "short \\u escape", offset: index) }
+        guard let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            throw Malformed(reason: "invalid \\u escape", offset: index)
+        }
+        index += 4
+        return value
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// RFC 3339 timestamps in UTC with milliseconds (`2026-11-22T03:10:00.123Z`), the form every
+/// time on the bus takes. Written by hand because it is formatted and parsed on every message.
+public enum Timestamp {
+    public static func format(_ date: Date) -> String {
+        let millisTotal = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var seconds = time_t(millisTotal >= 0 ? millisTotal / 1000 : (millisTotal - 999) / 1000)
+        let millis = Int(millisTotal - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not of that form.
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20 else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int32? {
+            var value: Int32 = 0
+            for i in start..<start + count {
+                guard i < bytes.count, (48...57).contains(bytes[i]) else { return nil }
+                value = value * 10 + Int32(bytes[i] - 48)
+            }
+            return value
+        }
+        guard bytes[4] == 45, bytes[7] == 45, bytes[10] == 84 || bytes[10] == 116, bytes[13] == 58, bytes[16] == 58,
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == 46 {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < bytes.count, (48...57).contains(bytes[index]) {
+                fraction += Double(bytes[index] - 48) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offsetSeconds = 0
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case 90, 122: index += 1
+        case 43, 45:
+            guard let hours = number(index + 1, 2), bytes.count > index + 3, bytes[index + 3] == 58,
+                let minutes = number(index + 4, 2)
+            else { return nil }
+            offsetSeconds = Int(hours) * 3600 + Int(minutes) * 60
+            if bytes[index] == 45 { offsetSeconds = -offsetSeconds }
+            index += 6
+        default: return nil
+        }
+        guard index == bytes.count else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        let seconds = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(seconds - offsetSeconds) + fraction)
+    }
+}

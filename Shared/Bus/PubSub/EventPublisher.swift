@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The event side of a service: one PUB socket; the topic frame is the event type.
+///
+/// PUB drops messages silently once a subscriber's queue holds `highWaterMark` of them, and a
+/// subscriber that connects late misses what came before (slow joiner). Events that others must
+/// act on therefore also go through the outbox, whose sequence numbers let a subscriber notice a
+/// gap and catch up over RPC: pub/sub is the fast path, never the only one.
+public final class EventPublisher: Sendable {
+    public let name: String
+    private let loop: SocketLoop
+    private let bound: [String]
+
+    private init(name: String, loop: SocketLoop, bound: [String]) {
+        self.name = name
+        self.loop = loop
+        self.bound = bound
+    }
+
+    /// Binds the PUB socket. `highWaterMark` is chosen, not defaulted (libzmq's 1000 is easy to
+    /// reach in a burst of acceptances): 100,000 events of a few hundred bytes each per subscriber.
+    public static func bind(
+        name: String, endpoints: [String], security: ServerSecurity = .plaintext,
+        highWaterMark: Int32 = 100_000, logger: Logger
+    ) async throws -> EventPublisher {
+        let bound = Mutex<[String]>([])
+        let loop = try await SocketLoop.start(
+            name: "pub-\(name)", policy: .drop, logger: logger, callbacks: LoopCallbacks(onMessage: { _ in })
+        ) { sockets in
+            if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
+            let socket = try sockets.makeMain(.publisher)
+            try socket.setHighWaterMarks(send: highWaterMark, receive: highWaterMark)
+            try socket.apply(security)
+            for endpoint in endpoints {
+                try socket.bind(endpoint)
+                let actual = try socket.lastEndpoint()
+                bound.withLock { $0.append(actual) }
+            }
+        }
+        return EventPublisher(name: name, loop: loop, bound: bound.withLock { $0 })
+    }
+
+    public var boundEndpoints: [String] { bound }
+
+    /// Publishes an event envelope: frames `[topic][envelope][attachments…]`, topic = type.
+    public func publish(_ envelope: Envelope, attachments: [Data] = []) {
+        loop.send(OutgoingMessage(frames: [Data(envelope.type.utf8), EnvelopeCodec.encode(envelope)] + attachments, expiresAt: nil))
+    }
+
+    /// Publishes `payload` as an event of `type`.
+    public func publish<Payload: Encodable>(type: String, _ payload: Payload, sequence: Int64? = nil) throws {
+        publish(Envelope(kind: .event, type: type, sequence: sequence, payload: try BusJSON.encode(payload)))
+    }
+
+    public func close() async { await loop.stop() }
+}

@@ -1,0 +1,22 @@
+import Metrics
+import Synchronization
+
+/// The bus's own counters (swift-metrics; exported by whatever backend the process bootstraps).
+/// Counters per label are made once and kept: creating them per message costs a lookup and lock.
+final class BusMetrics: Sendable {
+    private let counters = Mutex<[String: Counter]>([:])
+    private let component: String
+
+    init(component: String) { self.component = component }
+
+    func increment(_ name: String, _ dimensions: [(String, String)] = []) {
+        let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        let counter = counters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: name, dimensions: [("component", component)] + dimensions)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
+}

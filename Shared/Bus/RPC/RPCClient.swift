@@ -1,0 +1,182 @@
+import CZeroMQ
+import Foundation
+import Logging
+import Synchronization
+
+/// Calls a service over a DEALER socket: many calls in flight from any number of tasks, replies
+/// matched by correlation id, a deadline per call, and retries of idempotent calls with the same
+/// idempotency key. Connected to several endpoints, it spreads requests over them (round robin).
+public final class RPCClient: Sendable {
+    public let name: String
+    private let endpoints: [String]
+    private let options: RPCClientOptions
+    private let logger: Logger
+    private let pending = PendingCalls()
+    private let metrics: BusMetrics
+    private let loop: Mutex<SocketLoop?> = Mutex(nil)
+    private let liveEndpoints = Mutex<Set<String>>([])
+
+    private init(name: String, endpoints: [String], options: RPCClientOptions, logger: Logger) {
+        self.name = name
+        self.endpoints = endpoints
+        self.options = options
+        self.logger = logger
+        self.metrics = BusMetrics(component: "rpc-client.\(name)")
+    }
+
+    /// Connects to the service `name` at `endpoints`. Connecting does not wait for the server:
+    /// requests wait (up to their deadline) until a connection is up.
+    public static func connect(
+        to name: String, endpoints: [String], security: ClientSecurity = .plaintext,
+        options: RPCClientOptions = RPCClientOptions(), logger: Logger
+    ) async throws -> RPCClient {
+        guard !endpoints.isEmpty else { throw BusError(.invalidArgument, "no endpoints configured for \(name)") }
+        let client = RPCClient(name: name, endpoints: endpoints, options: options, logger: logger)
+        let loop = try await SocketLoop.start(
+            name: "rpc-client-\(name)", policy: .wait, logger: logger,
+            callbacks: LoopCallbacks(
+                onMessage: { [weak client] message in client?.receive(message) },
+                onMonitorEvent: { [weak client] event in client?.observe(event) },
+                onTick: { [weak client] now in client?.pending.expire(now: now, server: name) },
+                onDropped: { [metrics = client.metrics] _, _ in metrics.increment("bus_requests_expired_unsent_total") })
+        ) { sockets in
+            let socket = try sockets.makeMain(.dealer)
+            // Queue requests only on connections that are up, so a request never waits in the
+            // pipe of a server that is not there while another one could answer it.
+            try socket.set(ZMQ_IMMEDIATE, Int32(1), "ZMQ_IMMEDIATE")
+            try socket.setHighWaterMarks(send: options.highWaterMark, receive: options.highWaterMark)
+            try socket.limitMessageSize(options.maxMessageSize)
+            try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
+            try socket.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMs, "ZMQ_RECONNECT_IVL")
+            try socket.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMs, "ZMQ_RECONNECT_IVL_MAX")
+            try socket.apply(security)
+            try sockets.attachMonitor(to: socket)
+            for endpoint in endpoints { try socket.connect(endpoint) }
+        }
+        client.loop.withLock { $0 = loop }
+        return client
+    }
+
+    /// Whether at least one server connection has completed its handshake (heartbeats drop a
+    /// connection whose peer went silent).
+    public var isConnected: Bool { !liveEndpoints.withLock { $0.isEmpty } }
+
+    /// Calls `method` and returns its reply, or throws a ``BusError`` (the server's, or
+    /// `deadline_exceeded` / `unavailable` from the client side).
+    public func call<M: RPCMethod>(
+        _ method: M.Type, _ request: M.Request, principal: Principal? = nil, idempotencyKey: String? = nil,
+        timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
+    ) async throws -> M.Reply {
+        try await callWithAttachments(
+            method, request, principal: principal, idempotencyKey: idempotencyKey, timeout: timeout,
+            traceparent: traceparent, attachments: attachments
+        ).reply
+    }
+
+    /// The same, for replies that carry binary attachments.
+    public func callWithAttachments<M: RPCMethod>(
+        _ method: M.Type, _ request: M.Request, principal: Principal? = nil, idempotencyKey: String? = nil,
+        timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
+    ) async throws -> (reply: M.Reply, attachments: [Data]) {
+        let payload = try BusJSON.encode(request)
+        let key = idempotencyKey ?? (M.isIdempotent ? UUID().uuidString : nil)
+        let envelope = Envelope(
+            kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key,
+            payload: payload)
+        let (reply, replyAttachments) = try await send(
+            envelope, attachments: attachments, timeout: timeout, retry: M.isIdempotent)
+        if let error = reply.error { throw error }
+        return (try reply.decodePayload(M.Reply.self), replyAttachments)
+    }
+
+    /// Sends a request envelope as given and returns the reply envelope, error replies included
+    /// (for generic tools such as `compass call`). With `retry`, attempts that get no reply or
+    /// `unavailable` are sent again with the same idempotency key until the deadline.
+    public func send(
+        _ request: Envelope, attachments: [Data] = [], timeout: Duration? = nil, retry: Bool = false
+    ) async throws -> (envelope: Envelope, attachments: [Data]) {
+        let timeout = timeout ?? options.defaultTimeout
+        let clock = ContinuousClock()
+        let overall = clock.now + timeout
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)
+        var attempt = 0
+        while true {
+            attempt += 1
+            var envelope = request
+            envelope.id = attempt == 1 ? request.id : UUID()
+            envelope.sentAt = Date()
+            envelope.deadline = deadline
+            let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall
+            do {
+                let reply = try await attemptOnce(envelope, attachments: attachments, until: attemptEnd)
+                if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
+                    try await Task.sleep(for: .milliseconds(min(20 * attempt, 200)))
+                    continue
+                }
+                return reply
+            } catch let error as BusError where retry && error.code == .deadlineExceeded && clock.now < overall {
+                metrics.increment("bus_rpc_retries_total", [("type", request.type)])
+                logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
+                continue
+            }
+        }
+    }
+
+    private func attemptOnce(
+        _ envelope: Envelope, attachments: [Data], until expiresAt: ContinuousClock.Instant
+    ) async throws -> PendingCalls.Reply {
+        guard let loop = loop.withLock({ $0 }) else { throw BusError(.unavailable, "client for \(name) is closed") }
+        let frames = Frames.dealer(EnvelopeCodec.encode(envelope), attachments)
+        let id = envelope.id
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                pending.add(id, type: envelope.type, expiresAt: expiresAt, continuation)
+                if Task.isCancelled {
+                    pending.fail(id, with: CancellationError())
+                } else if !loop.send(OutgoingMessage(frames: frames, expiresAt: expiresAt)) {
+                    pending.fail(id, with: BusError(.unavailable, "client for \(name) is closed"))
+                }
+            }
+        } onCancel: {
+            pending.fail(id, with: CancellationError())
+        }
+    }
+
+    /// Fails every waiting call with `unavailable` and closes the socket.
+    public func close() async {
+        let loop = self.loop.withLock { loop in
+            defer { loop = nil }
+            return loop
+        }
+        pending.failAll(with: BusError(.unavailable, "client for \(name) closed"))
+        await loop?.stop()
+    }
+
+    // MARK: On the socket's thread
+
+    private func receive(_ message: ReceivedMessage) {
+        guard let (data, attachments) = Frames.splitDealer(message.frames),
+            let envelope = try? EnvelopeCodec.decode(data)
+        else {
+            metrics.increment("bus_malformed_total", [("reason", "reply")])
+            return
+        }
+        guard let id = envelope.correlationId, pending.complete(id, with: (envelope, attachments)) else {
+            metrics.increment("bus_late_replies_total")
+            return
+        }
+    }
+
+    private func observe(_ event: MonitorEvent) {
+        switch event.kind {
+        case .handshakeSucceeded:
+            liveEndpoints.withLock { _ = $0.insert(event.endpoint) }
+        case .disconnected:
+            liveEndpoints.withLock { _ = $0.remove(event.endpoint) }
+            logger.info("bus peer disconnected", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
+        case .handshakeFailed:
+            logger.warning("bus handshake refused by server", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
+        default: break
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// Tuning of an ``RPCClient``.
+public struct RPCClientOptions: Sendable {
+    /// A call's deadline when the caller names none.
+    public var defaultTimeout: Duration = .seconds(5)
+    /// For idempotent calls: how long one attempt waits before it is sent again with the same
+    /// idempotency key (to the next server, when several are connected).
+    public var attemptTimeout: Duration = .seconds(1)
+    public var maxMessageSize: Int64 = 64 << 20
+    public var highWaterMark: Int32 = 100_000
+    public var heartbeatIntervalMs: Int32 = 1000
+    public var heartbeatTimeoutMs: Int32 = 5000
+    public var reconnectIntervalMs: Int32 = 100
+    public var reconnectIntervalMaxMs: Int32 = 2000
+
+    public init() {}
+}

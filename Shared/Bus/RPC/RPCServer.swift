@@ -1,0 +1,300 @@
+import CZeroMQ
+import Foundation
+import Logging
+import Synchronization
+
+/// The request/reply side of a service: one ROUTER socket bound to one or more endpoints, and
+/// handlers registered by message type that run concurrently as tasks. A slow handler holds up
+/// nobody else; the socket's own thread only splits frames, reads headers and sends replies.
+public final class RPCServer: Sendable {
+    public typealias RawHandler = @Sendable (Envelope, RequestContext) async throws -> (payload: Data?, attachments: [Data])
+
+    public let name: String
+    private let endpoints: [String]
+    private let security: ServerSecurity
+    private let options: RPCServerOptions
+    private let logger: Logger
+    private let metrics: BusMetrics
+    private let idempotency: IdempotencyCache
+    private let handlers = Mutex<[String: RawHandler]>([:])
+    private let state = Mutex(State())
+    private let loop = Mutex<SocketLoop?>(nil)
+
+    private struct State {
+        var inFlight = 0
+        var draining = false
+        var boundEndpoints: [String] = []
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    public init(
+        name: String, endpoints: [String], security: ServerSecurity = .plaintext,
+        options: RPCServerOptions = RPCServerOptions(), logger: Logger
+    ) {
+        self.name = name
+        self.endpoints = endpoints
+        self.security = security
+        self.options = options
+        self.logger = logger
+        self.metrics = BusMetrics(component: "rpc-server.\(name)")
+        self.idempotency = IdempotencyCache(capacity: options.idempotencyCapacity, ttl: options.idempotencyTTL)
+    }
+
+    // MARK: Registration
+
+    /// Registers the handler of one method. Register every method before ``start()``.
+    public func register<M: RPCMethod>(
+        _ method: M.Type, _ handler: @escaping @Sendable (M.Request, RequestContext) async throws -> M.Reply
+    ) {
+        register(method) { request, context in (try await handler(request, context), []) }
+    }
+
+    /// Registers a handler whose reply carries binary attachments (document chunks).
+    public func register<M: RPCMethod>(
+        _ method: M.Type,
+        withAttachments handler: @escaping @Sendable (M.Request, RequestContext) async throws -> (M.Reply, [Data])
+    ) {
+        registerRaw(M.type) { envelope, context in
+            let request = try envelope.decodePayload(M.Request.self)
+            let (reply, attachments) = try await handler(request, context)
+            return (try BusJSON.encode(reply), attachments)
+        }
+    }
+
+    /// Registers a handler that works on the envelope itself (generic tooling, proxies).
+    public func registerRaw(_ type: String, _ handler: @escaping RawHandler) {
+        handlers.withLock { $0[type] = handler }
+    }
+
+    // MARK: Lifecycle
+
+    /// Binds the socket (after the ZAP handler when CURVE is on) and starts serving.
+    public func start() async throws {
+        let (endpoints, security, options) = (self.endpoints, self.security, self.options)
+        let bound = Mutex<[String]>([])
+        if case .plaintext = security {
+            logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
+        }
+        let loop = try await SocketLoop.start(
+            name: "rpc-\(name)", policy: .drop, logger: logger,
+            callbacks: LoopCallbacks(
+                onMessage: { [weak self] message in self?.receive(message) },
+                onMonitorEvent: { [weak self] event in self?.observe(event) },
+                onDropped: { [metrics] _, error in
+                    metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
+                })
+        ) { sockets in
+            if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
+            let socket = try sockets.makeMain(.router)
+            try socket.set(ZMQ_ROUTER_MANDATORY, Int32(1), "ZMQ_ROUTER_MANDATORY")
+            try socket.setHighWaterMarks(send: options.highWaterMark, receive: options.highWaterMark)
+            try socket.limitMessageSize(options.maxMessageSize)
+            try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
+            try socket.apply(security)
+            try sockets.attachMonitor(to: socket)
+            for endpoint in endpoints {
+                try socket.bind(endpoint)
+                let actual = try socket.lastEndpoint()
+                bound.withLock { $0.append(actual) }
+            }
+        }
+        self.loop.withLock { $0 = loop }
+        state.withLock { $0.boundEndpoints = bound.withLock { $0 } }
+        logger.info("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
+    }
+
+    /// The endpoints actually bound (a `*` port resolved), for tests and logs.
+    public var boundEndpoints: [String] { state.withLock { $0.boundEndpoints } }
+
+    /// Requests currently running.
+    public var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Stops taking requests (new ones are answered `unavailable`), waits for running handlers up
+    /// to the drain timeout so their replies go out, then closes the socket.
+    public func shutdown() async {
+        let idle = state.withLock { state -> Bool in
+            state.draining = true
+            return state.inFlight == 0
+        }
+        if !idle {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.waitForDrain() }
+                group.addTask { [drainTimeout = options.drainTimeout] in try? await Task.sleep(for: drainTimeout) }
+                await group.next()
+                group.cancelAll()
+                self.releaseDrainWaiters()
+            }
+        }
+        await loop.withLock { $0 }?.stop()
+    }
+
+    private func waitForDrain() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.inFlight == 0 { return true }
+                state.drainWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func releaseDrainWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.drainWaiters = [] }
+            return state.drainWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Receiving (on the socket's thread)
+
+    private func receive(_ message: ReceivedMessage) {
+        let routed: Frames.Routed
+        switch Frames.splitRouted(message.frames) {
+        case .success(let split): routed = split
+        case .failure(let problem):
+            metrics.increment("bus_malformed_total", [("reason", "frames")])
+            logger.debug("malformed frames", metadata: ["problem": "\(problem)", "frames": "\(message.frames.count)"])
+            // ROUTER always puts the sender's identity first: answer there if there is one.
+            if let identity = message.frames.first, !identity.isEmpty {
+                let error = BusError(.invalidArgument, "expected frames [empty][envelope][attachments…]")
+                send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [identity])
+            }
+            return
+        }
+        let envelope: Envelope
+        do {
+            envelope = try EnvelopeCodec.decode(routed.envelope)
+        } catch {
+            metrics.increment("bus_malformed_total", [("reason", "envelope")])
+            send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: routed.route)
+            return
+        }
+        if let rejection = check(envelope) {
+            metrics.increment("bus_rpc_rejected_total", [("code", rejection.code.rawValue)])
+            send(envelope.reply(payload: nil, error: rejection), attachments: [], to: routed.route)
+            return
+        }
+        guard let handler = handlers.withLock({ $0[envelope.type] }) else {
+            metrics.increment("bus_rpc_rejected_total", [("code", "unknown_type")])
+            let error = BusError(.invalidArgument, "unknown message type \(envelope.type) for \(name)")
+            send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
+            return
+        }
+        let admitted = state.withLock { state -> BusError? in
+            if state.draining { return BusError(.unavailable, "\(name) is shutting down") }
+            if state.inFlight >= options.maxInFlight { return BusError(.unavailable, "\(name) is at capacity") }
+            state.inFlight += 1
+            return nil
+        }
+        if let admitted {
+            send(envelope.reply(payload: nil, error: admitted), attachments: [], to: routed.route)
+            return
+        }
+        if let key = envelope.idempotencyKey {
+            let scoped = "\(envelope.type)|\(envelope.principal?.description ?? "")|\(key)"
+            let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
+            switch idempotency.admit(key: scoped, waiter: waiter) {
+            case .run:
+                break
+            case .joined:
+                finishOne()
+                return
+            case .replay(let outcome):
+                metrics.increment("bus_rpc_replayed_total")
+                reply(to: waiter, type: envelope.type, outcome)
+                finishOne()
+                return
+            }
+            run(handler, envelope, routed, message.peerUserId, idempotencyKey: scoped)
+        } else {
+            run(handler, envelope, routed, message.peerUserId, idempotencyKey: nil)
+        }
+    }
+
+    /// Rejections that need no handler: a newer protocol, a non-request, an expired deadline.
+    private func check(_ envelope: Envelope) -> BusError? {
+        if envelope.v > Envelope.protocolVersion {
+            return BusError(
+                .invalidArgument, "protocol version \(envelope.v) is not supported; \(name) speaks \(Envelope.protocolVersion)",
+                details: ["supportedVersion": String(Envelope.protocolVersion)])
+        }
+        if envelope.kind != .request { return BusError(.invalidArgument, "expected a request, got \(envelope.kind.rawValue)") }
+        if let deadline = envelope.deadline, deadline < Date() {
+            return BusError(.deadlineExceeded, "request arrived after its deadline")
+        }
+        return nil
+    }
+
+    private func run(
+        _ handler: @escaping RawHandler, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
+        idempotencyKey: String?
+    ) {
+        var logger = self.logger
+        logger[metadataKey: "request"] = "\(envelope.id)"
+        logger[metadataKey: "type"] = "\(envelope.type)"
+        if let trace = envelope.traceparent { logger[metadataKey: "traceparent"] = "\(trace)" }
+        let context = RequestContext(
+            envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
+            attachments: routed.attachments, logger: logger)
+        let route = routed.route
+        Task {
+            let outcome: IdempotencyCache.Outcome
+            do {
+                let (payload, attachments) = try await handler(envelope, context)
+                outcome = .init(payload: payload, attachments: attachments, error: nil)
+            } catch let error as BusError {
+                outcome = .init(payload: nil, attachments: [], error: error)
+            } catch {
+                // Never leak internals to the caller; the log has them.
+                logger.error("handler failed", metadata: ["error": "\(error)"])
+                outcome = .init(payload: nil, attachments: [], error: BusError(.internal, "internal error in \(name)"))
+            }
+            reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
+            if let idempotencyKey {
+                for waiter in idempotency.complete(idempotencyKey, outcome) {
+                    reply(to: waiter, type: envelope.type, outcome)
+                }
+            }
+            metrics.increment("bus_rpc_handled_total", [("type", envelope.type), ("code", outcome.error?.code.rawValue ?? "ok")])
+            finishOne()
+        }
+    }
+
+    private func trustedPrincipal(_ claimed: Principal?, peer: String?) -> Principal {
+        guard security.isCurve else { return claimed ?? .anonymous }
+        guard let peer else { return .anonymous }
+        let mayAssert = options.principalAsserters.map { $0.contains(peer) } ?? true
+        if mayAssert, let claimed { return claimed }
+        return .service(peer)
+    }
+
+    private func finishOne() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.inFlight -= 1
+            guard state.inFlight == 0 else { return [] }
+            defer { state.drainWaiters = [] }
+            return state.drainWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func reply(to waiter: IdempotencyCache.Waiter, type: String, _ outcome: IdempotencyCache.Outcome) {
+        let envelope = Envelope(
+            kind: .reply, type: type, correlationId: waiter.requestId, payload: outcome.payload, error: outcome.error)
+        send(envelope, attachments: outcome.attachments, to: waiter.route)
+    }
+
+    private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
+        let frames = route + [Data(), EnvelopeCodec.encode(envelope)] + attachments
+        loop.withLock { $0 }?.send(OutgoingMessage(frames: frames, expiresAt: nil))
+    }
+
+    private func observe(_ event: MonitorEvent) {
+        if event.kind == .handshakeFailed {
+            metrics.increment("bus_handshakes_refused_total")
+            logger.info("bus handshake refused", metadata: ["server": "\(name)", "endpoint": "\(event.endpoint)"])
+        }
+    }
+}

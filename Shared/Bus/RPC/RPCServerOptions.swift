@@ -1,0 +1,22 @@
+/// Tuning of an ``RPCServer``; the defaults suit a service on one machine.
+public struct RPCServerOptions: Sendable {
+    /// Requests running at once; beyond it new ones are answered `unavailable` at once rather than
+    /// queued without bound.
+    public var maxInFlight = 4096
+    /// Largest message accepted (`ZMQ_MAXMSGSIZE`); a larger one drops the sender's connection.
+    public var maxMessageSize: Int64 = 64 << 20
+    /// Messages queued per peer each way before libzmq refuses more (replies beyond it are dropped
+    /// and counted; the caller's deadline and retry cover them).
+    public var highWaterMark: Int32 = 100_000
+    public var heartbeatIntervalMs: Int32 = 1000
+    public var heartbeatTimeoutMs: Int32 = 5000
+    public var idempotencyCapacity = 100_000
+    public var idempotencyTTL: Duration = .seconds(600)
+    /// Peers (by CURVE admission name) whose `principal` is honoured; `nil` means every admitted
+    /// peer. Over plaintext every principal is honoured: development only.
+    public var principalAsserters: Set<String>? = nil
+    /// How long ``RPCServer/shutdown()`` waits for running handlers before closing anyway.
+    public var drainTimeout: Duration = .seconds(10)
+
+    public init() {}
+}

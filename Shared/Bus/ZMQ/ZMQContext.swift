@@ -1,0 +1,22 @@
+import CZeroMQ
+
+/// A libzmq context. Sockets hold a strong reference to the context that made them, so the
+/// context is terminated (`zmq_ctx_term`, which waits for every open socket) only after its last
+/// socket has closed: shutdown can never hang on a socket somebody forgot.
+///
+/// A context and all of its sockets are confined to one ``SocketLoop`` thread, which is why this
+/// type is not `Sendable`.
+final class ZMQContext {
+    let handle: UnsafeMutableRawPointer
+
+    init(ioThreads: Int32 = 1) throws(ZMQError) {
+        handle = try zmqCall("zmq_ctx_new") { zmq_ctx_new() }
+        try zmqCall("zmq_ctx_set(ZMQ_IO_THREADS)") { zmq_ctx_set(handle, ZMQ_IO_THREADS, ioThreads) }
+        // Sockets set their own LINGER; this bounds any socket that somehow does not.
+        try zmqCall("zmq_ctx_set(ZMQ_BLOCKY)") { zmq_ctx_set(handle, ZMQ_BLOCKY, 0) }
+    }
+
+    deinit {
+        while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+@testable import Bus
+
+@Suite struct EnvelopeCodecTests {
+    @Test func roundTripsEveryField() throws {
+        let envelope = Envelope(
+            kind: .request, type: "audit.record", correlationId: UUID(),
+            sentAt: Date(timeIntervalSince1970: 1_790_000_000.123), deadline: Date(timeIntervalSince1970: 1_790_000_005.5),
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            principal: .user("8d1c\"quoted\"\\slash\n"), idempotencyKey: "key-1", sequence: 42,
+            payload: Data(#"{"a":[1,2,{"b":"c\"}"}],"ü":"✓"}"#.utf8),
+            error: BusError(.conflict, "stale version", details: ["current": "2.0"]))
+        let decoded = try EnvelopeCodec.decode(EnvelopeCodec.encode(envelope))
+        #expect(decoded.id == envelope.id)
+        #expect(decoded.kind == .request)
+        #expect(decoded.type == "audit.record")
+        #expect(decoded.correlationId == envelope.correlationId)
+        #expect(abs(decoded.sentAt.timeIntervalSince(envelope.sentAt)) < 0.001)
+        #expect(abs(decoded.deadline!.timeIntervalSince(envelope.deadline!)) < 0.001)
+        #expect(decoded.traceparent == envelope.traceparent)
+        #expect(decoded.principal == envelope.principal)
+        #expect(decoded.idempotencyKey == "key-1")
+        #expect(decoded.sequence == 42)
+        #expect(decoded.payload == envelope.payload)
+        #expect(decoded.error == envelope.error)
+    }
+
+    @Test func ignoresUnknownMembersAndReadsNewerVersions() throws {
+        let id = UUID()
+        let json = #"{"future":{"x":[true,null]},"v":2,"id":"\#(id)","kind":"request","type":"legal.current","extra":1.5e3}"#
+        let decoded = try EnvelopeCodec.decode(Data(json.utf8))
+        #expect(decoded.v == 2)
+        #expect(decoded.id == id)
+        #expect(decoded.payload == nil)
+    }
+
+    @Test(arguments: [
+        "", "not json", "[]", "{", #"{"v":1}"#, #"{"v":1,"id":"nope","kind":"request","type":"x"}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"shout","type":"x"}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":""}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"x","deadline":"yesterday"}"#,
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"x"} trailing"#,
+        "{\"v\":1,\"type\":\"\u{01}\"}",
+    ])
+    func rejectsMalformedEnvelopesWithInvalidArgument(_ text: String) {
+        #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(text.utf8)) }
+        do {
+            _ = try EnvelopeCodec.decode(Data(text.utf8))
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        var bytes = Array(#"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":""#.utf8)
+        bytes += [0xFF, 0xFE, UInt8(ascii: "\""), UInt8(ascii: "}")]
+        #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(bytes)) }
+    }
+
+    @Test func decodesEscapesAndSurrogatePairs() throws {
+        let json = #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"event","type":"a\u00e9\ud83d\ude00\t\/"}"#
+        #expect(try EnvelopeCodec.decode(Data(json.utf8)).type == "aé😀\t/")
+    }
+
+    @Test func payloadDecodingNamesTheBadField() throws {
+        struct Shape: Codable { var count: Int }
+        let envelope = Envelope(kind: .request, type: "t", payload: Data(#"{"count":"three"}"#.utf8))
+        do {
+            _ = try envelope.decodePayload(Shape.self)
+            Issue.record("decoding should fail")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("count"))
+        }
+    }
+
+    @Test func timestampsRoundTripWithMilliseconds() {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.789)
+        let text = Timestamp.format(date)
+        #expect(text == "2023-11-14T22:13:20.789Z")
+        #expect(Timestamp.parse(text)!.timeIntervalSince1970 == 1_700_000_000.789)
+        #expect(Timestamp.parse("2023-11-14T23:13:20.5+01:00")!.timeIntervalSince1970 == 1_700_000_000.5)
+        #expect(Timestamp.parse("2023-13-14T23:13:20Z") == nil)
+        #expect(Timestamp.parse("2023-11-14 23:13:20Z") == nil)
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
+    }
+
+    @Test func framesSplitAtTheDelimiter() throws {
+        let frames = [Data("id".utf8), Data(), Data("{}".utf8), Data([1, 2, 3])]
+        let routed = try Frames.splitRouted(frames).get()
+        #expect(routed.route == [Data("id".utf8)])
+        #expect(routed.envelope == Data("{}".utf8))
+        #expect(routed.attachments == [Data([1, 2, 3])])
+        #expect(throws: Frames.Malformed.missingDelimiter) { try Frames.splitRouted([Data("id".utf8), Data("x".utf8)]).get() }
+        #expect(throws: Frames.Malformed.missingEnvelope) { try Frames.splitRouted([Data("id".utf8), Data()]).get() }
+    }
+
+    @Test func errorCodesMapToHTTPStatuses() {
+        #expect(ErrorCode.restrictedState.httpStatus == 403)
+        #expect(ErrorCode.gone.httpStatus == 410)
+        #expect(ErrorCode.deadlineExceeded.httpStatus == 504)
+        #expect(Set(ErrorCode.allCases.map(\.httpStatus)).count == 11)
+    }
+}

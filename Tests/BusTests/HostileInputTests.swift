@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Bus
+
+/// Garbage on the wire gets an error reply where one can be routed, and never crashes or wedges
+/// the server: it answers the next valid request.
+@Suite struct HostileInputTests {
+    let logger = testLogger()
+
+    private func validRequest(_ number: Int) throws -> [Data] {
+        let envelope = Envelope(kind: .request, type: TestEcho.type, payload: try BusJSON.encode(EchoRequest(number: number)))
+        return [Data(), EnvelopeCodec.encode(envelope)]
+    }
+
+    @Test func garbageFramesGetErrorRepliesAndServerStaysUp() async throws {
+        let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
+        registerTestHandlers(on: server)
+        try await server.start()
+        let raw = try await RawPeer.connect(server.boundEndpoints[0])
+
+        let garbage: [[Data]] = [
+            [Data("no delimiter".utf8)],
+            [Data()],
+            [Data(), Data([0xFF, 0x00, 0x13])],
+            [Data(), Data("{\"v\":1".utf8)],
+            [Data(), Data("[1,2,3]".utf8)],
+            [Data(), Data(String(repeating: "[", count: 10_000).utf8)],
+            [Data(), Data(#"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"reply","type":"test.echo"}"#.utf8)],
+        ]
+        for frames in garbage {
+            let reply = try await raw.roundTrip(frames)
+            #expect(reply.count >= 2 && reply[0].isEmpty)
+            let envelope = try EnvelopeCodec.decode(reply[1])
+            #expect(envelope.kind == .reply)
+            #expect(envelope.error?.code == .invalidArgument, "for \(frames.map(\.count))")
+        }
+        let reply = try EnvelopeCodec.decode(try await raw.roundTrip(try validRequest(42))[1])
+        #expect(try reply.decodePayload(EchoReply.self).number == 42)
+        await raw.close()
+        await server.shutdown()
+    }
+
+    @Test func oversizedMessageDropsOnlyThatPeer() async throws {
+        var options = RPCServerOptions()
+        options.maxMessageSize = 1 << 20
+        let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], options: options, logger: logger)
+        registerTestHandlers(on: server)
+        try await server.start()
+
+        let hog = try await RawPeer.connect(server.boundEndpoints[0])
+        hog.send([Data(), Data(count: 4 << 20)])
+        try await Task.sleep(for: .milliseconds(300))
+
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        #expect(try await client.call(TestEcho.self, EchoRequest(number: 9)).number == 9)
+        await client.close()
+        await hog.close()
+        await server.shutdown()
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import Bus
+
+@Suite struct RPCTests {
+    let logger = testLogger()
+
+    private func startServer(_ endpoint: String = "tcp://127.0.0.1:*", options: RPCServerOptions = RPCServerOptions(),
+                             executions: @escaping @Sendable () -> Void = {}) async throws -> RPCServer {
+        let server = RPCServer(name: "test", endpoints: [endpoint], options: options, logger: logger)
+        registerTestHandlers(on: server, executions: executions)
+        try await server.start()
+        return server
+    }
+
+    @Test(arguments: ["tcp://127.0.0.1:*", "ipc"])
+    func thousandConcurrentCallsAllMatchedAcrossReordering(_ transport: String) async throws {
+        let server = try await startServer(transport == "ipc" ? ipcEndpoint() : transport)
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        let replies = try await withThrowingTaskGroup(of: (Int, EchoReply).self) { group in
+            for number in 0..<1000 {
+                group.addTask {
+                    // Later requests answer sooner: replies overtake each other on the way back.
+                    let request = EchoRequest(number: number, text: "n\(number)", delayMs: (999 - number) % 50)
+                    return (number, try await client.call(TestEcho.self, request, timeout: .seconds(30)))
+                }
+            }
+            var replies: [Int: EchoReply] = [:]
+            for try await (number, reply) in group { replies[number] = reply }
+            return replies
+        }
+        #expect(replies.count == 1000)
+        for (number, reply) in replies {
+            #expect(reply.number == number)
+            #expect(reply.text == "n\(number)")
+        }
+        await client.close()
+        await server.shutdown()
+    }
+
+    @Test func slowHandlerDoesNotBlockOthers() async throws {
+        let server = try await startServer()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        let slow = Task { try await client.call(TestEcho.self, EchoRequest(number: 1, delayMs: 2000), timeout: .seconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        let quick = try await client.call(TestEcho.self, EchoRequest(number: 2), timeout: .seconds(10))
+        #expect(quick.number == 2)
+        #expect(ContinuousClock.now - started < .milliseconds(1500))
+        #expect(try await slow.value.number == 1)
+        await client.close()
+        await server.shutdown()
+    }
+
+    @Test func unknownTypeNewerVersionAndExpiredDeadlineGetErrorReplies() async throws {
+        let server = try await startServer()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+
+        let unknown = try await client.send(Envelope(kind: .request, type: "test.nope"))
+        #expect(unknown.envelope.error?.code == .invalidArgument)
+        #expect(unknown.envelope.error?.message.contains("test.nope") == true)
+
+        let newer = try await client.send(Envelope(v: 9, kind: .request, type: TestEcho.type, payload: try BusJSON.encode(EchoRequest(number: 1))))
+        #expect(newer.envelope.error?.code == .invalidArgument)
+        #expect(newer.envelope.error?.details?["supportedVersion"] == "1")
+
+        let badPayload = try await client.send(Envelope(kind: .request, type: TestEcho.type, payload: Data(#"{"number":"x"}"#.utf8)))
+        #expect(badPayload.envelope.error?.code == .invalidArgument)
+
+        await #expect(throws: BusError.self) {
+            _ = try await client.call(TestEcho.self, EchoRequest(number: 3), timeout: .milliseconds(-100))
+        }
+        await client.close()
+        await server.shutdown()
+    }
+
+    @Test func expiredRequestIsNotRun() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try await startServer(executions: { runs.add(1, ordering: .relaxed) })
+        let raw = try await RawPeer.connect(server.boundEndpoints[0], logger: logger)
+        var envelope = Envelope(kind: .request, type: TestCountedEcho.type, idempotencyKey: "k", payload: try BusJSON.encode(EchoRequest(number: 1)))
+        envelope.deadline = Date().addingTimeInterval(-1)
+        let reply = try await raw.roundTrip([Data(), EnvelopeCodec.encode(envelope)])
+        #expect(try EnvelopeCodec.decode(reply[1]).error?.code == .deadlineExceeded)
+        #expect(runs.load(ordering: .relaxed) == 0)
+        await raw.close()
+        await server.shutdown()
+    }
+
+    @Test func idempotentCallRetriedOnLostReplyRunsOnce() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try await startServer(executions: { runs.add(1, ordering: .relaxed) })
+        var options = RPCClientOptions()
+        options.attemptTimeout = .milliseconds(200)
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, options: options, logger: logger)
+        // The handler takes 900 ms: the client gives up on attempts 1–4 and sends the same key again.
+        let reply = try await client.call(TestCountedEcho.self, EchoRequest(number: 5, delayMs: 900), timeout: .seconds(5))
+        #expect(reply.number == 5)
+        #expect(runs.load(ordering: .relaxed) == 1)
+        // A later call with the same key is answered from the record, not run again.
+        let again = try await client.call(TestCountedEcho.self, EchoRequest(number: 5, delayMs: 900), idempotencyKey: "fixed", timeout: .seconds(5))
+        let replay = try await client.call(TestCountedEcho.self, EchoRequest(number: 5, delayMs: 900), idempotencyKey: "fixed", timeout: .seconds(5))
+        #expect(again == replay)
+        #expect(runs.load(ordering: .relaxed) == 2)
+        await client.close()
+        await server.shutdown()
+    }
+
+    @Test func attachmentsTravelAsFrames() async throws {
+        let server = try await startServer()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        let chunk = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0) })
+        let (_, attachments) = try await client.callWithAttachments(TestAttachments.self, Empty(), attachments: [Data([1]), chunk])
+        #expect(attachments == [chunk, Data([1])])
+        await client.close()
+        await server.shutdown()
+    }
+
+    @Test func requestsSpreadOverSeveralServers() async throws {
+        let firstRuns = Atomic<Int>(0)
+        let secondRuns = Atomic<Int>(0)
+        let first = try await startServer(executions: { firstRuns.add(1, ordering: .relaxed) })
+        let second = try await startServer(executions: { secondRuns.add(1, ordering: .relaxed) })
+        let client = try await RPCClient.connect(to: "test", endpoints: first.boundEndpoints + second.boundEndpoints, logger: logger)
+        // Round robin only spreads over connections that are up.
+        try await Task.sleep(for: .milliseconds(300))
+        for number in 0..<200 {
+            _ = try await client.call(TestCountedEcho.self, EchoRequest(number: number))
+        }
+        let (a, b) = (firstRuns.load(ordering: .relaxed), secondRuns.load(ordering: .relaxed))
+        #expect(a + b == 200)
+        #expect(a >= 50 && b >= 50, "round robin sent \(a) and \(b)")
+        await client.close()
+        await first.shutdown()
+        await second.shutdown()
+    }
+
+    @Test func serverKilledMidCallFailsAtTheDeadline() async throws {
+        let peer = try await PeerProcess("BusTestPeer", arguments: ["tcp://127.0.0.1:*"])
+        let client = try await RPCClient.connect(to: "peer", endpoints: [peer.endpoint], logger: logger)
+        #expect(try await client.call(TestEcho.self, EchoRequest(number: 1)).number == 1)
+
+        let started = ContinuousClock.now
+        let call = Task { try await client.call(TestEcho.self, EchoRequest(number: 2, delayMs: 5000), timeout: .milliseconds(1500)) }
+        try await Task.sleep(for: .milliseconds(300))
+        peer.kill()
+        do {
+            _ = try await call.value
+            Issue.record("the call should fail")
+        } catch let error as BusError {
+            #expect(error.code == .deadlineExceeded)
+            #expect(error.message.contains("peer"))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(1400) && elapsed < .milliseconds(3000))
+        await client.close()
+    }
+
+    @Test func gracefulShutdownLetsRunningHandlersReply() async throws {
+        let server = try await startServer()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        let running = Task { try await client.call(TestEcho.self, EchoRequest(number: 7, delayMs: 500)) }
+        try await Task.sleep(for: .milliseconds(100))
+        await server.shutdown()
+        #expect(try await running.value.number == 7)
+        await client.close()
+    }
+}
