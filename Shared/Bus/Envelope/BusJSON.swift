@@ -3,6 +3,11 @@ import Foundation
 /// The JSON coders for payloads, configured once so every service encodes dates and keys alike:
 /// dates are RFC 3339 with milliseconds (``Timestamp``), keys as the Contracts types spell them.
 public enum BusJSON {
+    /// Shared coders: configuring one per message showed up in profiles. Foundation's coders are
+    /// `Sendable` and safe to use from many tasks at once.
+    static let sharedEncoder = encoder()
+    static let sharedDecoder = decoder()
+
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -28,9 +33,13 @@ public enum BusJSON {
     }
 
     public static func encode<T: Encodable>(_ value: T) throws(BusError) -> Data {
-        do { return try encoder().encode(value) } catch {
+        do { return try sharedEncoder.encode(value) } catch {
             throw BusError(.internal, "could not encode \(T.self): \(error)")
         }
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try sharedDecoder.decode(type, from: data)
     }
 
     /// A one-line account of a decoding failure that names the offending field.

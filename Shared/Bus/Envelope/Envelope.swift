@@ -31,7 +31,7 @@ public struct Envelope: Sendable, Equatable {
     public var error: BusError?
 
     public init(
-        v: Int = Envelope.protocolVersion, id: UUID = UUID(), kind: Kind, type: String,
+        v: Int = Envelope.protocolVersion, id: UUID = MessageID.make(), kind: Kind, type: String,
         correlationId: UUID? = nil, sentAt: Date = Date(), deadline: Date? = nil,
         traceparent: String? = nil, principal: Principal? = nil, idempotencyKey: String? = nil,
         sequence: Int64? = nil, payload: Data? = nil, error: BusError? = nil
@@ -61,7 +61,7 @@ public struct Envelope: Sendable, Equatable {
     /// Decodes the payload as `T`; a payload of the wrong shape is the sender's error.
     public func decodePayload<T: Decodable>(_ type: T.Type) throws(BusError) -> T {
         do {
-            return try BusJSON.decoder().decode(T.self, from: payload ?? Data("null".utf8))
+            return try BusJSON.decode(T.self, from: payload ?? Data("null".utf8))
         } catch {
             throw BusError(.invalidArgument, "payload of \(self.type) is not a valid \(T.self): \(BusJSON.describe(error))")
         }

@@ -6,12 +6,12 @@ public enum EnvelopeCodec {
     public static func encode(_ envelope: Envelope) -> Data {
         var writer = JSONWriter(capacity: 256 + (envelope.payload?.count ?? 0))
         writer.member("v", Int64(envelope.v))
-        writer.member("id", envelope.id.uuidString.lowercased())
+        writer.member("id", uuid: envelope.id)
         writer.member("kind", envelope.kind.rawValue)
         writer.member("type", envelope.type)
-        writer.member("correlationId", envelope.correlationId?.uuidString.lowercased())
-        writer.member("sentAt", Timestamp.format(envelope.sentAt))
-        writer.member("deadline", envelope.deadline.map(Timestamp.format))
+        writer.member("correlationId", uuid: envelope.correlationId)
+        writer.member("sentAt", date: envelope.sentAt)
+        writer.member("deadline", date: envelope.deadline)
         writer.member("traceparent", envelope.traceparent)
         if let principal = envelope.principal {
             var nested = JSONWriter(capacity: 64)
@@ -40,7 +40,7 @@ public enum EnvelopeCodec {
                 seen.insert(key)
                 switch key {
                 case "v": envelope.v = Int(try scanner.integer(at: range) ?? -1)
-                case "id": envelope.id = try uuid(scanner.string(at: range), field: key)
+                case "id": envelope.id = try uuid(scanner, range, field: key)
                 case "kind":
                     guard let kind = Envelope.Kind(rawValue: try scanner.string(at: range) ?? "") else {
                         throw BusError(.invalidArgument, "envelope kind must be request, reply or event")
@@ -48,9 +48,9 @@ public enum EnvelopeCodec {
                     envelope.kind = kind
                 case "type": envelope.type = try scanner.string(at: range) ?? ""
                 case "correlationId":
-                    envelope.correlationId = try scanner.string(at: range).map { text throws(BusError) in try uuid(text, field: key) }
-                case "sentAt": envelope.sentAt = try date(scanner.string(at: range), field: key) ?? envelope.sentAt
-                case "deadline": envelope.deadline = try date(scanner.string(at: range), field: key)
+                    envelope.correlationId = scanner.isNull(range) ? nil : try uuid(scanner, range, field: key)
+                case "sentAt": envelope.sentAt = try date(scanner, range, field: key) ?? envelope.sentAt
+                case "deadline": envelope.deadline = try date(scanner, range, field: key)
                 case "traceparent": envelope.traceparent = try scanner.string(at: range)
                 case "principal": envelope.principal = try principal(scanner, range)
                 case "idempotencyKey": envelope.idempotencyKey = try scanner.string(at: range)
@@ -78,16 +78,17 @@ public enum EnvelopeCodec {
         }
     }
 
-    private static func uuid(_ text: String?, field: String) throws(BusError) -> UUID {
-        guard let text, let id = UUID(uuidString: text) else {
+    /// UUIDs and timestamps never need JSON escapes: they are read straight from the bytes.
+    private static func uuid(_ scanner: JSONScanner, _ range: Range<Int>, field: String) throws(BusError) -> UUID {
+        guard let id = scanner.unquoted(range).flatMap({ MessageID.parse($0) }) else {
             throw BusError(.invalidArgument, "envelope \(field) must be a UUID")
         }
         return id
     }
 
-    private static func date(_ text: String?, field: String) throws(BusError) -> Date? {
-        guard let text else { return nil }
-        guard let date = Timestamp.parse(text) else {
+    private static func date(_ scanner: JSONScanner, _ range: Range<Int>, field: String) throws(BusError) -> Date? {
+        if scanner.isNull(range) { return nil }
+        guard let date = scanner.unquoted(range).flatMap({ Timestamp.parse(bytes: Array($0)) }) else {
             throw BusError(.invalidArgument, "envelope \(field) must be an RFC 3339 timestamp")
         }
         return date

@@ -48,9 +48,19 @@ struct JSONScanner {
 
     /// Decodes the string at `range` (which must hold exactly one JSON string), or `nil` for `null`.
     func string(at range: Range<Int>) throws(Malformed) -> String? {
-        var scanner = JSONScanner(bytes: Array(bytes[range]))
-        if scanner.bytes == Array("null".utf8) { return nil }
+        if isNull(range) { return nil }
+        var scanner = self
+        scanner.index = range.lowerBound
         return try scanner.readString()
+    }
+
+    /// The bytes between the quotes of the string at `range`, when it has no escapes.
+    func unquoted(_ range: Range<Int>) -> ArraySlice<UInt8>? {
+        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "\""),
+            bytes[range.upperBound - 1] == UInt8(ascii: "\"")
+        else { return nil }
+        let inner = bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        return inner.contains(UInt8(ascii: "\\")) ? nil : inner
     }
 
     func integer(at range: Range<Int>) throws(Malformed) -> Int64? {

@@ -22,6 +22,22 @@ struct JSONWriter {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    mutating func member(_ key: String, uuid: UUID?) {
+        guard let uuid else { return }
+        startMember(key)
+        bytes.append(UInt8(ascii: "\""))
+        MessageID.appendText(of: uuid, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func member(_ key: String, date: Date?) {
+        guard let date else { return }
+        startMember(key)
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.append(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// A member whose value is JSON text already (the payload, a nested object).
     mutating func member(_ key: String, rawJSON: Data?) {
         guard let rawJSON else { return }
@@ -43,6 +59,12 @@ struct JSONWriter {
 
     private mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most header strings need no escaping: copy them whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])

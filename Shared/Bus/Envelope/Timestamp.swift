@@ -8,22 +8,49 @@ import Glibc
 /// time on the bus takes. Written by hand because it is formatted and parsed on every message.
 public enum Timestamp {
     public static func format(_ date: Date) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the text of `date` to `out` (no intermediate strings: this runs per message).
+    static func append(_ date: Date, to out: inout [UInt8]) {
         let millisTotal = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(millisTotal >= 0 ? millisTotal / 1000 : (millisTotal - 999) / 1000)
         let millis = Int(millisTotal - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        func digits(_ value: Int32, _ width: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        digits(parts.tm_year + 1900, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(parts.tm_mon + 1, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(parts.tm_mday, 2)
+        out.append(UInt8(ascii: "T"))
+        digits(parts.tm_hour, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(parts.tm_min, 2)
+        out.append(UInt8(ascii: ":"))
+        digits(parts.tm_sec, 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int32(millis), 3)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not of that form.
-    public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
+    public static func parse(_ text: String) -> Date? { parse(bytes: Array(text.utf8)) }
+
+    static func parse(bytes: [UInt8]) -> Date? {
         guard bytes.count >= 20 else { return nil }
         func number(_ start: Int, _ count: Int) -> Int32? {
             var value: Int32 = 0

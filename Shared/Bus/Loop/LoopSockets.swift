@@ -29,7 +29,7 @@ final class LoopSockets {
     }
 
     func attachMonitor(to socket: ZMQSocket) throws(ZMQError) {
-        let endpoint = "inproc://monitor.\(UUID().uuidString)"
+        let endpoint = "inproc://monitor.\(MessageID.text(of: MessageID.make()))"
         try socket.monitor(endpoint, events: MonitorEvent.watched)
         let pair = try ZMQSocket(.pair, context: context)
         try pair.connect(endpoint)

@@ -79,7 +79,7 @@ public final class RPCClient: Sendable {
         timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
     ) async throws -> (reply: M.Reply, attachments: [Data]) {
         let payload = try BusJSON.encode(request)
-        let key = idempotencyKey ?? (M.isIdempotent ? UUID().uuidString : nil)
+        let key = idempotencyKey ?? (M.isIdempotent ? MessageID.text(of: MessageID.make()) : nil)
         let envelope = Envelope(
             kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key,
             payload: payload)
@@ -103,7 +103,7 @@ public final class RPCClient: Sendable {
         while true {
             attempt += 1
             var envelope = request
-            envelope.id = attempt == 1 ? request.id : UUID()
+            envelope.id = attempt == 1 ? request.id : MessageID.make()
             envelope.sentAt = Date()
             envelope.deadline = deadline
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall

@@ -1,6 +1,7 @@
 import CZeroMQ
 import Foundation
 import Logging
+import Metrics
 import Synchronization
 
 /// The request/reply side of a service: one ROUTER socket bound to one or more endpoints, and
@@ -16,7 +17,13 @@ public final class RPCServer: Sendable {
     private let logger: Logger
     private let metrics: BusMetrics
     private let idempotency: IdempotencyCache
-    private let handlers = Mutex<[String: RawHandler]>([:])
+    private let handlers = Mutex<[String: Registered]>([:])
+
+    /// A handler and its success counter, made once at registration rather than per request.
+    private struct Registered: Sendable {
+        var handler: RawHandler
+        var succeeded: Counter
+    }
     private let state = Mutex(State())
     private let loop = Mutex<SocketLoop?>(nil)
 
@@ -63,7 +70,8 @@ public final class RPCServer: Sendable {
 
     /// Registers a handler that works on the envelope itself (generic tooling, proxies).
     public func registerRaw(_ type: String, _ handler: @escaping RawHandler) {
-        handlers.withLock { $0[type] = handler }
+        let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
+        handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded) }
     }
 
     // MARK: Lifecycle
@@ -176,7 +184,7 @@ public final class RPCServer: Sendable {
             send(envelope.reply(payload: nil, error: rejection), attachments: [], to: routed.route)
             return
         }
-        guard let handler = handlers.withLock({ $0[envelope.type] }) else {
+        guard let registered = handlers.withLock({ $0[envelope.type] }) else {
             metrics.increment("bus_rpc_rejected_total", [("code", "unknown_type")])
             let error = BusError(.invalidArgument, "unknown message type \(envelope.type) for \(name)")
             send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
@@ -207,9 +215,9 @@ public final class RPCServer: Sendable {
                 finishOne()
                 return
             }
-            run(handler, envelope, routed, message.peerUserId, idempotencyKey: scoped)
+            run(registered, envelope, routed, message.peerUserId, idempotencyKey: scoped)
         } else {
-            run(handler, envelope, routed, message.peerUserId, idempotencyKey: nil)
+            run(registered, envelope, routed, message.peerUserId, idempotencyKey: nil)
         }
     }
 
@@ -228,7 +236,7 @@ public final class RPCServer: Sendable {
     }
 
     private func run(
-        _ handler: @escaping RawHandler, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
+        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
         idempotencyKey: String?
     ) {
         var logger = self.logger
@@ -242,7 +250,7 @@ public final class RPCServer: Sendable {
         Task {
             let outcome: IdempotencyCache.Outcome
             do {
-                let (payload, attachments) = try await handler(envelope, context)
+                let (payload, attachments) = try await registered.handler(envelope, context)
                 outcome = .init(payload: payload, attachments: attachments, error: nil)
             } catch let error as BusError {
                 outcome = .init(payload: nil, attachments: [], error: error)
@@ -257,7 +265,11 @@ public final class RPCServer: Sendable {
                     reply(to: waiter, type: envelope.type, outcome)
                 }
             }
-            metrics.increment("bus_rpc_handled_total", [("type", envelope.type), ("code", outcome.error?.code.rawValue ?? "ok")])
+            if let error = outcome.error {
+                metrics.increment("bus_rpc_handled_total", [("type", envelope.type), ("code", error.code.rawValue)])
+            } else {
+                registered.succeeded.increment()
+            }
             finishOne()
         }
     }

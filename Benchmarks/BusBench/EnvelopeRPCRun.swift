@@ -1,0 +1,67 @@
+import Bus
+import Foundation
+import Logging
+import Synchronization
+
+struct BenchRequest: Codable, Sendable {
+    var user: String
+    var document: String
+    var version: String
+    var note: String
+}
+
+enum BenchEcho: RPCMethod {
+    typealias Request = BenchRequest
+    typealias Reply = BenchRequest
+    static let type = "bench.echo"
+}
+
+/// Envelope RPC round trips: `RPCClient` to an `RPCServer` whose handler echoes the payload.
+enum EnvelopeRPCRun {
+    static let request = BenchRequest(
+        user: "0d8f7c36-8a0c-4f55-9a1e-7b0c2e7a9d11", document: "terms_of_service", version: "2026-11-01",
+        note: String(repeating: "n", count: 64))
+
+    /// The encoded size of one request envelope, so the raw baseline sends the same bytes.
+    static var envelopeSize: Int {
+        let envelope = Envelope(
+            kind: .request, type: BenchEcho.type, deadline: Date(), principal: .user(request.user),
+            payload: try! BusJSON.encode(request))
+        return EnvelopeCodec.encode(envelope).count
+    }
+
+    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> Double {
+        let server = RPCServer(name: "bench", endpoints: [endpoint], logger: logger)
+        server.register(BenchEcho.self) { request, _ in request }
+        try await server.start()
+        let client = try await RPCClient.connect(to: "bench", endpoints: server.boundEndpoints, logger: logger)
+        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+
+        let completed = CompletedCount()
+        let start = ContinuousClock.now
+        let end = start + .milliseconds(Int(seconds * 1000))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<inFlight {
+                group.addTask {
+                    while ContinuousClock.now < end {
+                        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+                        completed.increment()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - start
+        await client.close()
+        await server.shutdown()
+        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return Double(completed.value) / secondsElapsed
+    }
+}
+
+/// Calls completed across the benchmark's tasks.
+final class CompletedCount: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
