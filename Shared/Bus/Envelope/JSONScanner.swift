@@ -92,7 +92,7 @@ struct JSONScanner {
         guard depth < 64 else { throw Malformed(reason: "nested too deeply", offset: index) }
         guard let byte = peek() else { throw Malformed(reason: "expected a value", offset: index) }
         switch byte {
-        case UInt8(ascii: "\""): _ = try readString()
+        case UInt8(ascii: "\""): try skipString()
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
             index += 1
@@ -101,7 +101,7 @@ struct JSONScanner {
             while true {
                 skipWhitespace()
                 if close == UInt8(ascii: "}") {
-                    _ = try readString()
+                    try skipString()
                     skipWhitespace()
                     try expect(UInt8(ascii: ":"))
                     skipWhitespace()
@@ -117,16 +117,43 @@ struct JSONScanner {
         case UInt8(ascii: "f"): try skipLiteral("false")
         case UInt8(ascii: "n"): try skipLiteral("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            let start = index
-            while let b = peek(), b == UInt8(ascii: "-") || b == UInt8(ascii: "+") || b == UInt8(ascii: ".")
-                || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
-            {
-                index += 1
-            }
-            if Double(String(decoding: bytes[start..<index], as: UTF8.self)) == nil {
-                throw Malformed(reason: "invalid number", offset: start)
-            }
+            try skipNumber()
         default: throw Malformed(reason: "unexpected byte", offset: index)
+        }
+    }
+
+    /// Skips a string without building it: values inside the payload are read by the payload's
+    /// own decoder, which also validates them; building them here would only be thrown away.
+    private mutating func skipString() throws(Malformed) {
+        let start = index
+        try expect(UInt8(ascii: "\""))
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "\"") { return }
+            if byte == UInt8(ascii: "\\") { index += 1 }
+            else if byte < 0x20 { throw Malformed(reason: "control character in string", offset: index - 1) }
+        }
+        throw Malformed(reason: "unterminated string", offset: start)
+    }
+
+    /// Skips a number, checking its grammar (RFC 8259 §6) without converting it.
+    private mutating func skipNumber() throws(Malformed) {
+        let start = index
+        func isDigit(_ byte: UInt8?) -> Bool { byte.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? false }
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        guard isDigit(peek()) else { throw Malformed(reason: "invalid number", offset: start) }
+        if peek() == UInt8(ascii: "0") { index += 1 } else { while isDigit(peek()) { index += 1 } }
+        if peek() == UInt8(ascii: ".") {
+            index += 1
+            guard isDigit(peek()) else { throw Malformed(reason: "invalid number", offset: start) }
+            while isDigit(peek()) { index += 1 }
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            index += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            guard isDigit(peek()) else { throw Malformed(reason: "invalid number", offset: start) }
+            while isDigit(peek()) { index += 1 }
         }
     }
 
