@@ -1,1 +1,0 @@
-// ServiceKit module.

@@ -1,0 +1,65 @@
+import Logging
+import Testing
+@testable import ServiceKit
+
+@Suite("Readiness")
+struct ReadinessTests {
+    let logger = Logger(label: "readiness-test") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test func notReadyUntilTheFirstRoundCompletes() async {
+        let cache = ReadinessCache()
+        #expect(!cache.snapshot.isReady)
+        #expect(cache.snapshot.json == #"{"ready":false,"status":"starting","checks":{}}"#)
+        let poller = ReadinessPoller(checks: [], cache: cache, logger: logger)
+        await poller.pollOnce()
+        #expect(cache.snapshot.isReady)
+    }
+
+    @Test func aThrowingCheckReportsTheError() async {
+        let cache = ReadinessCache()
+        let poller = ReadinessPoller(
+            checks: [ReadinessCheck("bus", throwing: { throw Failure() })], cache: cache, logger: logger)
+        await poller.pollOnce()
+        #expect(cache.snapshot.checks == ["bus": .notReady("disk on fire")])
+        #expect(cache.snapshot.json == #"{"ready":false,"status":"running","checks":{"bus":"disk on fire"}}"#)
+    }
+
+    @Test func aHungCheckTimesOutWithoutHoldingUpThePoller() async {
+        let cache = ReadinessCache()
+        // Ignores cancellation for 2 s: the poller must not wait for it.
+        let hung = ReadinessCheck("database") {
+            await Task.detached { try? await Task.sleep(for: .seconds(2)) }.value
+            return .ready
+        }
+        let poller = ReadinessPoller(checks: [hung], cache: cache, timeout: .milliseconds(100), logger: logger)
+        let started = ContinuousClock.now
+        await poller.pollOnce()
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(cache.snapshot.checks["database"] == .notReady("timed out after 0.1 seconds"))
+        // Still running: not started a second time, reported at once.
+        await poller.pollOnce()
+        #expect(cache.snapshot.checks["database"] == .notReady("timed out: the previous run has not returned"))
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
+    @Test func shuttingDownIsFinal() async {
+        let cache = ReadinessCache()
+        cache.markShuttingDown()
+        let poller = ReadinessPoller(checks: [], cache: cache, logger: logger)
+        await poller.pollOnce()
+        #expect(!cache.snapshot.isReady)
+        #expect(cache.snapshot.phase == .shuttingDown)
+    }
+}
+
+@Suite("HTTP request parsing")
+struct HTTPRequestHeadTests {
+    @Test func parsesTheRequestLine() {
+        let request = Array("GET /readyz?x=1 HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        #expect(HTTPRequestHead.parse(request, limit: 8192) == .complete(HTTPRequestHead(method: "GET", path: "/readyz")))
+        #expect(HTTPRequestHead.parse(Array("GET /readyz HTTP/1.1\r\nHo".utf8), limit: 8192) == .incomplete)
+        #expect(HTTPRequestHead.parse(Array("GET readyz HTTP/1.1\r\n\r\n".utf8), limit: 8192) == .malformed)
+        #expect(HTTPRequestHead.parse(Array("GET /readyz HTTP/1.1\r\nno colon\r\n\r\n".utf8), limit: 8192) == .malformed)
+        #expect(HTTPRequestHead.parse(Array(repeating: 65, count: 100), limit: 100) == .tooLarge)
+    }
+}
