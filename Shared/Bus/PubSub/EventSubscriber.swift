@@ -20,13 +20,22 @@ public final class EventSubscriber: Sendable, AsyncSequence {
     private let loop: SocketLoop
     private let stream: AsyncStream<ReceivedEvent>
     private let continuation: AsyncStream<ReceivedEvent>.Continuation
-    private let dropped = Atomic<Int>(0)
-    private let connected = Mutex<Set<String>>([])
+    private let status: Status
 
-    private init(loop: SocketLoop, stream: AsyncStream<ReceivedEvent>, continuation: AsyncStream<ReceivedEvent>.Continuation) {
+    /// What the socket thread reports; made before the socket starts, so no early event is lost.
+    private final class Status: Sendable {
+        let dropped = Atomic<Int>(0)
+        let connected = Mutex<Set<String>>([])
+    }
+
+    private init(
+        loop: SocketLoop, stream: AsyncStream<ReceivedEvent>, continuation: AsyncStream<ReceivedEvent>.Continuation,
+        status: Status
+    ) {
         self.loop = loop
         self.stream = stream
         self.continuation = continuation
+        self.status = status
     }
 
     /// Connects to `endpoints` and subscribes to every topic starting with one of `topics`
@@ -36,7 +45,7 @@ public final class EventSubscriber: Sendable, AsyncSequence {
         highWaterMark: Int32 = 100_000, bufferLimit: Int = 100_000, logger: Logger
     ) async throws -> EventSubscriber {
         let (stream, continuation) = AsyncStream.makeStream(of: ReceivedEvent.self, bufferingPolicy: .bufferingOldest(bufferLimit))
-        let box = Mutex<EventSubscriber?>(nil)
+        let status = Status()
         let loop = try await SocketLoop.start(
             name: "sub", policy: .drop, logger: logger,
             callbacks: LoopCallbacks(
@@ -47,14 +56,13 @@ public final class EventSubscriber: Sendable, AsyncSequence {
                     }
                     let event = ReceivedEvent(envelope: envelope, attachments: Array(message.frames.dropFirst(2)))
                     if case .dropped = continuation.yield(event) {
-                        box.withLock { $0 }?.dropped.add(1, ordering: .relaxed)
+                        status.dropped.add(1, ordering: .relaxed)
                     }
                 },
                 onMonitorEvent: { event in
-                    guard let subscriber = box.withLock({ $0 }) else { return }
                     switch event.kind {
-                    case .handshakeSucceeded: subscriber.connected.withLock { _ = $0.insert(event.endpoint) }
-                    case .disconnected: subscriber.connected.withLock { _ = $0.remove(event.endpoint) }
+                    case .handshakeSucceeded: status.connected.withLock { _ = $0.insert(event.endpoint) }
+                    case .disconnected: status.connected.withLock { _ = $0.remove(event.endpoint) }
                     default: break
                     }
                 })
@@ -66,18 +74,16 @@ public final class EventSubscriber: Sendable, AsyncSequence {
             try sockets.attachMonitor(to: socket)
             for endpoint in endpoints { try socket.connect(endpoint) }
         }
-        let subscriber = EventSubscriber(loop: loop, stream: stream, continuation: continuation)
-        box.withLock { $0 = subscriber }
-        return subscriber
+        return EventSubscriber(loop: loop, stream: stream, continuation: continuation, status: status)
     }
 
     public func makeAsyncIterator() -> AsyncStream<ReceivedEvent>.AsyncIterator { stream.makeAsyncIterator() }
 
     /// Events dropped because the consumer fell `bufferLimit` behind.
-    public var droppedCount: Int { dropped.load(ordering: .relaxed) }
+    public var droppedCount: Int { status.dropped.load(ordering: .relaxed) }
 
     /// Whether the subscription's connection to at least one publisher is up.
-    public var isConnected: Bool { !connected.withLock { $0.isEmpty } }
+    public var isConnected: Bool { !status.connected.withLock { $0.isEmpty } }
 
     /// Closes the socket and ends the sequence.
     public func close() async {
