@@ -1,0 +1,84 @@
+import Bus
+
+/// How a service joins the bus: where it binds, where its peers are, and its CURVE keys.
+///
+/// Security is off (plaintext, any local peer) when `BUS_SECRET_KEY` is empty: the local default.
+/// Compose and Kubernetes set keys for every process; then every socket is CURVE, servers admit
+/// only the listed public keys, and clients pin each server's public key.
+public struct BusSettings: Sendable {
+    /// Where this service binds its ROUTER and PUB sockets.
+    public var rpcBind: [String]
+    public var eventsBind: [String]
+    /// This process's CURVE key pair; `nil` means plaintext.
+    public var keys: CurveKeyPair?
+    /// Client public keys admitted by this service's sockets, by peer name.
+    public var admitted: [String: String]
+    /// Peers whose `principal` this service honours (over CURVE).
+    public var principalAsserters: Set<String>
+    /// Per peer service: RPC and event endpoints to connect to, and its public key.
+    public var peers: [ServiceName: Peer]
+
+    public struct Peer: Sendable {
+        public var rpc: [String]
+        public var events: [String]
+        public var publicKey: String?
+    }
+
+    public init(service: ServiceName, environment env: EnvironmentReader) throws {
+        rpcBind = env.list("RPC_BIND", default: [service.defaultRPCEndpoint], "Endpoints this service's RPC (ROUTER) socket binds, comma-separated.")
+        eventsBind = env.list("EVENTS_BIND", default: [service.defaultEventsEndpoint], "Endpoints this service's event (PUB) socket binds.")
+        let secret = env.secret("BUS_SECRET_KEY", default: "", "This process's CURVE secret key (Z85, 40 characters; `compass keys generate`). Empty: plaintext bus, local development only.")
+        if secret.revealed.isEmpty {
+            keys = nil
+        } else {
+            do { keys = try CurveKeyPair(secretKey: secret.revealed) } catch {
+                throw ConfigurationError(variable: "BUS_SECRET_KEY", value: nil, expected: "a 40-character Z85 CURVE secret key")
+            }
+        }
+        var admitted: [String: String] = [:]
+        for entry in env.list("BUS_ADMITTED_KEYS", default: [], "Client public keys this service admits, as name=publickey pairs, comma-separated (CURVE only).") {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[1].utf8.count == 40, !parts[0].isEmpty else {
+                throw ConfigurationError(variable: "BUS_ADMITTED_KEYS", value: entry, expected: "name=<40-character Z85 public key>")
+            }
+            admitted[parts[1]] = parts[0]
+        }
+        self.admitted = admitted
+        principalAsserters = Set(env.list(
+            "BUS_PRINCIPAL_ASSERTERS", default: ["gateway", "operator", "accounts"],
+            "Admitted peers whose `principal` (the user a request acts for) is honoured; other peers act as themselves."))
+        var peers: [ServiceName: Peer] = [:]
+        for peer in ServiceName.allCases {
+            let prefix = peer.variablePrefix
+            peers[peer] = Peer(
+                rpc: env.list("\(prefix)_RPC_ENDPOINTS", default: [peer.defaultRPCEndpoint], "Where to reach the \(peer.rawValue) service's RPC socket (several: requests spread over them)."),
+                events: env.list("\(prefix)_EVENTS_ENDPOINTS", default: [peer.defaultEventsEndpoint], "Where to subscribe to the \(peer.rawValue) service's events."),
+                publicKey: env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).").nilIfEmpty)
+        }
+        self.peers = peers
+    }
+
+    public var serverSecurity: ServerSecurity {
+        guard let keys else { return .plaintext }
+        return .curve(keys, admitted: ZAPPolicy(admitted: admitted))
+    }
+
+    /// Client security towards `peer`; CURVE needs the peer's public key.
+    public func clientSecurity(for peer: ServiceName) throws -> ClientSecurity {
+        guard let keys else { return .plaintext }
+        guard let serverKey = peers[peer]?.publicKey else {
+            throw ConfigurationError(variable: "\(peer.variablePrefix)_PUBLIC_KEY", value: nil, expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
+        }
+        return .curve(keys, serverPublicKey: serverKey)
+    }
+
+    public var serverOptions: RPCServerOptions {
+        var options = RPCServerOptions()
+        options.principalAsserters = principalAsserters
+        return options
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

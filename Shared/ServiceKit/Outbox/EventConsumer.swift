@@ -1,0 +1,145 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// Applies another service's events to this service's state, each exactly once and in order.
+///
+/// Live events come over pub/sub; anything pub/sub lost (the consumer was down, joined late, or
+/// fell behind the high-water mark) is fetched through `<publisher>.events.since`: at start, when
+/// a live event's sequence shows a gap, and every `catchUpInterval` (which also finds a lost last
+/// event, one no later event would reveal). Each batch is applied in one transaction together
+/// with the consumer's cursor row, locked `FOR UPDATE`, so an event is applied exactly once even
+/// with several instances of the consumer or after a crash between apply and acknowledgement.
+public final class EventConsumer: Service, Sendable {
+    /// Applies one event inside the transaction that also advances the cursor. Throwing rolls both
+    /// back; the event is tried again at the next catch-up.
+    public typealias Apply = @Sendable (Envelope, isolated PostgresConnection) throws -> Void
+
+    private let publisher: String
+    private let subscriber: EventSubscriber
+    private let client: RPCClient
+    private let pool: PostgresPool
+    private let schema: String
+    private let catchUpInterval: Duration
+    private let apply: Apply
+    private let logger: Logger
+
+    private enum Work: Sendable {
+        case live(Envelope)
+        case catchUp
+    }
+
+    /// - Parameters:
+    ///   - publisher: the publishing service's name (`legal`): the cursor's key and the
+    ///     `<publisher>.events.since` it asks.
+    ///   - subscriber: subscribed to all of the publisher's topics (events this consumer does not
+    ///     care about still advance its cursor: `apply` ignores them).
+    ///   - client: an RPC client of the publisher, for catching up.
+    ///   - schema: this service's schema, which holds `event_cursors`.
+    public init(
+        publisher: String, subscriber: EventSubscriber, client: RPCClient, pool: PostgresPool, schema: String,
+        catchUpInterval: Duration = .seconds(5), logger: Logger, apply: @escaping Apply
+    ) {
+        self.publisher = publisher
+        self.subscriber = subscriber
+        self.client = client
+        self.pool = pool
+        self.schema = OutboxSchema.validated(schema)
+        self.catchUpInterval = catchUpInterval
+        self.apply = apply
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let (work, feed) = AsyncStream.makeStream(of: Work.self)
+        let live = Task { [subscriber] in
+            for await event in subscriber { feed.yield(.live(event.envelope)) }
+        }
+        let ticker = Task { [catchUpInterval] in
+            feed.yield(.catchUp)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: catchUpInterval)
+                feed.yield(.catchUp)
+            }
+        }
+        defer {
+            live.cancel()
+            ticker.cancel()
+        }
+        for await item in work.cancelOnGracefulShutdown() {
+            do {
+                switch item {
+                case .catchUp: try await catchUp()
+                case .live(let event): try await handleLive(event)
+                }
+            } catch {
+                // The next catch-up retries whatever failed here.
+                logger.warning("event consumer: failed, will catch up", metadata: ["publisher": "\(publisher)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The last sequence applied from this publisher.
+    public func cursor() async throws -> Int64 {
+        let (schema, publisher) = (self.schema, self.publisher)
+        return try await pool.withConnection { db in
+            let rows = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1", publisher)
+            return rows.isEmpty ? 0 : try rows[0].decode(Int64.self, column: 0)
+        }
+    }
+
+    private func handleLive(_ event: Envelope) async throws {
+        guard let sequence = event.sequence else { return }
+        let applied = try await applyInOrder([event])
+        if applied < sequence {
+            logger.info("event consumer: gap, catching up", metadata: ["publisher": "\(publisher)", "seen": "\(sequence)", "applied": "\(applied)"])
+            try await catchUp()
+        }
+    }
+
+    /// Fetches and applies pages until nothing newer is published.
+    public func catchUp() async throws {
+        while true {
+            let after = try await cursor()
+            let request = Envelope(
+                kind: .request, type: EventsSince.type(for: publisher), principal: .service(publisher),
+                payload: try BusJSON.encode(EventsSince.Request(after: after)))
+            let (replyEnvelope, attachments) = try await client.send(request, retry: true)
+            if let error = replyEnvelope.error { throw error }
+            let reply = try replyEnvelope.decodePayload(EventsSince.Reply.self)
+            let events = try attachments.map { try EnvelopeCodec.decode($0) }
+            guard !events.isEmpty else { return }
+            let applied = try await applyInOrder(events)
+            if applied >= reply.latestSequence || applied == after { return }
+        }
+    }
+
+    /// Applies the events that continue the cursor without a gap, in one transaction; returns the
+    /// cursor afterwards.
+    private func applyInOrder(_ events: [Envelope]) async throws -> Int64 {
+        let (schema, publisher, apply) = (self.schema, self.publisher, self.apply)
+        return try await pool.withTransaction { db in
+            try db.execute(
+                "INSERT INTO \(schema).event_cursors (publisher, last_sequence) VALUES ($1, 0) ON CONFLICT (publisher) DO NOTHING",
+                publisher)
+            let rows = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1 FOR UPDATE", publisher)
+            var last = try rows[0].decode(Int64.self, column: 0)
+            let start = last
+            for event in events {
+                guard let sequence = event.sequence, sequence > last else { continue }  // applied before
+                guard sequence == last + 1 else { break }  // a gap: stop; catch-up fills it
+                try apply(event, db)
+                last = sequence
+            }
+            if last != start {
+                try db.execute(
+                    "UPDATE \(schema).event_cursors SET last_sequence = $2, updated_at = now() WHERE publisher = $1",
+                    publisher, last)
+            }
+            return last
+        }
+    }
+}
