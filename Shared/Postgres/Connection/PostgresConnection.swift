@@ -12,6 +12,7 @@ import Logging
 /// A connection serves one caller at a time; the actor guarantees it.
 public actor PostgresConnection {
     private let executor: ThreadExecutor
+    nonisolated var threadExecutor: ThreadExecutor { executor }
     /// The `PGconn`, or `nil` once closed.
     var raw: OpaquePointer?
     let configuration: PostgresConfiguration
