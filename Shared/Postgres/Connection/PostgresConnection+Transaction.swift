@@ -6,6 +6,7 @@ extension PostgresConnection {
     ///
     /// Nested calls use savepoints, so an inner failure rolls back only the inner part and the
     /// outer body may catch it and carry on.
+    @discardableResult
     public func transaction<T>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
         let depth = transactionDepth
         let savepoint = "compass_savepoint_\(depth)"

@@ -83,6 +83,7 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` on this connection's thread: several statements without suspension.
+    @discardableResult
     public func run<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) throws -> T {
         try body(self)
     }

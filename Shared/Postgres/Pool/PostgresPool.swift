@@ -34,6 +34,7 @@ public final class PostgresPool: Sendable {
     /// Runs `body` synchronously on a checked-out connection's own thread: several statements
     /// with no suspension between them. The connection returns to the pool afterwards (or is
     /// replaced if it broke).
+    @discardableResult
     public func withConnection<T: Sendable>(
         _ body: @Sendable (isolated PostgresConnection) throws -> T
     ) async throws -> T {
@@ -45,6 +46,7 @@ public final class PostgresPool: Sendable {
     }
 
     /// ``withConnection(_:)`` inside `BEGIN`/`COMMIT`; `ROLLBACK` when `body` throws.
+    @discardableResult
     public func withTransaction<T: Sendable>(
         _ body: @Sendable (isolated PostgresConnection) throws -> T
     ) async throws -> T {
