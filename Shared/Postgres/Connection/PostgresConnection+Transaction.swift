@@ -1,0 +1,70 @@
+import CLibPQ
+
+extension PostgresConnection {
+    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT` when it returns, `ROLLBACK` when it
+    /// throws (and the error is rethrown).
+    ///
+    /// Nested calls use savepoints, so an inner failure rolls back only the inner part and the
+    /// outer body may catch it and carry on.
+    @discardableResult
+    public func transaction<T>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
+        let depth = transactionDepth
+        let savepoint = "compass_savepoint_\(depth)"
+        try query(depth == 0 ? "BEGIN" : "SAVEPOINT \(savepoint)")
+        transactionDepth += 1
+        defer { transactionDepth = depth }
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            rollBack(depth == 0 ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)", after: error)
+            throw error
+        }
+        let commit: PostgresRows
+        do {
+            commit = try query(depth == 0 ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+        } catch {
+            // A failed COMMIT (deferred constraint, serialization failure) already ended the
+            // transaction; a failed RELEASE leaves the outer one aborted and its caller sees it.
+            if depth == 0, let raw, PQtransactionStatus(raw) != PQTRANS_IDLE {
+                rollBack("ROLLBACK", after: error)
+            }
+            throw error
+        }
+        // COMMIT of a transaction aborted by an error the body caught "succeeds" as ROLLBACK.
+        if depth == 0, commit.commandTag == "ROLLBACK" {
+            throw PostgresError(
+                kind: .server, operation: "COMMIT", message: "the transaction was aborted by an "
+                    + "earlier error and has been rolled back", sqlState: "25P02")
+        }
+        return value
+    }
+
+    /// Rolls back after `error`; a failure here is logged, not thrown, so the caller sees the
+    /// error that caused the rollback. A broken connection is discarded by the pool anyway.
+    private func rollBack(_ sql: String, after error: any Error) {
+        do {
+            try query(sql)
+        } catch let rollbackError {
+            logger.warning("postgres rollback failed", metadata: [
+                "error": "\(rollbackError)", "cause": "\(error)",
+            ])
+        }
+    }
+
+    /// `PQtransactionStatus` in words: idle, active, in a transaction, in a failed transaction.
+    public var transactionStatus: TransactionStatus {
+        guard let raw else { return .unknown }
+        switch PQtransactionStatus(raw) {
+        case PQTRANS_IDLE: return .idle
+        case PQTRANS_ACTIVE: return .active
+        case PQTRANS_INTRANS: return .inTransaction
+        case PQTRANS_INERROR: return .failedTransaction
+        default: return .unknown
+        }
+    }
+
+    public enum TransactionStatus: Sendable {
+        case idle, active, inTransaction, failedTransaction, unknown
+    }
+}

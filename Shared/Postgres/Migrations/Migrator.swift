@@ -1,0 +1,93 @@
+import Logging
+
+/// Applies a service's migrations to its schema, once each, safely from several instances.
+///
+/// - Holds a session advisory lock keyed by the schema (`pg_advisory_lock(hashtextextended(…))`)
+///   while it works, so two instances starting together apply each file exactly once: the
+///   second waits, then finds everything applied.
+/// - Records each file in `<schema>.schema_migrations` (version, name, SHA-256, time), in the same
+///   transaction as the file's SQL: a failing file leaves no trace and no record.
+/// - Refuses to start (``MigrationError/checksumMismatch(name:applied:file:)``) when an applied
+///   file changed. Applied versions unknown to this build (a newer release ran) are logged and
+///   left alone, so an older instance can still start during a rolling deploy.
+/// - Runs each file with `search_path` set to the schema, so files create unqualified objects in it.
+public struct Migrator: Sendable {
+    public let schema: String
+    public let migrations: [Migration]
+    let logger: Logger
+
+    public init(schema: String, migrations: [Migration], logger: Logger) {
+        self.schema = schema
+        self.migrations = migrations.sorted { $0.version < $1.version }
+        self.logger = logger
+    }
+
+    /// Applies the pending migrations; returns the names of those this call applied.
+    @discardableResult
+    public func run(on pool: PostgresPool) async throws -> [String] {
+        let migrator = self
+        return try await pool.withConnection { connection in try migrator.run(on: connection) }
+    }
+
+    /// Same, on a connection the caller holds (outside a transaction).
+    @discardableResult
+    public func run(on connection: isolated PostgresConnection) throws -> [String] {
+        guard let first = schema.unicodeScalars.first, first == "_" || ("a"..."z").contains(first),
+            schema.unicodeScalars.count <= 63,
+            schema.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+        else { throw MigrationError.invalidSchemaName(schema) }
+        let lockKey = "compass.migrations.\(schema)"
+        try connection.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", lockKey)
+        defer {
+            do {
+                try connection.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", lockKey)
+            } catch {
+                // The lock is per session: closing the connection releases it anyway.
+                logger.warning("migrations: advisory unlock failed", metadata: ["error": "\(error)"])
+            }
+        }
+        // The schema name is validated above ([a-z_][a-z0-9_]*): DDL cannot take parameters.
+        try connection.executeScript("""
+            CREATE SCHEMA IF NOT EXISTS \(schema);
+            CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
+                version integer PRIMARY KEY,
+                name text NOT NULL,
+                checksum text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            );
+            """)
+        var applied: [Int: (name: String, checksum: String)] = [:]
+        for row in try connection.query("SELECT version, name, checksum FROM \(schema).schema_migrations") {
+            let (version, name, checksum) = try row.decode(Int.self, String.self, String.self)
+            applied[version] = (name, checksum)
+        }
+        for migration in migrations {
+            guard let record = applied[migration.version] else { continue }
+            guard record.checksum == migration.checksum else {
+                throw MigrationError.checksumMismatch(
+                    name: migration.name, applied: record.checksum, file: migration.checksum)
+            }
+        }
+        let known = Set(migrations.map(\.version))
+        for (version, record) in applied where !known.contains(version) {
+            logger.warning("migrations: applied migration not in this build", metadata: [
+                "schema": "\(schema)", "migration": "\(record.name)",
+            ])
+        }
+        var done: [String] = []
+        for migration in migrations where applied[migration.version] == nil {
+            logger.info("migrations: applying", metadata: ["schema": "\(schema)", "migration": "\(migration.name)"])
+            try connection.transaction { connection in
+                try connection.query("SELECT set_config('search_path', $1, true)", "\(schema), public")
+                // The one place SQL runs without parameters: migration files are trusted,
+                // static files shipped with the service, and may hold several statements.
+                try connection.executeScript(migration.sql)
+                try connection.query(
+                    "INSERT INTO \(schema).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                    migration.version, migration.name, migration.checksum)
+            }
+            done.append(migration.name)
+        }
+        return done
+    }
+}

@@ -1,0 +1,105 @@
+import Logging
+import Synchronization
+
+/// A bounded pool of ``PostgresConnection``s that reconnects after failures.
+///
+/// - At most `maxConnections` connections exist; connections open lazily, on demand.
+/// - When all are busy, callers wait in FIFO order (suspended, never blocking a thread) until
+///   one is released or `checkoutTimeout` passes, which throws a `.checkoutTimeout` error.
+/// - A connection that failed (server restarted, connection lost) is closed and its slot is
+///   reused for a new one. An idle connection is checked at checkout without a round trip
+///   (`PQconsumeInput` + `PQstatus`), so the first query after a server restart gets a fresh
+///   connection instead of an error.
+/// - A connection returned in the middle of a transaction (the body issued `BEGIN` itself and
+///   threw) is rolled back before reuse.
+public final class PostgresPool: Sendable {
+    public let configuration: PostgresConfiguration
+    public let maxConnections: Int
+    public let checkoutTimeout: Duration
+    let logger: Logger
+    let state = Mutex(PoolState())
+
+    /// Creates the pool; no connection is opened until the first checkout.
+    public init(
+        configuration: PostgresConfiguration, maxConnections: Int,
+        checkoutTimeout: Duration = .seconds(10), logger: Logger
+    ) {
+        precondition(maxConnections > 0, "a pool needs at least one connection")
+        self.configuration = configuration
+        self.maxConnections = maxConnections
+        self.checkoutTimeout = checkoutTimeout
+        self.logger = logger
+    }
+
+    /// Runs `body` synchronously on a checked-out connection's own thread: several statements
+    /// with no suspension between them. The connection returns to the pool afterwards (or is
+    /// replaced if it broke).
+    @discardableResult
+    public func withConnection<T: Sendable>(
+        _ body: @Sendable (isolated PostgresConnection) throws -> T
+    ) async throws -> T {
+        let connection = try await checkout()
+        let (outcome, reusable) = await connection.runLeased(body)
+        if !reusable { await connection.close() }
+        checkin(connection, reusable: reusable)
+        return try outcome.get()
+    }
+
+    /// ``withConnection(_:)`` inside `BEGIN`/`COMMIT`; `ROLLBACK` when `body` throws.
+    @discardableResult
+    public func withTransaction<T: Sendable>(
+        _ body: @Sendable (isolated PostgresConnection) throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in try connection.transaction(body) }
+    }
+
+    /// How many connections are open (or opening), idle, and how many callers wait.
+    public var statistics: (open: Int, idle: Int, waiting: Int) {
+        state.withLock { ($0.open, $0.idle.count, $0.waiters.count) }
+    }
+
+    /// Closes idle connections and fails waiting callers; busy connections close when
+    /// released. Later checkouts throw a `.closed` error.
+    public func close() async {
+        let (idle, waiters) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.open -= state.idle.count
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        for waiter in waiters {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(throwing: Self.closedError)
+        }
+        for connection in idle { await connection.close() }
+    }
+
+    static let closedError = PostgresError(
+        kind: .closed, operation: "PostgresPool.checkout", message: "the pool is closed")
+}
+
+extension PostgresConnection {
+    /// Runs a pool caller's body, then makes sure the connection can be reused: no broken
+    /// connection, no open transaction. One hop for both.
+    func runLeased<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T)
+        -> (Result<T, any Error>, reusable: Bool)
+    {
+        let outcome = Result { try body(self) }
+        if case .failure(let error as PostgresError) = outcome, error.isConnectionFailure {
+            return (outcome, false)
+        }
+        guard !isBroken else { return (outcome, false) }
+        switch transactionStatus {
+        case .idle:
+            return (outcome, true)
+        case .inTransaction, .failedTransaction:
+            logger.warning("postgres connection returned inside a transaction; rolling back")
+            return (outcome, (try? query("ROLLBACK")) != nil)
+        case .active, .unknown:
+            return (outcome, false)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// How `deploy/pg restart` stops the server: `fast` (clients are told, backends exit cleanly)
+/// or `immediate` (backends are killed, crash recovery on start).
+public enum RestartMode: String, Sendable {
+    case fast, immediate
+}
+
+extension TestDatabase {
+    /// The repository root, found from this file's path (`Tests/TestSupport/…`).
+    public static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// Restarts the test cluster with `deploy/pg restart --dir $COMPASS_PG_DIR --mode <mode>`
+    /// and returns when it accepts connections again. Only allowed inside
+    /// ``withExclusiveCluster(maxConnections:checkoutTimeout:_:)``: other tests would break.
+    public static func restartCluster(mode: RestartMode) async throws {
+        guard ClusterGate.holdsExclusive else {
+            throw TestSupportError("restartCluster needs TestDatabase.withExclusiveCluster")
+        }
+        guard let directory = ProcessInfo.processInfo.environment["COMPASS_PG_DIR"], !directory.isEmpty else {
+            throw TestSupportError("COMPASS_PG_DIR is not set: run deploy/test, which starts a throwaway PostgreSQL")
+        }
+        let script = repositoryRoot.appendingPathComponent("deploy/pg").path
+        try await run(script, ["restart", "--dir", directory, "--mode", mode.rawValue])
+    }
+
+    /// Runs a program and waits for it without blocking a cooperative thread.
+    static func run(_ executable: String, _ arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        guard status == 0 else {
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) exited with \(status): \(message)")
+        }
+    }
+}
