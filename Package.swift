@@ -68,6 +68,9 @@ let package = Package(
         .executableTarget(
             name: "BusTestPeer", dependencies: ["Bus", "TestSupport"], path: "Tests/Peers/BusTestPeer",
             swiftSettings: strict),
+        .executableTarget(
+            name: "ExampleService", dependencies: ["Bus", "ServiceKit", "Postgres"], path: "Tests/Peers/ExampleService",
+            swiftSettings: strict),
         .testTarget(
             name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
@@ -75,7 +78,7 @@ let package = Package(
             name: "PostgresTests", dependencies: ["Postgres", "TestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
     ]
 )

@@ -1,40 +1,65 @@
 import Foundation
+import Synchronization
 
-/// A test executable of this package run as a child process (a real server to kill mid-call).
+/// An executable of this package run as a child process: a real server to call, signal or kill.
 public final class PeerProcess: Sendable {
     public let process: Process
-    /// What the child printed after `ready `: its bound endpoint.
-    public let endpoint: String
+    /// What the child printed after `ready ` on its ready line.
+    public let readyLine: String
+    /// Everything the child printed (stdout and stderr), for assertions and failure messages.
+    public var output: String { collected.text }
+    private let collected = OutputBuffer()
 
-    /// Starts the product `name` from the build folder next to the test bundle and waits for its
-    /// `ready <endpoint>` line.
-    public init(_ name: String, arguments: [String] = [], timeout: Duration = .seconds(20)) async throws {
-        let binary = Self.productsDirectory.appendingPathComponent(name)
+    /// The ready line's text after `ready `, e.g. a bound endpoint.
+    public var endpoint: String { readyLine }
+
+    /// Starts the product `name` from the build folder next to the test bundle and waits (up to
+    /// `timeout`) for a line starting with `ready `. Output keeps being drained afterwards so the
+    /// child never blocks on a full pipe.
+    public init(
+        _ name: String, arguments: [String] = [], environment: [String: String]? = nil, timeout: Duration = .seconds(30)
+    ) async throws {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = Self.productsDirectory.appendingPathComponent(name)
         process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
         try process.run()
         self.process = process
-        let handle = output.fileHandleForReading
-        // Reading blocks: do it on a thread of its own, not on the cooperative pool.
-        let line: String? = await withCheckedContinuation { continuation in
+        let collected = self.collected
+        let handle = pipe.fileHandleForReading
+        // Reading blocks: it runs on a thread of its own, never on the cooperative pool.
+        let ready: String? = await withCheckedContinuation { continuation in
+            let once = ResumeOnce(continuation)
+            let resume: @Sendable (String?) -> Void = { once.resume($0) }
             Thread {
-                var collected = Data()
-                while let chunk = try? handle.read(upToCount: 1), !chunk.isEmpty {
-                    if chunk == Data("\n".utf8) { break }
+                var line = Data()
+                while case let chunk = handle.availableData, !chunk.isEmpty {
                     collected.append(chunk)
+                    for byte in chunk {
+                        if byte == UInt8(ascii: "\n") {
+                            let text = String(decoding: line, as: UTF8.self)
+                            if text.hasPrefix("ready ") { resume(String(text.dropFirst("ready ".count))) }
+                            line.removeAll()
+                        } else {
+                            line.append(byte)
+                        }
+                    }
                 }
-                continuation.resume(returning: String(data: collected, encoding: .utf8))
+                resume(nil)
+            }.start()
+            Thread {
+                Thread.sleep(forTimeInterval: Double(timeout.components.seconds))
+                resume(nil)
             }.start()
         }
-        guard let line, line.hasPrefix("ready ") else {
-            process.terminate()
-            throw PeerProcessError.notReady(name: name, output: line ?? "")
+        guard let ready else {
+            if process.isRunning { process.terminate() }
+            throw PeerProcessError.notReady(name: name, output: collected.text)
         }
-        endpoint = String(line.dropFirst("ready ".count))
-        _ = timeout
+        readyLine = ready
     }
 
     /// SIGKILL: no handler runs, no reply goes out, sockets die with the process.
@@ -45,6 +70,16 @@ public final class PeerProcess: Sendable {
 
     public func signal(_ number: Int32) { Foundation.kill(process.processIdentifier, number) }
 
+    /// Waits (off the cooperative pool) for the process to exit; `nil` if it is still running at the timeout.
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if !process.isRunning { return process.terminationStatus }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
     deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
 
     /// The folder holding this package's built executables (where the test bundle lives).
@@ -53,6 +88,31 @@ public final class PeerProcess: Sendable {
     }
 }
 
-public enum PeerProcessError: Error {
+/// What a child printed, appended from the reading thread.
+private final class OutputBuffer: Sendable {
+    private let data = Mutex(Data())
+    func append(_ chunk: Data) { data.withLock { $0.append(chunk) } }
+    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// Resumes a continuation with the first value offered (the ready line, or the timeout's nil).
+private final class ResumeOnce: Sendable {
+    private let continuation: Mutex<CheckedContinuation<String?, Never>?>
+    init(_ continuation: CheckedContinuation<String?, Never>) { self.continuation = Mutex(continuation) }
+    func resume(_ value: String?) {
+        continuation.withLock { stored in
+            defer { stored = nil }
+            return stored
+        }?.resume(returning: value)
+    }
+}
+
+public enum PeerProcessError: Error, CustomStringConvertible {
     case notReady(name: String, output: String)
+
+    public var description: String {
+        switch self {
+        case .notReady(let name, let output): "\(name) did not print its ready line; it printed:\n\(output)"
+        }
+    }
 }

@@ -24,9 +24,9 @@ public struct BusSettings: Sendable {
         public var publicKey: String?
     }
 
-    public init(service: ServiceName, environment env: EnvironmentReader) throws {
-        rpcBind = env.list("RPC_BIND", default: [service.defaultRPCEndpoint], "Endpoints this service's RPC (ROUTER) socket binds, comma-separated.")
-        eventsBind = env.list("EVENTS_BIND", default: [service.defaultEventsEndpoint], "Endpoints this service's event (PUB) socket binds.")
+    public init(defaultRPCBind: String, defaultEventsBind: String, environment env: EnvironmentReader) throws {
+        rpcBind = env.list("RPC_BIND", default: [defaultRPCBind], "Endpoints this service's RPC (ROUTER) socket binds, comma-separated.")
+        eventsBind = env.list("EVENTS_BIND", default: [defaultEventsBind], "Endpoints this service's event (PUB) socket binds.")
         let secret = env.secret("BUS_SECRET_KEY", default: "", "This process's CURVE secret key (Z85, 40 characters; `compass keys generate`). Empty: plaintext bus, local development only.")
         if secret.revealed.isEmpty {
             keys = nil
@@ -67,7 +67,7 @@ public struct BusSettings: Sendable {
     public func clientSecurity(for peer: ServiceName) throws -> ClientSecurity {
         guard let keys else { return .plaintext }
         guard let serverKey = peers[peer]?.publicKey else {
-            throw ConfigurationError(variable: "\(peer.variablePrefix)_PUBLIC_KEY", value: nil, expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
+            throw ConfigurationError.missing("\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
         }
         return .curve(keys, serverPublicKey: serverKey)
     }

@@ -10,6 +10,8 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable, Equa
     public let value: String?
     /// What a valid value looks like, e.g. `an integer in 0...65535`.
     public let expected: String
+    /// The variable is required and was not set (rather than set to a bad value).
+    public private(set) var isMissing = false
 
     public init(variable: String, value: String?, expected: String) {
         self.variable = variable
@@ -18,7 +20,15 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable, Equa
     }
 
     public var description: String {
+        if isMissing { return "\(variable) is not set: expected \(expected)" }
         let shown = value.map { "\"\($0)\"" } ?? "<redacted>"
         return "\(variable)=\(shown) is invalid: expected \(expected)"
+    }
+
+    /// A variable that must be set and is not (or is empty).
+    public static func missing(_ variable: String, expected: String) -> ConfigurationError {
+        var error = ConfigurationError(variable: variable, value: nil, expected: expected)
+        error.isMissing = true
+        return error
     }
 }

@@ -1,0 +1,104 @@
+import Bus
+import Foundation
+import Logging
+import Postgres
+import ServiceLifecycle
+
+/// The whole life of a bus service in one call from its `main`:
+///
+/// ```swift
+/// @main struct LegalMain {
+///     static func main() async {
+///         await BusServiceMain.run(LegalService.self) { context in
+///             LegalHandlers(store: LegalStore(pool: context.pool), outbox: context.outbox).register(on: context.server)
+///         }
+///     }
+/// }
+/// ```
+///
+/// Start-up: read the environment, connect to PostgreSQL (retrying while it comes up), apply
+/// ServiceKit's and the service's migrations, bind the event publisher, let `configure` register
+/// handlers and consumers, then bind the RPC server last, so no request arrives before every
+/// handler is in place. Shutdown runs the other way: the RPC server stops taking requests and lets
+/// running ones reply, then consumers, the relay and the publisher stop, and the pool closes.
+public enum BusServiceMain {
+    public static func run<Service: ServiceDescription>(
+        _ service: Service.Type, configure: @Sendable (BusServiceContext) async throws -> Void
+    ) async -> Never {
+        await run(service, settings: NoSettings.self) { context, _ in try await configure(context) }
+    }
+
+    /// The same, for a service with settings of its own.
+    public static func run<Service: ServiceDescription, Extra: EnvironmentSettings>(
+        _ service: Service.Type, settings: Extra.Type,
+        configure: @Sendable (BusServiceContext, Extra) async throws -> Void
+    ) async -> Never {
+        await ServiceMain.run(
+            name: Service.name, defaultHealthPort: Service.defaultHealthPort,
+            settings: BusServiceSettings<Service, Extra>.self
+        ) { runtime, settings in
+            let logger = runtime.logger
+            let pool = PostgresPool(
+                configuration: try settings.database.configuration(applicationName: Service.name),
+                maxConnections: settings.database.poolSize, checkoutTimeout: settings.database.checkoutTimeout, logger: logger)
+            runtime.addService(PoolService(pool: pool))
+            try await migrate(Service.self, pool: pool, within: settings.database.startupTimeout, logger: logger)
+            runtime.addReadinessCheck("database") {
+                _ = try await pool.withConnection { db in try db.query("SELECT 1") }
+            }
+
+            let security = settings.bus.serverSecurity
+            let publisher = try await EventPublisher.bind(name: Service.name, endpoints: settings.bus.eventsBind, security: security, logger: logger)
+            runtime.addService(EventPublisherService(publisher))
+            let outbox = Outbox(schema: Service.name)
+            runtime.addService(OutboxRelay(outbox: outbox, pool: pool, publisher: publisher, logger: logger))
+
+            let server = RPCServer(
+                name: Service.name, endpoints: settings.bus.rpcBind, security: security, options: settings.bus.serverOptions, logger: logger)
+            EventsSinceHandler.register(service: Service.name, outbox: outbox, pool: pool, on: server)
+            let context = BusServiceContext(
+                name: Service.name, runtime: runtime, bus: settings.bus, pool: pool, server: server, publisher: publisher, outbox: outbox)
+            try await configure(context, settings.extra)
+            runtime.addService(ClientsService(context: context))
+            // Added last, so it starts last and is the first to stop.
+            runtime.addService(RPCServerService(server))
+        }
+    }
+
+    /// Applies migrations, retrying while the database is unreachable (containers start together).
+    static func migrate<Service: ServiceDescription>(
+        _ service: Service.Type, pool: PostgresPool, within timeout: Duration, logger: Logger
+    ) async throws {
+        let migrator = Migrator(schema: Service.name, migrations: OutboxSchema.migrations + (try Service.migrations()), logger: logger)
+        let end = ContinuousClock.now + timeout
+        var delay = Duration.milliseconds(200)
+        while true {
+            do {
+                try await migrator.run(on: pool)
+                return
+            } catch let error as PostgresError where error.isConnectionFailure && ContinuousClock.now + delay < end {
+                logger.warning("database not reachable yet, retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+}
+
+/// Closes the pool after everything that uses it has stopped.
+struct PoolService: Service {
+    let pool: PostgresPool
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}
+
+/// Closes the clients of other services after the handlers that use them have stopped.
+struct ClientsService: Service {
+    let context: BusServiceContext
+    func run() async throws {
+        try? await gracefulShutdown()
+        await context.closeClients()
+    }
+}
