@@ -31,7 +31,7 @@ public actor PostgresConnection {
     private init(configuration: PostgresConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.executor = ThreadExecutor(name: "postgres \(configuration)")
+        self.executor = ThreadExecutor(name: "postgres")  // Linux thread names stop at 15 bytes
         self.noticeContext = NoticeContext(logger: logger)
     }
 
