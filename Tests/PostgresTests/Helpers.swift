@@ -1,8 +1,9 @@
 import Synchronization
 
-/// A value set from inside a `@Sendable` closure and read afterwards.
-final class LockedBox<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
-    func set(_ newValue: Value) { value.withLock { $0 = newValue } }
-    func get() -> Value? { value.withLock { $0 } }
+/// Mutable state shared with `@Sendable` closures and concurrent tasks in tests.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+    var value: Value { mutex.withLock { $0 } }
 }

@@ -69,16 +69,16 @@ struct LargeObjectTests {
     func rollback() async throws {
         struct Abort: Error {}
         try await TestDatabase.withSchema { db in
-            let created = LockedBox<UInt32>()
+            let created = Locked<UInt32?>(nil)
             await #expect(throws: Abort.self) {
                 try await db.pool.withTransaction { c in
                     let oid = try c.createLargeObject()
-                    created.set(oid)
+                    created.withLock { $0 = oid }
                     try c.openLargeObject(oid).write([1, 2, 3])
                     throw Abort()
                 }
             }
-            let oid = try #require(created.get())
+            let oid = try #require(created.value)
             let exists = try await db.pool.withConnection { c in
                 try c.query("SELECT EXISTS (SELECT 1 FROM pg_largeobject_metadata WHERE oid = $1::oid)", Int(oid))[0]
                     .decode(Bool.self, column: 0)

@@ -24,7 +24,12 @@ extension TestDatabase {
             throw TestSupportError("COMPASS_PG_DIR is not set: run deploy/test, which starts a throwaway PostgreSQL")
         }
         let script = repositoryRoot.appendingPathComponent("deploy/pg").path
-        try await run(script, ["restart", "--dir", directory, "--mode", mode.rawValue])
+        // Foundation's Process (Linux) learns that a child ended when a socket it passes to the
+        // child reaches EOF. `pg_ctl start` leaves a daemon (the postmaster) that would inherit
+        // that socket and hold it open forever, so close every inherited descriptor above
+        // stderr before running the script.
+        let closeInherited = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$0" "$@""#
+        try await run("/bin/bash", ["-c", closeInherited, script, "restart", "--dir", directory, "--mode", mode.rawValue])
     }
 
     /// Runs a program and waits for it without blocking a cooperative thread.
@@ -38,6 +43,9 @@ extension TestDatabase {
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch { continuation.resume(throwing: error) }
         }
+        // Keep the Process alive until it has reported: Swift may otherwise release it after
+        // `run()`, and a deallocated Process never calls its termination handler.
+        withExtendedLifetime(process) {}
         guard status == 0 else {
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) exited with \(status): \(message)")

@@ -30,7 +30,9 @@ extension PostgresConnection {
     /// not affect the others (outside an explicit transaction; inside one, a failure aborts the
     /// transaction and later calls fail with `25P02`).
     ///
-    /// Much faster than one round trip per statement: the network latency is paid once.
+    /// Much faster than one round trip per statement: the network latency is paid once. Each
+    /// independent call still commits on its own (one WAL flush each); for bulk writes prefer
+    /// ``pipelineTransaction(_:)`` or a surrounding ``transaction(_:)``, which commit once.
     public func pipeline(_ calls: [PipelineCall]) throws -> [Result<PostgresRows, PostgresError>] {
         try runPipeline(calls, syncEach: true)
     }

@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Logging
+import Synchronization
 
 /// One libpq connection (`PGconn`), isolated to its own thread.
 ///
@@ -30,7 +31,7 @@ public actor PostgresConnection {
     private init(configuration: PostgresConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.executor = ThreadExecutor(name: "postgres \(configuration)")
+        self.executor = ThreadExecutor(name: "postgres")  // Linux thread names stop at 15 bytes
         self.noticeContext = NoticeContext(logger: logger)
     }
 
@@ -88,13 +89,22 @@ public actor PostgresConnection {
         try body(self)
     }
 
-    /// Whether the connection is open and healthy, checked without a round trip: reads whatever
-    /// the server sent (`PQconsumeInput`, non-blocking) so a server that shut down or restarted
-    /// since the last use is noticed, then asks `PQstatus`.
+    /// Whether the connection is open and healthy, checked without a round trip.
+    ///
+    /// When a server shuts down it sends idle clients a FATAL message and closes the socket.
+    /// This reads whatever is waiting (`PQconsumeInput`, non-blocking) until the socket has
+    /// nothing more, so both the message and the end of stream are seen; libpq then reports
+    /// the EOF as `CONNECTION_BAD` and routes the idle-time FATAL to the notice receiver.
     public var isUsable: Bool {
         guard let raw else { return false }
-        guard PQconsumeInput(raw) == 1 else { return false }
+        for _ in 0..<4 {
+            guard PQconsumeInput(raw) == 1, PQstatus(raw) == CONNECTION_OK else { return false }
+            var poller = pollfd(fd: PQsocket(raw), events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) <= 0 { break }
+        }
+        _ = PQisBusy(raw)  // parses what was read, so a FATAL notice reaches `noticeContext`
         return PQstatus(raw) == CONNECTION_OK && PQtransactionStatus(raw) == PQTRANS_IDLE
+            && !noticeContext.serverSentFatal
     }
 
     /// Whether the connection has failed or was closed.
@@ -115,14 +125,25 @@ public actor PostgresConnection {
     }
 }
 
-/// What the notice receiver callback gets as its context: the connection's logger. A class so
-/// it has a stable address; immutable, hence `Sendable`.
+/// What the notice receiver callback gets as its context: the connection's logger, and whether
+/// the server sent a FATAL message outside a query (it is shutting the session down). A class so
+/// it has a stable address.
 private final class NoticeContext: Sendable {
     let logger: Logger
+    private let fatal = Mutex(false)
+
     init(logger: Logger) { self.logger = logger }
+
+    var serverSentFatal: Bool { fatal.withLock { $0 } }
 
     func log(_ result: OpaquePointer) {
         let message = PQresultErrorMessage(result).map { String(cString: $0).trimmed } ?? ""
-        logger.notice("postgres notice", metadata: ["message": "\(message)"])
+        let severity = PQresultErrorField(result, CPQ_DIAG_SEVERITY).map { String(cString: $0) }
+        if severity == "FATAL" || severity == "PANIC" {
+            fatal.withLock { $0 = true }
+            logger.info("postgres server ended the session", metadata: ["message": "\(message)"])
+        } else {
+            logger.notice("postgres notice", metadata: ["message": "\(message)"])
+        }
     }
 }

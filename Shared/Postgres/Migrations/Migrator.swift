@@ -22,6 +22,15 @@ public struct Migrator: Sendable {
         self.logger = logger
     }
 
+    /// Checks that ``schema`` is a plain lowercase identifier (`[a-z_][a-z0-9_]*`, at most 63
+    /// bytes): it is spliced into DDL, which cannot take parameters.
+    public func validate() throws {
+        let scalars = schema.unicodeScalars
+        guard let first = scalars.first, first == "_" || ("a"..."z").contains(first), scalars.count <= 63,
+            scalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+        else { throw MigrationError.invalidSchemaName(schema) }
+    }
+
     /// Applies the pending migrations; returns the names of those this call applied.
     @discardableResult
     public func run(on pool: PostgresPool) async throws -> [String] {
@@ -32,10 +41,7 @@ public struct Migrator: Sendable {
     /// Same, on a connection the caller holds (outside a transaction).
     @discardableResult
     public func run(on connection: isolated PostgresConnection) throws -> [String] {
-        guard let first = schema.unicodeScalars.first, first == "_" || ("a"..."z").contains(first),
-            schema.unicodeScalars.count <= 63,
-            schema.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) })
-        else { throw MigrationError.invalidSchemaName(schema) }
+        try validate()
         let lockKey = "compass.migrations.\(schema)"
         try connection.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", lockKey)
         defer {

@@ -1,0 +1,145 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Pool")
+struct PoolTests {
+    /// A pool on the test schema whose connections carry a unique `application_name`, so the
+    /// server can count them.
+    static func pool(_ db: TestSchema, max: Int, timeout: Duration = .seconds(10)) -> (PostgresPool, String) {
+        var configuration = db.configuration
+        let name = "pool-test-\(UUID().uuidString.prefix(8))"
+        configuration["application_name"] = name
+        return (PostgresPool(configuration: configuration, maxConnections: max, checkoutTimeout: timeout, logger: db.logger), name)
+    }
+
+    @Test("50 concurrent tasks never use more than maxConnections connections")
+    func sizeLimit() async throws {
+        try await TestDatabase.withSchema { db in
+            let (pool, name) = Self.pool(db, max: 5)
+            let inUse = Locked((now: 0, peak: 0))
+            let serverPeak = Locked(0)
+            let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await pool.withConnection { c in
+                            inUse.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+                            defer { inUse.withLock { $0.now -= 1 } }
+                            let count = try c.query(
+                                "SELECT count(*), pg_sleep(0.02) FROM pg_stat_activity WHERE application_name = $1", name
+                            )[0].decode(Int.self, column: 0)
+                            serverPeak.withLock { $0 = max($0, count) }
+                            return c.backendPID
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+            }
+            let stats = pool.statistics
+            await pool.close()
+            #expect(inUse.withLock { $0.peak } == 5)
+            #expect(serverPeak.withLock { $0 } <= 5)
+            #expect(pids.count <= 5)
+            #expect(stats.open <= 5 && stats.waiting == 0)
+        }
+    }
+
+    @Test("checkout times out with a clear error while every connection is busy, then recovers")
+    func checkoutTimeout() async throws {
+        try await TestDatabase.withSchema { db in
+            let (pool, _) = Self.pool(db, max: 1, timeout: .milliseconds(300))
+            let holding = Locked(false)
+            let holder = Task {
+                try await pool.withConnection { c in
+                    holding.withLock { $0 = true }
+                    try c.query("SELECT pg_sleep(1.5)")
+                }
+            }
+            while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            let started = ContinuousClock.now
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { c in try c.query("SELECT 1") }
+            }
+            let waited = ContinuousClock.now - started
+            #expect(error?.kind == .checkoutTimeout)
+            #expect(error?.message.contains("all 1 in use") == true)
+            #expect(waited >= .milliseconds(250))
+            #expect(waited < .milliseconds(1400))
+            try await holder.value
+            let after = try await pool.withConnection { c in try c.query("SELECT 2")[0].decode(Int.self, column: 0) }
+            #expect(after == 2)
+            #expect(pool.statistics.waiting == 0)
+            await pool.close()
+        }
+    }
+
+    @Test("a cancelled waiter leaves the queue; a closed pool refuses checkouts")
+    func cancellationAndClose() async throws {
+        try await TestDatabase.withSchema { db in
+            let (pool, _) = Self.pool(db, max: 1)
+            let holding = Locked(false)
+            let holder = Task {
+                try await pool.withConnection { c in
+                    holding.withLock { $0 = true }
+                    try c.query("SELECT pg_sleep(0.5)")
+                }
+            }
+            while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            let waiter = Task { try await pool.withConnection { c in try c.query("SELECT 1") } }
+            while pool.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(pool.statistics.waiting == 0)
+            try await holder.value
+            await pool.close()
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { c in try c.query("SELECT 1") }
+            }
+            #expect(error?.kind == .closed)
+            #expect(pool.statistics.open == 0)
+        }
+    }
+
+    @Test("a connection that breaks during use is discarded and replaced")
+    func brokenConnectionReplaced() async throws {
+        try await TestDatabase.withSchema(maxConnections: 1) { db in
+            let pid = try await db.pool.withConnection { c in c.backendPID }
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.withConnection { c in try c.query("SELECT pg_terminate_backend(pg_backend_pid())") }
+            }
+            #expect(error?.isConnectionFailure == true)
+            let (newPID, value) = try await db.pool.withConnection { c in
+                (c.backendPID, try c.query("SELECT 41 + 1")[0].decode(Int.self, column: 0))
+            }
+            #expect(newPID != pid)
+            #expect(value == 42)
+            #expect(db.pool.statistics.open == 1)
+        }
+    }
+
+    @Test("blocking libpq calls do not stall the cooperative thread pool")
+    func dedicatedThreads() async throws {
+        try await TestDatabase.withSchema(maxConnections: 6) { db in
+            let ticks = Locked(0)
+            let ticker = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(10))
+                    ticks.withLock { $0 += 1 }
+                }
+            }
+            // Six connections sleeping server-side at once: on the 2-thread cooperative pool this
+            // would block every thread for the whole second if libpq ran there.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 { group.addTask { try await db.pool.withConnection { c in _ = try c.query("SELECT pg_sleep(1)") } } }
+                try await Task.sleep(for: .milliseconds(200))
+                let before = ticks.withLock { $0 }
+                try await Task.sleep(for: .milliseconds(500))
+                let during = ticks.withLock { $0 } - before
+                #expect(during >= 10, "the ticker advanced only \(during) times in 500 ms")
+                try await group.waitForAll()
+            }
+            ticker.cancel()
+        }
+    }
+}
