@@ -17,11 +17,14 @@ import TestSupport
             try publisher.publish(type: "legal.published", ["version": "\(sequence)"], sequence: Int64(sequence))
             try publisher.publish(type: "account.deleted", ["id": "x"])
         }
-        var received: [Int64] = []
-        for await event in subscriber {
-            #expect(event.topic == "legal.published")
-            received.append(event.envelope.sequence ?? -1)
-            if received.count == 500 { break }
+        let received = try await withTimeout(.seconds(20), "500 events") {
+            var received: [Int64] = []
+            for await event in subscriber {
+                #expect(event.topic == "legal.published")
+                received.append(event.envelope.sequence ?? -1)
+                if received.count == 500 { break }
+            }
+            return received
         }
         #expect(received == Array(1...500))
         await subscriber.close()

@@ -163,7 +163,10 @@ import TestSupport
         let server = try await startServer()
         let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
         let running = Task { try await client.call(TestEcho.self, EchoRequest(number: 7, delayMs: 500)) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Shut down only once the request is running (under load it may take a moment to arrive).
+        try await withTimeout(.seconds(10), "the request to arrive") {
+            while server.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
         await server.shutdown()
         #expect(try await running.value.number == 7)
         await client.close()

@@ -136,7 +136,8 @@ struct PoolTests {
                 let before = ticks.withLock { $0 }
                 try await Task.sleep(for: .milliseconds(500))
                 let during = ticks.withLock { $0 } - before
-                #expect(during >= 10, "the ticker advanced only \(during) times in 500 ms")
+                // Blocked, it would not advance at all; a loaded CI machine may slow it to a few ticks.
+                #expect(during >= 3, "the ticker advanced only \(during) times in 500 ms")
                 try await group.waitForAll()
             }
             ticker.cancel()

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Postgres
 import Testing
 import TestSupport
 
@@ -20,36 +21,69 @@ import TestSupport
         environment["RPC_BIND"] = rpc
         environment["EVENTS_BIND"] = events
         environment["HEALTH_PORT"] = "0"
-        environment["LOG_LEVEL"] = "error"
+        environment["LOG_LEVEL"] = "info"
         return environment
     }
 
     @Test func servesWritesPublishesAndShutsDownGracefully() async throws {
+        // The child process uses the shared cluster: hold the shared gate, so no restart test
+        // restarts it meanwhile.
+        try await TestDatabase.withSchema { _ in try await servesWritesPublishesAndShutsDownGracefullyBody() }
+    }
+
+    private func servesWritesPublishesAndShutsDownGracefullyBody() async throws {
         let (rpc, events) = (ipcEndpoint(), ipcEndpoint())
         let service = try await PeerProcess("ExampleService", environment: try environment(rpc: rpc, events: events))
         let logger = testLogger()
         let client = try await RPCClient.connect(to: "example", endpoints: [rpc], logger: logger)
         let subscriber = try await EventSubscriber.connect(endpoints: [events], topics: ["example."], logger: logger)
 
-        let first = try await client.call(Record.self, NoteRequest(text: "hello", delayMs: 0), timeout: .seconds(10))
+        let first: NoteReply
+        do {
+            first = try await client.call(Record.self, NoteRequest(text: "hello", delayMs: 0), timeout: .seconds(10))
+        } catch {
+            Issue.record("first call failed: \(error); service output:\n\(service.output)")
+            throw error
+        }
         #expect(first.id > 0)
-        var iterator = subscriber.makeAsyncIterator()
-        // The subscription may have joined after the first event went out; catch-up exists for
-        // that. Here a second write after the join is enough to see a live event.
-        try await Task.sleep(for: .milliseconds(300))
-        let second = try await client.call(Record.self, NoteRequest(text: "world", delayMs: 0))
-        var seen: [Int64] = []
-        while let event = await iterator.next() {
-            seen.append(try event.envelope.decodePayload(NoteReply.self).id)
-            if seen.contains(second.id) { break }
+        // Live delivery needs the subscription to have joined (a PUB drops events for a
+        // subscriber not yet connected: the outbox catch-up covers that, not tested here).
+        try await withTimeout(.seconds(10), "subscription") {
+            while !subscriber.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let second: NoteReply
+        do { second = try await client.call(Record.self, NoteRequest(text: "world", delayMs: 0)) } catch {
+            Issue.record("second call failed: \(error); service output:\n\(service.output)")
+            throw error
+        }
+        let seen = try await withTimeout(.seconds(10), "the second write's event") {
+            var seen: [Int64] = []
+            for await event in subscriber {
+                seen.append(try event.envelope.decodePayload(NoteReply.self).id)
+                if seen.contains(second.id) { break }
+            }
+            return seen
         }
         #expect(seen.contains(second.id))
 
         // SIGTERM with a request in flight: it still gets its reply, then the process exits 0.
-        let inFlight = Task { try await client.call(Record.self, NoteRequest(text: "late", delayMs: 800), timeout: .seconds(10)) }
-        try await Task.sleep(for: .milliseconds(200))
+        let marker = "late-\(UUID().uuidString)"
+        let inFlight = Task { try await client.call(Record.self, NoteRequest(text: marker, delayMs: 1000), timeout: .seconds(20)) }
+        // Signal only once the request is being handled: its row is written before it waits.
+        let database = try await PostgresConnection.connect(configuration: PostgresConfiguration(url: TestDatabase.url()), logger: testLogger())
+        try await withTimeout(.seconds(10), "the late request to start") {
+            while try await database.run({ db in try db.query("SELECT count(*) FROM example.notes WHERE text = $1", marker)[0].decode(Int.self, column: 0) }) == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        await database.close()
         service.signal(SIGTERM)
-        let late = try await inFlight.value
+        let late: NoteReply
+        do { late = try await inFlight.value } catch {
+            Issue.record("in-flight call failed: \(error); service output:\n\(service.output)")
+            throw error
+        }
         #expect(late.id > second.id)
         #expect(await service.waitForExit(timeout: .seconds(15)) == 0, "output:\n\(service.output)")
 

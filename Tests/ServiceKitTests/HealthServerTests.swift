@@ -93,7 +93,8 @@ struct HealthServerTests {
 
     @Test func aSilentClientDoesNotBlockOthersAndIsDroppedAtItsDeadline() async throws {
         var limits = HealthServer.Limits()
-        limits.requestTimeout = .milliseconds(500)
+        // Wide margins: a loaded 2-core CI machine must not make this flaky.
+        limits.requestTimeout = .seconds(3)
         try await withRunningRuntime(makeTestRuntime(healthLimits: limits)) { runtime in
             let port = runtime.healthPort
             let silent = try await RawHTTPClient.onThread { try RawHTTPClient.connect(port: port) }
@@ -101,11 +102,11 @@ struct HealthServerTests {
             let started = ContinuousClock.now
             let response = try await RawHTTPClient.get("/healthz", port: port)
             #expect(response.status == 200)
-            #expect(ContinuousClock.now - started < .milliseconds(400), "served only after the silent client's deadline")
+            #expect(ContinuousClock.now - started < .milliseconds(2000), "served only after the silent client's deadline")
             // The server hangs up on the silent client (end of stream, no response) once its time is up.
             let leftovers = try await RawHTTPClient.onThread { try RawHTTPClient.readToEnd(silent) }
             #expect(leftovers.isEmpty)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .seconds(6))
         }
     }
 

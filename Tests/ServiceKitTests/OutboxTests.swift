@@ -103,8 +103,10 @@ import TestSupport
             #expect(try await publisher.relay.relayBatch() == 1)
             #expect(try await publisher.relay.relayBatch() == 0)
 
-            var iterator = subscriber.makeAsyncIterator()
-            let event = await iterator.next()
+            let event = try await withTimeout(.seconds(10), "the committed event") {
+                var iterator = subscriber.makeAsyncIterator()
+                return await iterator.next()
+            }
             #expect(event?.envelope.sequence == 1)
             #expect(try event?.envelope.decodePayload(Happened.self) == Happened(n: 2))
             let rows = try await schema.pool.withConnection { db in try db.query("SELECT count(*) FROM \(schema.name).outbox")[0].decode(Int.self, column: 0) }

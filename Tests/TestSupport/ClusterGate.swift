@@ -5,6 +5,9 @@ actor ClusterGate {
     static let shared = ClusterGate()
     /// Set inside `withExclusive`: lets ``TestDatabase/restartCluster(mode:)`` check its caller.
     @TaskLocal static var holdsExclusive = false
+    /// Set while a task holds the shared side: a nested ``TestDatabase/withSchema`` in the same task
+    /// must not queue again, or a writer waiting in between would deadlock the two.
+    @TaskLocal static var holdsShared = false
 
     private var readers = 0
     private var writing = false

@@ -47,9 +47,15 @@ public enum TestDatabase {
         _ body: (TestSchema) async throws -> T
     ) async throws -> T {
         let url = try url()
+        // Already inside the gate (a nested schema): acquiring again could deadlock behind a writer.
+        if ClusterGate.holdsShared || ClusterGate.holdsExclusive {
+            return try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
+        }
         await ClusterGate.shared.acquireShared()
         do {
-            let value = try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
+            let value = try await ClusterGate.$holdsShared.withValue(true) {
+                try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
+            }
             await ClusterGate.shared.releaseShared()
             return value
         } catch {

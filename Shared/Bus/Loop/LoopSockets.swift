@@ -36,10 +36,20 @@ final class LoopSockets {
         monitor = pair
     }
 
+    /// How long closing waits for messages already handed to libzmq (a reply sent just before a
+    /// graceful shutdown) to go out. Bounded, so shutdown never hangs on a peer that is gone.
+    static let closeLingerMs: Int32 = 2000
+
     /// Closes every socket, the monitor and ZAP handler after the socket they serve.
     func closeAll() {
+        // Sockets live with LINGER 0 (a dropped socket must not hold the context); at an orderly
+        // close, give queued messages a bounded moment to leave.
+        try? main?.set(ZMQ_LINGER, Self.closeLingerMs, "ZMQ_LINGER")
         main?.close()
         monitor?.close()
         zap?.socket.close()
+        // Wait here, on the loop's thread, for queued messages to leave: the loop reports itself
+        // stopped only afterwards, so a process that exits right after shutdown loses nothing.
+        context.terminate()
     }
 }

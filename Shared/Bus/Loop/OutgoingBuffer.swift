@@ -15,10 +15,13 @@ struct OutgoingBuffer {
     /// Sends as many messages as the socket takes. Under `.wait` the first blocked message stops
     /// the flush (order is kept); under `.drop` it is dropped and the flush goes on. Messages past
     /// their deadline are dropped unsent.
+    /// Returns how many messages libzmq took.
+    @discardableResult
     mutating func flush(
         through socket: ZMQSocket, policy: BlockedSendPolicy,
         onDropped: (OutgoingMessage, ZMQError?) -> Void, logger: Logger
-    ) {
+    ) -> Int {
+        var sent = 0
         let now = ContinuousClock.now
         while head < messages.count {
             let message = messages[head]
@@ -30,6 +33,7 @@ struct OutgoingBuffer {
             do {
                 if try socket.send(message.frames) {
                     head += 1
+                    sent += 1
                 } else if policy == .drop {
                     onDropped(message, nil)
                     head += 1
@@ -50,5 +54,6 @@ struct OutgoingBuffer {
             messages.removeFirst(head)
             head = 0
         }
+        return sent
     }
 }

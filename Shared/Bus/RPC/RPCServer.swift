@@ -88,8 +88,9 @@ public final class RPCServer: Sendable {
             callbacks: LoopCallbacks(
                 onMessage: { [weak self] message in self?.receive(message) },
                 onMonitorEvent: { [weak self] event in self?.observe(event) },
-                onDropped: { [metrics] _, error in
+                onDropped: { [metrics, logger, name] _, error in
                     metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
+                    logger.warning("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
                 })
         ) { sockets in
             if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
@@ -254,6 +255,9 @@ public final class RPCServer: Sendable {
                 outcome = .init(payload: payload, attachments: attachments, error: nil)
             } catch let error as BusError {
                 outcome = .init(payload: nil, attachments: [], error: error)
+            } catch let error as any BusErrorConvertible {
+                logger.warning("handler failed", metadata: ["error": "\(error)"])
+                outcome = .init(payload: nil, attachments: [], error: error.busError)
             } catch {
                 // Never leak internals to the caller; the log has them.
                 logger.error("handler failed", metadata: ["error": "\(error)"])
@@ -300,7 +304,11 @@ public final class RPCServer: Sendable {
 
     private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
         let frames = route + [Data(), EnvelopeCodec.encode(envelope)] + attachments
-        loop.withLock { $0 }?.send(OutgoingMessage(frames: frames, expiresAt: nil))
+        guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) else {
+            metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
+            logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
+            return
+        }
     }
 
     private func observe(_ event: MonitorEvent) {

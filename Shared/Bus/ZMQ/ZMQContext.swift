@@ -8,6 +8,7 @@ import CZeroMQ
 /// type is not `Sendable`.
 final class ZMQContext {
     let handle: UnsafeMutableRawPointer
+    private var terminated = false
 
     init(ioThreads: Int32 = 1) throws(ZMQError) {
         handle = try zmqCall("zmq_ctx_new") { zmq_ctx_new() }
@@ -16,7 +17,13 @@ final class ZMQContext {
         try zmqCall("zmq_ctx_set(ZMQ_BLOCKY)") { zmq_ctx_set(handle, ZMQ_BLOCKY, 0) }
     }
 
-    deinit {
+    /// Terminates the context now: waits until every socket's lingering messages have left (or
+    /// their linger ran out). Call only after closing all of its sockets.
+    func terminate() {
+        guard !terminated else { return }
+        terminated = true
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }
+
+    deinit { terminate() }
 }

@@ -37,13 +37,15 @@ struct ExampleServiceMain {
         await BusServiceMain.run(ExampleService.self) { context in
             let (pool, outbox) = (context.pool, context.outbox)
             context.server.register(ExampleRecord.self) { request, _ in
-                if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
                 let id = try await pool.withTransaction { db in
                     let id = try db.query("INSERT INTO example.notes (text) VALUES ($1) RETURNING id", request.text)[0].decode(Int64.self, column: 0)
                     try outbox.append(type: "example.recorded", NoteReply(id: id), on: db)
                     return id
                 }
                 outbox.committed()
+                // After the write, so a test can see the request is being handled (the row exists)
+                // while it is still running.
+                if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
                 return NoteReply(id: id)
             }
             // Tell a test harness where everything is (the binds may be ephemeral).
