@@ -1,0 +1,51 @@
+import Bus
+import Foundation
+import Postgres
+import ServiceKit
+import Testing
+import TestSupport
+
+/// Database failures reach bus callers with the code that tells them what to do: a broken rule is
+/// the caller's (`conflict`), an unreachable database is temporary (`unavailable`), anything else
+/// is `internal` without details.
+@Suite struct DatabaseErrorMappingTests {
+    enum Insert: RPCMethod {
+        typealias Request = Empty
+        typealias Reply = Empty
+        static let type = "test.insert"
+    }
+    enum Broken: RPCMethod {
+        typealias Request = Empty
+        typealias Reply = Empty
+        static let type = "test.broken"
+    }
+
+    @Test func postgresErrorsBecomeTheRightBusCodes() async throws {
+        try await TestDatabase.withSchema { schema in
+            let name = schema.name
+            try await schema.pool.withConnection { db in try db.executeScript("CREATE TABLE \(name).once (id int PRIMARY KEY)") }
+            let pool = PostgresPool(configuration: schema.configuration, maxConnections: 2, logger: testLogger())
+            let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: testLogger())
+            server.register(Insert.self) { _, _ in
+                try await pool.withConnection { db in _ = try db.execute("INSERT INTO \(name).once (id) VALUES (1)") }
+                return Empty()
+            }
+            server.register(Broken.self) { _, _ in
+                try await pool.withConnection { db in _ = try db.query("SELEC nonsense") }
+                return Empty()
+            }
+            try await server.start()
+            let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: testLogger())
+
+            _ = try await client.call(Insert.self, Empty())
+            await #expect(throws: BusError(.conflict, "already exists")) { _ = try await client.call(Insert.self, Empty()) }
+            await #expect(throws: BusError(.internal, "internal database error")) { _ = try await client.call(Broken.self, Empty()) }
+            await pool.close()
+            await #expect(throws: BusError(.unavailable, "the database is unavailable; try again")) {
+                _ = try await client.call(Insert.self, Empty())
+            }
+            await client.close()
+            await server.shutdown()
+        }
+    }
+}
