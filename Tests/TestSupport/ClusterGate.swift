@@ -49,3 +49,22 @@ actor ClusterGate {
         waitingReaders = []
     }
 }
+
+extension ClusterGate {
+    enum Mode { case shared, exclusive }
+
+    /// Runs `body` holding the gate in `mode` (marked in the task-local flag of that mode), and
+    /// releases it also when `body` throws.
+    static func holding<T>(_ mode: Mode, _ body: () async throws -> T) async throws -> T {
+        let flag = mode == .shared ? $holdsShared : $holdsExclusive
+        mode == .shared ? await shared.acquireShared() : await shared.acquireExclusive()
+        do {
+            let value = try await flag.withValue(true, operation: body)
+            mode == .shared ? await shared.releaseShared() : await shared.releaseExclusive()
+            return value
+        } catch {
+            mode == .shared ? await shared.releaseShared() : await shared.releaseExclusive()
+            throw error
+        }
+    }
+}

@@ -51,16 +51,8 @@ public enum TestDatabase {
         if ClusterGate.holdsShared || ClusterGate.holdsExclusive {
             return try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
         }
-        await ClusterGate.shared.acquireShared()
-        do {
-            let value = try await ClusterGate.$holdsShared.withValue(true) {
-                try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
-            }
-            await ClusterGate.shared.releaseShared()
-            return value
-        } catch {
-            await ClusterGate.shared.releaseShared()
-            throw error
+        return try await ClusterGate.holding(.shared) {
+            try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
         }
     }
 
@@ -71,16 +63,8 @@ public enum TestDatabase {
         _ body: (TestSchema) async throws -> T
     ) async throws -> T {
         let url = try url()
-        await ClusterGate.shared.acquireExclusive()
-        do {
-            let value = try await ClusterGate.$holdsExclusive.withValue(true) {
-                try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
-            }
-            await ClusterGate.shared.releaseExclusive()
-            return value
-        } catch {
-            await ClusterGate.shared.releaseExclusive()
-            throw error
+        return try await ClusterGate.holding(.exclusive) {
+            try await withFreshSchema(url, maxConnections, checkoutTimeout, body)
         }
     }
 
