@@ -54,7 +54,7 @@ enum EnvelopeRPCRun {
         let elapsed = ContinuousClock.now - start
         await client.close()
         await server.shutdown()
-        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let secondsElapsed = elapsed.inSeconds
         return Double(completed.value) / secondsElapsed
     }
 }

@@ -1,3 +1,4 @@
+import Bus
 import CZeroMQ
 import Foundation
 import Synchronization
@@ -73,7 +74,7 @@ enum RawZMQBaseline {
         zmq_close(dealer)
         stop.set()
         stop.waitForServer()
-        return Double(completed) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        return Double(completed) / elapsed.inSeconds
     }
 
     private static func configure(_ socket: UnsafeMutableRawPointer) {

@@ -167,7 +167,7 @@ final class SocketLoop: Sendable {
                 }
             }
             if let onTick = callbacks.onTick {
-                timeoutMs = onTick(.now).map { max(1, Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) } ?? -1
+                timeoutMs = onTick(.now).map { max(1, Int($0.inMilliseconds)) } ?? -1
             }
             if stopping {
                 pending.append(contentsOf: takeOutgoing().messages)
@@ -191,7 +191,7 @@ final class SocketLoop: Sendable {
     private static func letRecentSendsLeave(_ lastSent: ContinuousClock.Instant?) {
         guard let lastSent else { return }
         let remaining = lastSent + closeGrace - .now
-        if remaining > .zero { Thread.sleep(forTimeInterval: Double(remaining.components.attoseconds) * 1e-18 + Double(remaining.components.seconds)) }
+        if remaining > .zero { Thread.sleep(forTimeInterval: remaining.inSeconds) }
     }
 
     /// Receives what is waiting, at most a batch, so that sends are not starved by a busy peer.

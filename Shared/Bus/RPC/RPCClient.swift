@@ -98,7 +98,7 @@ public final class RPCClient: Sendable {
         let timeout = timeout ?? options.defaultTimeout
         let clock = ContinuousClock()
         let overall = clock.now + timeout
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)
+        let deadline = Date().addingTimeInterval(timeout.inSeconds)
         var attempt = 0
         while true {
             attempt += 1

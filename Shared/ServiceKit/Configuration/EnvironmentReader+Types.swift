@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 
 extension EnvironmentReader {
@@ -148,7 +149,7 @@ extension EnvironmentReader {
     }
 
     static func format(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = duration.inMilliseconds
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Bus
 import Logging
 
 /// The health server's `poll` loop, run on its own thread: accepts up to
@@ -54,7 +55,7 @@ struct HealthServerLoop {
         guard let earliest = connections.map(\.deadline).min() else { return -1 }
         let remaining = earliest - .now
         if remaining <= .zero { return 0 }
-        let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
+        let milliseconds = remaining.inMilliseconds + 1
         return Int32(clamping: milliseconds)
     }
 

@@ -1,3 +1,5 @@
+import Bus
+import Foundation
 import Logging
 
 /// Writes each log event as one JSON object on one line, for log collectors:
@@ -41,7 +43,7 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var members: [(key: String, encodedValue: String)] = [
-            ("timestamp", JSONText.quoted(LogTimestamp.now())),
+            ("timestamp", JSONText.quoted(Timestamp.format(Date()))),
             ("level", JSONText.quoted(event.level.rawValue)),
             ("service", JSONText.quoted(service)),
             ("label", JSONText.quoted(label)),

@@ -1,3 +1,5 @@
+import Bus
+import Foundation
 import Logging
 
 /// Writes each log event as one human-readable line:
@@ -29,7 +31,7 @@ public struct TextLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = "\(LogTimestamp.now()) \(event.level.rawValue) \(label): \(event.message)"
+        var line = "\(Timestamp.format(Date())) \(event.level.rawValue) \(label): \(event.message)"
         if let error = event.error {
             line += " error=\(String(describing: error))"
         }

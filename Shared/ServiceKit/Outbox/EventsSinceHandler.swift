@@ -18,12 +18,9 @@ public enum EventsSinceHandler {
             let limit = min(request.limit, pageLimit)
             let (events, latest): ([Envelope], Int64) = try await pool.withConnection { db in
                 let rows = try db.query(
-                    "SELECT sequence, type, payload, created_at FROM \(schema).outbox WHERE sequence > $1 ORDER BY sequence LIMIT $2",
+                    "SELECT \(OutboxRow.columns) FROM \(schema).outbox WHERE sequence > $1 ORDER BY sequence LIMIT $2",
                     request.after, limit)
-                let events = try rows.map { row in
-                    let (sequence, type, payload, created) = try row.decode(Int64.self, String.self, PostgresJSONB.self, Date.self)
-                    return Envelope(kind: .event, type: type, sentAt: created, sequence: sequence, payload: Data(payload.bytes))
-                }
+                let events = try rows.map(OutboxRow.envelope)
                 let latest = try db.query("SELECT coalesce(max(sequence), 0) FROM \(schema).outbox")[0].decode(Int64.self, column: 0)
                 return (events, latest)
             }

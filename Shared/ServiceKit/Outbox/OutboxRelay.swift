@@ -72,12 +72,9 @@ public final class OutboxRelay: Service, Sendable {
                               WHERE sequence IS NULL ORDER BY id LIMIT $1)
                 UPDATE \(schema).outbox o SET sequence = base.last + next.n, published_at = now()
                 FROM next, base WHERE o.id = next.id
-                RETURNING o.sequence, o.type, o.payload, o.created_at
+                RETURNING \(OutboxRow.columns)
                 """, limit)
-            return try rows.map { row in
-                let (sequence, type, payload, created) = try row.decode(Int64.self, String.self, PostgresJSONB.self, Date.self)
-                return Envelope(kind: .event, type: type, sentAt: created, sequence: sequence, payload: Data(payload.bytes))
-            }.sorted { ($0.sequence ?? 0) < ($1.sequence ?? 0) }
+            return try rows.map(OutboxRow.envelope).sorted { ($0.sequence ?? 0) < ($1.sequence ?? 0) }
         }
         for event in events { publisher.publish(event) }
         return events.count
