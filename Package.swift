@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "bus-bench", targets: ["BusBench"]),
+        .executable(name: "audit", targets: ["Audit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -57,6 +58,18 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Shared/ServiceKit", swiftSettings: strict),
+
+        // MARK: Services
+        .target(
+            name: "AuditService", dependencies: [
+                "Bus", "Contracts", "Postgres", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Audit/Service", resources: [.copy("Migrations")], swiftSettings: strict),
+        .executableTarget(
+            name: "Audit", dependencies: ["AuditService", "ServiceKit"], path: "Services/Audit/Main", swiftSettings: strict),
 
         // MARK: Benchmarks
         .executableTarget(

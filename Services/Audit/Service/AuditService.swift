@@ -1,0 +1,24 @@
+import Bus
+import Contracts
+import Foundation
+import ServiceKit
+
+/// Wires the Audit service into a running ``BusServiceContext``: the version catalog fed by
+/// Legal's events, the group committer, the checkpointer and the handlers.
+public enum AuditService {
+    public static func configure(_ context: BusServiceContext, settings: AuditSettings) async throws {
+        let signer = ReceiptSigner(privateKey: settings.signingKey, previousPublicKeys: settings.previousPublicKeys)
+        let catalog = VersionCatalog(pool: context.pool) { try await context.client(for: .legal) }
+        try await context.consumeEvents(from: .legal) { envelope, db in try catalog.apply(envelope, on: db) }
+        let committer = GroupCommitter(
+            pool: context.pool, signer: signer, writers: settings.writers, maximumBatch: settings.maximumBatch,
+            logger: context.logger)
+        context.runtime.addService(committer)
+        context.runtime.addService(
+            Checkpointer(pool: context.pool, signer: signer, interval: settings.checkpointInterval, logger: context.logger))
+        AuditHandlers(
+            catalog: catalog, committer: committer, reader: AuditReader(pool: context.pool, catalog: catalog),
+            verifier: ChainVerifier(pool: context.pool, signer: signer), erasure: Erasure(pool: context.pool), signer: signer
+        ).register(on: context.server)
+    }
+}

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+
+/// The fields of a record that its chained hash covers, and the hash itself.
+///
+/// Personal data never enters the hash directly: the subject is a random pseudonym, and the IP
+/// and user agent enter as HMACs keyed by the subject's secret. Erasing a subject destroys the
+/// secret and the pseudonym's link to the user, while every hash can still be recomputed from
+/// what stays in the row: that is what lets erasure keep the chain valid.
+struct ChainedFields: Sendable, Equatable {
+    var chain: Int
+    var position: Int64
+    var recordID: UUID
+    var subject: UUID
+    var documentType: String
+    var version: String
+    var digest: String
+    var action: String
+    /// Milliseconds since 1970: the precision receipts carry, so a receipt's time recomputes.
+    var recordedMilliseconds: Int64
+    var ipHMAC: [UInt8]?
+    var userAgentHMAC: [UInt8]?
+
+    /// SHA-256 over a length-prefixed encoding of every field and `previous`: no two different
+    /// records encode alike, whatever their strings contain.
+    func hash(previous: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        func field(_ bytes: some Collection<UInt8>) {
+            var length = UInt32(bytes.count).bigEndian
+            withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: Array(bytes))
+        }
+        func integer(_ value: Int64) {
+            var big = value.bigEndian
+            withUnsafeBytes(of: &big) { field(Array($0)) }
+        }
+        field(Array("recruiting-compass-audit-v1".utf8))
+        integer(Int64(chain))
+        integer(position)
+        field(Array(recordID.uuidString.lowercased().utf8))
+        field(Array(subject.uuidString.lowercased().utf8))
+        field(Array(documentType.utf8))
+        field(Array(version.utf8))
+        field(Array(digest.utf8))
+        field(Array(action.utf8))
+        integer(recordedMilliseconds)
+        field(ipHMAC ?? [])
+        field(userAgentHMAC ?? [])
+        field(previous)
+        return Array(hasher.finalize())
+    }
+
+    /// The hash every chain starts from.
+    static let genesis = [UInt8](repeating: 0, count: 32)
+}
+
+/// HMAC-SHA256 of a personal value under a subject's secret: comparable while the secret exists,
+/// meaningless once it is destroyed.
+func personalHMAC(_ value: String?, secret: [UInt8]) -> [UInt8]? {
+    guard let value else { return nil }
+    return Array(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: SymmetricKey(data: secret)))
+}
+
+extension Sequence<UInt8> {
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

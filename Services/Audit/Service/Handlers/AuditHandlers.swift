@@ -1,0 +1,82 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+
+/// The Audit service's bus API: validates each request, then hands it to the committer, the
+/// reader, the verifier or erasure. Bad input is refused here, before anything is written.
+struct AuditHandlers: Sendable {
+    let catalog: VersionCatalog
+    let committer: GroupCommitter
+    let reader: AuditReader
+    let verifier: ChainVerifier
+    let erasure: Erasure
+    let signer: ReceiptSigner
+
+    func register(on server: RPCServer) {
+        server.register(AuditRecord.self) { request, context in try await record(request, context) }
+        server.register(AuditStatus.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            return AuditStatus.Reply(documents: try await reader.status(of: request.userId))
+        }
+        server.register(AuditHistory.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            var reply = try await reader.history(request)
+            for index in reply.records.indices { reply.records[index].receipt = signer.signed(reply.records[index].receipt) }
+            return reply
+        }
+        server.register(AuditVerifyReceipt.self) { receipt, _ in try await verifier.verify(receipt) }
+        server.register(AuditVerify.self) { _, context in
+            guard context.principal.kind == .operator else { throw BusError(.forbidden, "verifying the chains is for operators") }
+            return try await verifier.verifyAll()
+        }
+        server.register(AuditEraseSubject.self) { request, context in
+            guard context.principal.kind == .operator || context.principal.kind == .service else {
+                throw BusError(.forbidden, "erasure is requested by an operator or the accounts service")
+            }
+            return AuditEraseSubject.Reply(erasedRecords: try await erasure.erase(request.userId))
+        }
+        server.register(AuditPublicKey.self) { _, _ in AuditPublicKey.Reply(publicKey: signer.publicKey) }
+    }
+
+    private func record(_ request: AuditRecord.Request, _ context: RequestContext) async throws -> ConsentReceipt {
+        try Self.authorize(context, for: request.userId)
+        guard let key = context.idempotencyKey, !key.isEmpty else {
+            throw BusError(.invalidArgument, "audit.record needs an idempotency key")
+        }
+        guard key.utf8.count <= 200 else { throw BusError(.invalidArgument, "the idempotency key is longer than 200 bytes") }
+        try Self.validate(request)
+        let version = try await catalog.version(request.documentType, request.version)
+        if request.action == .acknowledge && request.documentType != .privacyPolicy {
+            throw BusError(.invalidArgument, "acknowledge applies to the privacy policy; accept or decline the terms")
+        }
+        return try await committer.record(request, digest: version.digest, idempotencyHash: Self.idempotencyHash(request.userId, key))
+    }
+
+    static func validate(_ request: AuditRecord.Request) throws {
+        guard !request.version.isEmpty, request.version.utf8.count <= 64 else {
+            throw BusError(.invalidArgument, "version must be 1 to 64 bytes")
+        }
+        if request.userId == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
+            throw BusError(.invalidArgument, "userId must not be the nil UUID")
+        }
+        if let address = request.clientIP, !IPAddress.isValid(address) {
+            throw BusError(.invalidArgument, "clientIP is not an IPv4 or IPv6 address")
+        }
+        if let agent = request.userAgent, agent.utf8.count > 1024 {
+            throw BusError(.invalidArgument, "userAgent is longer than 1024 bytes")
+        }
+    }
+
+    /// A user principal may act only for itself; services and operators for anyone.
+    static func authorize(_ context: RequestContext, for user: UUID) throws {
+        if context.principal.kind == .user, UUID(uuidString: context.principal.id) != user {
+            throw BusError(.forbidden, "a user may only read or write their own records")
+        }
+    }
+
+    /// Scoped to the user, so two users' keys never collide; hashed, so the key itself is not kept.
+    static func idempotencyHash(_ user: UUID, _ key: String) -> String {
+        Array(SHA256.hash(data: Array((user.uuidString.lowercased() + "\n" + key).utf8))).hexString
+    }
+}

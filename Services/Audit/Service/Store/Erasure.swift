@@ -1,0 +1,24 @@
+import Foundation
+import Postgres
+
+/// Erasure of a subject (a user's data request, or account deletion): the user's link to their
+/// records goes — the subject row with its HMAC secret, and the raw IP, user agent and
+/// idempotency hash of every record — while the records, their digests, times and hashes stay,
+/// so every chain still verifies and the proof that *someone* consented remains.
+struct Erasure: Sendable {
+    let pool: PostgresPool
+
+    /// Returns how many records lost their personal data; 0 for an unknown or already erased user.
+    func erase(_ user: UUID) async throws -> Int {
+        try await pool.withTransaction { db in
+            guard let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
+                .first.map({ try $0.decode(UUID.self, column: 0) })
+            else { return 0 }
+            let erased = try db.execute("""
+                UPDATE audit.records SET client_ip = NULL, user_agent = NULL, idempotency_hash = NULL WHERE subject = $1
+                """, pseudonym)
+            try db.execute("INSERT INTO audit.erasures (pseudonym, records) VALUES ($1, $2)", pseudonym, erased)
+            return erased
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Bus
+import Contracts
+import Foundation
+import Postgres
+
+/// Writes one batch of records to one chain in the caller's transaction: one pipelined round trip
+/// to lock the chain's head, find or create the subjects and find earlier records with the same
+/// idempotency keys; then one `COPY` of the new rows and the new head.
+///
+/// Returns a receipt (unsigned) for every record of the batch, in order: new records, and the
+/// original receipt for a repeated idempotency key (within the batch or from before).
+struct BatchWriter: Sendable {
+    let chain: Int
+
+    /// A subject whose row appeared between our lookup's snapshot and our insert (another writer
+    /// created it): the batch is simply run again.
+    struct SubjectRace: Error {}
+
+    func write(_ batch: [PendingRecord], at now: Date, on db: isolated PostgresConnection) throws -> [ConsentReceipt] {
+        let users = Array(Set(batch.map(\.request.userId)))
+        let fresh = users.map { _ in (pseudonym: UUID(), secret: RandomBytes.make(32)) }
+        let results = try db.pipeline([
+            PipelineCall(sql: "SELECT head_position, head_hash FROM audit.chains WHERE chain = $1 FOR UPDATE", [chain]),
+            PipelineCall(sql: Self.upsertSubjects, [
+                Self.arrayLiteral(users.map { $0.uuidString }), Self.arrayLiteral(fresh.map { $0.pseudonym.uuidString }),
+                Self.arrayLiteral(fresh.map { $0.secret.hexString }),
+            ]),
+            PipelineCall(sql: Self.findRepeats, [Self.arrayLiteral(batch.map(\.idempotencyHash))]),
+        ]).map { try $0.get() }
+
+        guard let head = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
+        var position = try head.decode(Int64.self, column: 0)
+        var previous = try head.decode([UInt8].self, column: 1)
+        var subjects: [UUID: (pseudonym: UUID, secret: [UInt8])] = [:]
+        for row in results[1] {
+            let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
+            subjects[user] = (pseudonym, secret)
+        }
+        var receipts: [String: ConsentReceipt] = [:]
+        for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
+
+        let milliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let recordedAt = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        var rows: [[(any PostgresEncodable)?]] = []
+        for record in batch where receipts[record.idempotencyHash] == nil {
+            guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
+            position += 1
+            let request = record.request
+            let fields = ChainedFields(
+                chain: chain, position: position, recordID: .timeOrdered(milliseconds: milliseconds),
+                subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
+                digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
+                ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
+                userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
+            let hash = fields.hash(previous: previous)
+            rows.append([
+                chain, position, fields.recordID, fields.subject, fields.documentType, fields.version, fields.digest,
+                fields.action, recordedAt, milliseconds, request.clientIP, request.userAgent, fields.ipHMAC,
+                fields.userAgentHMAC, record.idempotencyHash, previous, hash,
+            ])
+            receipts[record.idempotencyHash] = ConsentReceipt(
+                recordId: fields.recordID, documentType: request.documentType, version: request.version,
+                digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
+                hash: hash.hexString, signature: "")
+            previous = hash
+        }
+        if !rows.isEmpty {
+            try db.copyIn(Self.copyRecords, rows: rows)
+            try db.execute("UPDATE audit.chains SET head_position = $2, head_hash = $3 WHERE chain = $1", chain, position, previous)
+        }
+        return batch.map { receipts[$0.idempotencyHash]! }
+    }
+
+    /// Inserts the subjects not yet known and returns every subject of the batch. The second
+    /// half reads the statement's snapshot, which does not include the rows the first half inserts,
+    /// so each user comes back once — or not at all if another transaction created it meanwhile.
+    static let upsertSubjects = """
+        WITH input AS (
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(user_id, pseudonym, secret)
+        ), inserted AS (
+            INSERT INTO audit.subjects (user_id, pseudonym, secret)
+            SELECT user_id, pseudonym, decode(secret, 'hex') FROM input
+            ON CONFLICT (user_id) DO NOTHING
+            RETURNING user_id, pseudonym, secret
+        )
+        SELECT user_id, pseudonym, secret FROM inserted
+        UNION ALL
+        SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
+        """
+
+    static let receiptColumns = "record_id, document_type, version, digest, action, recorded_ms, chain, position, hash"
+
+    static let findRepeats = """
+        SELECT idempotency_hash, \(receiptColumns) FROM audit.records WHERE idempotency_hash = ANY($1::text[])
+        """
+
+    static let copyRecords = """
+        COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_at,
+            recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash) FROM STDIN
+        """
+
+    /// A receipt (unsigned) from the ``receiptColumns`` of a row, starting at `first`.
+    static func receipt(_ row: PostgresRow, from first: Int) throws -> ConsentReceipt {
+        let recordID = try row.decode(UUID.self, column: first)
+        let type = try row.decode(String.self, column: first + 1)
+        let action = try row.decode(String.self, column: first + 4)
+        guard let documentType = LegalDocumentType(rawValue: type), let action = AcceptanceAction(rawValue: action) else {
+            throw BusError(.internal, "record \(recordID) has an unknown type or action")
+        }
+        return ConsentReceipt(
+            recordId: recordID, documentType: documentType, version: try row.decode(String.self, column: first + 2),
+            digest: try row.decode(String.self, column: first + 3), action: action,
+            recordedAt: Date(timeIntervalSince1970: Double(try row.decode(Int64.self, column: first + 5)) / 1000),
+            chain: try row.decode(Int.self, column: first + 6), position: try row.decode(Int64.self, column: first + 7),
+            hash: try row.decode([UInt8].self, column: first + 8).hexString, signature: "")
+    }
+
+    /// A PostgreSQL array literal of values that need no quoting (UUIDs, hex): `{a,b,c}`, passed
+    /// as one text parameter and cast in SQL.
+    static func arrayLiteral(_ values: [String]) -> String {
+        "{" + values.joined(separator: ",") + "}"
+    }
+}

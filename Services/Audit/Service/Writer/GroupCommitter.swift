@@ -1,0 +1,113 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+import Metrics
+import Postgres
+import ServiceLifecycle
+
+/// Group commit for `audit.record`: callers queue their record and wait; `writers` tasks each
+/// take whatever is queued, write it to their own chain in one transaction, and answer every
+/// caller of the batch only after the commit.
+///
+/// A batch that fails for a transient reason (a connection lost, a serialization conflict, two
+/// instances racing on a key) is run again whole — safe, because the retry finds any records
+/// that did commit by their idempotency keys. Otherwise every caller of the batch gets the error:
+/// no caller is ever told "recorded" for a record that did not commit.
+final class GroupCommitter: Service, Sendable {
+    private let queue = RecordQueue()
+    private let pool: PostgresPool
+    private let signer: ReceiptSigner
+    private let writers: Int
+    private let maximumBatch: Int
+    private let logger: Logger
+    private let batchSizes = Recorder(label: "audit_batch_records")
+    private let batchSeconds = Timer(label: "audit_batch_duration")
+
+    init(pool: PostgresPool, signer: ReceiptSigner, writers: Int, maximumBatch: Int, logger: Logger) {
+        self.pool = pool
+        self.signer = signer
+        self.writers = writers
+        self.maximumBatch = maximumBatch
+        self.logger = logger
+    }
+
+    /// Records once committed; throws `unavailable` while shutting down.
+    func record(_ request: AuditRecord.Request, digest: String, idempotencyHash: String) async throws -> ConsentReceipt {
+        try await withCheckedThrowingContinuation { continuation in
+            let record = PendingRecord(request: request, digest: digest, idempotencyHash: idempotencyHash, reply: continuation)
+            if !queue.enqueue(record) {
+                continuation.resume(throwing: BusError(.unavailable, "audit is shutting down"))
+            }
+        }
+    }
+
+    func run() async throws {
+        try await pool.withConnection { db in
+            try db.execute(
+                "INSERT INTO audit.chains (chain) SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING", self.writers)
+        }
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for chain in 0..<writers {
+                    group.addTask { await self.writeBatches(chain: chain) }
+                }
+            }
+        } onGracefulShutdown: {
+            // Writers finish what is queued, then stop; the RPC server has stopped taking requests.
+            self.queue.close()
+        }
+    }
+
+    private func writeBatches(chain: Int) async {
+        let writer = BatchWriter(chain: chain)
+        while true {
+            let batch = await queue.nextBatch(maximum: maximumBatch)
+            if batch.isEmpty { return }
+            batchSizes.record(batch.count)
+            let start = ContinuousClock.now
+            let outcome = await commit(batch, with: writer)
+            batchSeconds.recordNanoseconds(Int64((ContinuousClock.now - start).inSeconds * 1e9))
+            switch outcome {
+            case .success(let receipts):
+                for (record, receipt) in zip(batch, receipts) { record.reply.resume(returning: signer.signed(receipt)) }
+            case .failure(let error):
+                for record in batch { record.reply.resume(throwing: error) }
+            }
+        }
+    }
+
+    private func commit(_ batch: [PendingRecord], with writer: BatchWriter) async -> Result<[ConsentReceipt], BusError> {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let receipts = try await pool.withTransaction { db in try writer.write(batch, at: Date(), on: db) }
+                return .success(receipts)
+            } catch {
+                let retryable = Self.isTransient(error)
+                logger.log(
+                    level: retryable && attempt < 4 ? .notice : .error, "audit batch failed",
+                    metadata: ["chain": "\(writer.chain)", "records": "\(batch.count)", "attempt": "\(attempt)", "error": "\(error)"])
+                if retryable && attempt < 4 {
+                    try? await Task.sleep(for: .milliseconds(20 * attempt))
+                    continue
+                }
+                return .failure(Self.busError(error))
+            }
+        }
+    }
+
+    static func isTransient(_ error: any Error) -> Bool {
+        if error is BatchWriter.SubjectRace { return true }
+        guard let error = error as? PostgresError else { return false }
+        return error.isConnectionFailure || error.isSerializationFailure || error.isUniqueViolation
+    }
+
+    static func busError(_ error: any Error) -> BusError {
+        if let error = error as? BusError { return error }
+        if let error = error as? any BusErrorConvertible { return error.busError }
+        if error is BatchWriter.SubjectRace { return BusError(.unavailable, "concurrent writes conflicted; try again") }
+        return BusError(.internal, "the record could not be written")
+    }
+}
