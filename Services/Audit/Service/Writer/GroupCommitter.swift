@@ -12,8 +12,9 @@ import ServiceLifecycle
 ///
 /// A batch that fails for a transient reason (a connection lost, a serialization conflict, two
 /// instances racing on a key) is run again whole — safe, because the retry finds any records
-/// that did commit by their idempotency keys. Otherwise every caller of the batch gets the error:
-/// no caller is ever told "recorded" for a record that did not commit.
+/// that did commit by their idempotency keys. Any other failure splits the batch until the
+/// record at fault fails alone with a clear error. No caller is ever told "recorded" for a record
+/// that did not commit.
 final class GroupCommitter: Service, Sendable {
     private let queue = RecordQueue()
     private let pool: PostgresPool
@@ -66,34 +67,39 @@ final class GroupCommitter: Service, Sendable {
             if batch.isEmpty { return }
             batchSizes.record(batch.count)
             let start = ContinuousClock.now
-            let outcome = await commit(batch, with: writer)
+            let outcomes = await commit(batch, with: writer)
             batchSeconds.recordNanoseconds(Int64((ContinuousClock.now - start).inSeconds * 1e9))
-            switch outcome {
-            case .success(let receipts):
-                for (record, receipt) in zip(batch, receipts) { record.reply.resume(returning: signer.signed(receipt)) }
-            case .failure(let error):
-                for record in batch { record.reply.resume(throwing: error) }
+            for (record, outcome) in zip(batch, outcomes) {
+                switch outcome {
+                case .success(let receipt): record.reply.resume(returning: signer.signed(receipt))
+                case .failure(let error): record.reply.resume(throwing: error)
+                }
             }
         }
     }
 
-    private func commit(_ batch: [PendingRecord], with writer: BatchWriter) async -> Result<[ConsentReceipt], BusError> {
+    /// One outcome per record. Transient failures retry the whole batch; any other failure splits
+    /// the batch in halves and tries each, so one bad record fails alone and its neighbours, which
+    /// did nothing wrong, still commit.
+    private func commit(_ batch: [PendingRecord], with writer: BatchWriter) async -> [Result<ConsentReceipt, BusError>] {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 let receipts = try await pool.withTransaction { db in try writer.write(batch, at: Date(), on: db) }
-                return .success(receipts)
+                return receipts.map { .success($0) }
             } catch {
-                let retryable = Self.isTransient(error)
+                let retryable = Self.isTransient(error) && attempt < 4
                 logger.log(
-                    level: retryable && attempt < 4 ? .notice : .error, "audit batch failed",
+                    level: retryable || batch.count > 1 ? .notice : .error, "audit batch failed",
                     metadata: ["chain": "\(writer.chain)", "records": "\(batch.count)", "attempt": "\(attempt)", "error": "\(error)"])
-                if retryable && attempt < 4 {
+                if retryable {
                     try? await Task.sleep(for: .milliseconds(20 * attempt))
                     continue
                 }
-                return .failure(Self.busError(error))
+                guard batch.count > 1 else { return [.failure(Self.busError(error))] }
+                let half = batch.count / 2
+                return await commit(Array(batch[..<half]), with: writer) + commit(Array(batch[half...]), with: writer)
             }
         }
     }
