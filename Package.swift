@@ -93,6 +93,11 @@ let package = Package(
             name: "PostgresTests", dependencies: ["Postgres", "TestSupport"],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
+            name: "AuditTests", dependencies: [
+                "AuditService", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/AuditTests", swiftSettings: strict),
+        .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
     ]

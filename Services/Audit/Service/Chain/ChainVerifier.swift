@@ -13,8 +13,8 @@ struct ChainVerifier: Sendable {
     var pageSize = 5000
 
     static let hashedColumns = """
-        chain, position, record_id, subject, document_type, version, digest, action, recorded_ms, ip_hmac, ua_hmac,
-        prev_hash, hash
+        r.chain, r.position, r.record_id, r.subject, r.document_type, r.version, r.digest, r.action, r.recorded_ms,
+        r.ip_hmac, r.ua_hmac, r.prev_hash, r.hash
         """
 
     /// The stored fields of a record and its stored hashes.
@@ -55,16 +55,27 @@ struct ChainVerifier: Sendable {
         while true {
             let (from, limit) = (expected, pageSize)
             let page = try await pool.withConnection { db in
-                try db.query(
-                    "SELECT \(Self.hashedColumns) FROM audit.records WHERE chain = $1 AND position >= $2 ORDER BY position LIMIT $3",
-                    chain, from, limit
-                ).map(Self.stored)
+                try db.query("""
+                    SELECT \(Self.hashedColumns), r.client_ip, r.user_agent, s.secret
+                    FROM audit.records r LEFT JOIN audit.subjects s ON s.pseudonym = r.subject
+                    WHERE r.chain = $1 AND r.position >= $2 ORDER BY r.position LIMIT $3
+                    """, chain, from, limit
+                ).map { row in
+                    (try Self.stored(row), try row.decode(String?.self, column: 13), try row.decode(String?.self, column: 14),
+                     try row.decode([UInt8]?.self, column: 15))
+                }
             }
-            for (fields, storedPrevious, storedHash) in page {
+            for ((fields, storedPrevious, storedHash), ip, agent, secret) in page {
                 count += 1
                 if fields.position != expected { return report(expected, "record \(expected) is missing") }
                 if storedPrevious != previous { return report(expected, "the link to record \(expected - 1) does not match") }
                 if fields.hash(previous: previous) != storedHash { return report(expected, "the record's contents do not match its hash") }
+                // While the subject exists, the raw IP and user agent must still match their HMACs.
+                if let secret, personalHMAC(ip, secret: secret) != fields.ipHMAC
+                    || personalHMAC(agent, secret: secret) != fields.userAgentHMAC
+                {
+                    return report(expected, "the record's IP address or user agent was changed")
+                }
                 previous = storedHash
                 expected += 1
             }

@@ -1,0 +1,131 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+import Postgres
+import Synchronization
+import TestSupport
+
+/// The real Legal and Audit executables on a private database, with clients of both: what the
+/// Audit tests run against. Audit can be stopped and started again (catch-up tests).
+final class AuditHarness: Sendable {
+    let database: TestDatabaseInstance
+    let legal: PeerProcess
+    let legalRPC: String
+    let legalEvents: String
+    let auditRPC: String
+    let signingKey: String
+    let legalClient: RPCClient
+    let auditClient: RPCClient
+    private let auditProcess: Mutex<PeerProcess?>
+
+    static let operatorPrincipal = Principal.operator("tests")
+
+    private init(database: TestDatabaseInstance, legal: PeerProcess, legalRPC: String, legalEvents: String, auditRPC: String,
+                 signingKey: String, legalClient: RPCClient, auditClient: RPCClient, audit: PeerProcess) {
+        self.database = database
+        self.legal = legal
+        self.legalRPC = legalRPC
+        self.legalEvents = legalEvents
+        self.auditRPC = auditRPC
+        self.signingKey = signingKey
+        self.legalClient = legalClient
+        self.auditClient = auditClient
+        self.auditProcess = Mutex(audit)
+    }
+
+    /// Runs `body` with both services up on a fresh database; stops them afterwards.
+    static func run(writers: Int = 4, _ body: (AuditHarness) async throws -> Void) async throws {
+        try await TestDatabase.withDatabase { database in
+            let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
+            let legal = try await PeerProcess("Legal", environment: environment(database, rpc: legalRPC, events: legalEvents))
+            let key = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
+            let auditEnvironment = auditEnvironment(database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: key, writers: writers)
+            let audit = try await PeerProcess("Audit", environment: auditEnvironment)
+            let logger = testLogger()
+            let legalClient = try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger)
+            let auditClient = try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger)
+            let harness = AuditHarness(
+                database: database, legal: legal, legalRPC: legalRPC, legalEvents: legalEvents, auditRPC: auditRPC,
+                signingKey: key, legalClient: legalClient, auditClient: auditClient, audit: audit)
+            let result: Result<Void, any Error>
+            do { result = .success(try await body(harness)) } catch {
+                result = .failure(error)
+                print("legal output:\n\(legal.output)\naudit output:\n\(harness.auditOutput)")
+            }
+            await legalClient.close()
+            await auditClient.close()
+            harness.stopAudit()
+            legal.signal(SIGTERM)
+            if await legal.waitForExit(timeout: .seconds(10)) == nil { legal.kill() }
+            try result.get()
+        }
+    }
+
+    var auditOutput: String { auditProcess.withLock { $0?.output ?? "" } }
+
+    /// SIGTERM, and waits for it to exit (the graceful shutdown is bounded by the service).
+    func stopAudit() {
+        guard let process = auditProcess.withLock({ $0 }) else { return }
+        process.signal(SIGTERM)
+        process.process.waitUntilExit()
+        auditProcess.withLock { $0 = nil }
+    }
+
+    func startAudit(writers: Int = 4) async throws {
+        let process = try await PeerProcess("Audit", environment: Self.auditEnvironment(
+            database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))
+        auditProcess.withLock { $0 = process }
+    }
+
+    static func environment(_ database: TestDatabaseInstance, rpc: String, events: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = database.url
+        environment["RPC_BIND"] = rpc
+        environment["EVENTS_BIND"] = events
+        environment["HEALTH_PORT"] = "0"
+        environment["LOG_LEVEL"] = "warning"
+        return environment
+    }
+
+    static func auditEnvironment(
+        _ database: TestDatabaseInstance, rpc: String, legalRPC: String, legalEvents: String, key: String, writers: Int
+    ) -> [String: String] {
+        var environment = environment(database, rpc: rpc, events: ipcEndpoint())
+        environment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+        environment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
+        environment["AUDIT_SIGNING_KEY"] = key
+        environment["AUDIT_WRITERS"] = String(writers)
+        environment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+        return environment
+    }
+
+    /// Publishes a version through Legal (as an operator).
+    @discardableResult
+    func publish(_ type: LegalDocumentType, _ version: String, material: Bool, effectiveAt: Date? = nil,
+                 content: String? = nil) async throws -> LegalVersionSummary {
+        try await legalClient.call(
+            LegalPublish.self,
+            .init(type: type, version: version, content: content ?? "# \(type.rawValue) \(version)\n\n## 1. Text\n\nVersion \(version).\n",
+                  effectiveAt: effectiveAt, material: material),
+            principal: Self.operatorPrincipal)
+    }
+
+    func record(_ user: UUID, _ type: LegalDocumentType, _ version: String, _ action: AcceptanceAction = .accept,
+                key: String = UUID().uuidString, ip: String? = "203.0.113.7", agent: String? = "RecruitingCompass/1.0 iOS")
+        async throws -> ConsentReceipt
+    {
+        try await auditClient.call(
+            AuditRecord.self, .init(userId: user, documentType: type, version: version, action: action, clientIP: ip, userAgent: agent),
+            idempotencyKey: key, timeout: .seconds(30))
+    }
+
+    func status(_ user: UUID, _ type: LegalDocumentType) async throws -> AcceptanceStatus {
+        let reply = try await auditClient.call(AuditStatus.self, .init(userId: user))
+        return reply.documents.first { $0.documentType == type }!
+    }
+
+    func verify() async throws -> AuditVerify.Reply {
+        try await auditClient.call(AuditVerify.self, Empty(), principal: Self.operatorPrincipal, timeout: .seconds(60))
+    }
+}

@@ -1,0 +1,134 @@
+import Bus
+import Contracts
+import Foundation
+import Postgres
+import Testing
+import TestSupport
+
+/// `audit.record` and its reads against the real Legal and Audit executables and PostgreSQL.
+@Suite(.serialized) struct AuditRecordTests {
+    @Test func recordsReceiptsStatusAndHistory() async throws {
+        try await AuditHarness.run { harness in
+            let user = UUID()
+            let terms = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService))
+            #expect(try await harness.status(user, .termsOfService).needsAcceptance)
+
+            let receipt = try await harness.record(user, .termsOfService, terms.summary.version, key: "k1")
+            #expect(receipt.digest == terms.summary.digest)
+            #expect(receipt.position >= 1 && receipt.hash.count == 64 && !receipt.signature.isEmpty)
+            let verified = try await harness.auditClient.call(AuditVerifyReceipt.self, receipt)
+            #expect(verified.valid)
+            var forged = receipt
+            forged.version = "9.9"
+            #expect(try await harness.auditClient.call(AuditVerifyReceipt.self, forged).valid == false)
+
+            // The same key: the original receipt, nothing written.
+            let again = try await harness.record(user, .termsOfService, terms.summary.version, key: "k1")
+            #expect(again.recordId == receipt.recordId && again.hash == receipt.hash)
+            #expect(try await harness.recordCount() == 1)
+
+            let status = try await harness.status(user, .termsOfService)
+            #expect(!status.needsAcceptance && status.lastVersion == terms.summary.version && status.lastAction == .accept)
+
+            let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy))
+            _ = try await harness.record(user, .privacyPolicy, privacy.summary.version, .acknowledge, key: "k2")
+            #expect(!(try await harness.status(user, .privacyPolicy).needsAcceptance))
+            _ = try await harness.record(user, .termsOfService, terms.summary.version, .decline, key: "k3")
+            #expect(try await harness.status(user, .termsOfService).needsAcceptance)
+
+            let first = try await harness.auditClient.call(AuditHistory.self, .init(userId: user, limit: 2))
+            #expect(first.records.count == 2 && first.next != nil)
+            let second = try await harness.auditClient.call(AuditHistory.self, .init(userId: user, limit: 2, before: first.next))
+            #expect(second.records.count == 1 && second.next == nil)
+            let all = (first.records + second.records).map(\.receipt.recordId)
+            #expect(Set(all).count == 3 && all.contains(receipt.recordId))
+            #expect(first.records[0].clientIP == "203.0.113.7")
+            #expect(try await harness.auditClient.call(AuditVerifyReceipt.self, first.records[0].receipt).valid)
+        }
+    }
+
+    @Test func badInputGetsAClearErrorAndWritesNothing() async throws {
+        try await AuditHarness.run { harness in
+            let user = UUID()
+            let current = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, "no-such-version") }
+            await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, current, ip: "not-an-ip") }
+            await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, current, .acknowledge) }
+            await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, "") }
+            await expectCode(.invalidArgument) {
+                try await harness.record(user, .termsOfService, current, agent: String(repeating: "a", count: 2000))
+            }
+            await expectCode(.forbidden) {
+                try await harness.auditClient.call(
+                    AuditRecord.self, .init(userId: user, documentType: .termsOfService, version: current, action: .accept),
+                    principal: .user(UUID().uuidString))
+            }
+            await expectCode(.forbidden) { try await harness.auditClient.call(AuditVerify.self, Empty(), principal: .user(user.uuidString)) }
+            await expectCode(.forbidden) {
+                try await harness.auditClient.call(AuditEraseSubject.self, .init(userId: user), principal: .user(user.uuidString))
+            }
+
+            // Raw envelopes: no idempotency key; an unknown document type; a malformed user id.
+            let valid = #"{"userId":"\#(user.uuidString)","documentType":"terms_of_service","version":"\#(current)","action":"accept"}"#
+            #expect(try await harness.raw(valid, key: nil).error?.code == .invalidArgument)
+            let unknownType = valid.replacingOccurrences(of: "terms_of_service", with: "cookie_policy")
+            #expect(try await harness.raw(unknownType, key: "x").error?.code == .invalidArgument)
+            let badUser = valid.replacingOccurrences(of: user.uuidString, with: "not-a-uuid")
+            #expect(try await harness.raw(badUser, key: "y").error?.code == .invalidArgument)
+            #expect(try await harness.raw(valid, key: "").error?.code == .invalidArgument)
+
+            #expect(try await harness.recordCount() == 0)
+            // The valid envelope is accepted, so the refusals above were about what they changed.
+            #expect(try await harness.raw(valid, key: "z").error == nil)
+            #expect(try await harness.recordCount() == 1)
+        }
+    }
+
+    @Test func materialVersionsAskAgainAndEditorialOnesDoNot() async throws {
+        try await AuditHarness.run { harness in
+            let user = UUID()
+            let first = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            _ = try await harness.record(user, .termsOfService, first)
+            #expect(!(try await harness.status(user, .termsOfService).needsAcceptance))
+
+            try await harness.publish(.termsOfService, "1.0.1-editorial", material: false)
+            let editorial = try await harness.status(user, .termsOfService)
+            #expect(editorial.currentVersion == "1.0.1-editorial" && !editorial.needsAcceptance)
+
+            let effective = Date().addingTimeInterval(2)
+            try await harness.publish(.termsOfService, "2.0", material: true, effectiveAt: effective)
+            let pending = try await harness.status(user, .termsOfService)
+            #expect(pending.currentVersion == "1.0.1-editorial" && !pending.needsAcceptance)
+
+            try await Task.sleep(until: .now + .seconds(effective.timeIntervalSinceNow + 0.2))
+            let material = try await harness.status(user, .termsOfService)
+            #expect(material.currentVersion == "2.0" && material.needsAcceptance)
+            _ = try await harness.record(user, .termsOfService, "2.0")
+            #expect(!(try await harness.status(user, .termsOfService).needsAcceptance))
+        }
+    }
+}
+
+/// Expects `body` to fail with a bus error of `code`.
+func expectCode(_ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> some Any) async {
+    do {
+        _ = try await body()
+        Issue.record("expected \(code), got a success", sourceLocation: sourceLocation)
+    } catch let error as BusError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+extension AuditHarness {
+    func recordCount() async throws -> Int {
+        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM audit.records")[0].decode(Int.self, column: 0) }
+    }
+
+    /// Sends `audit.record` with a hand-written payload and returns the reply envelope.
+    func raw(_ payload: String, key: String?) async throws -> Envelope {
+        let envelope = Envelope(kind: .request, type: AuditRecord.type, idempotencyKey: key, payload: Data(payload.utf8))
+        return try await auditClient.send(envelope, timeout: .seconds(10)).envelope
+    }
+}
