@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "bus-bench", targets: ["BusBench"]),
         .executable(name: "audit", targets: ["Audit"]),
+        .executable(name: "audit-bench", targets: ["AuditBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // SHA-256 of legal texts, the audit hash chain, Ed25519 receipt and checkpoint signatures.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        // Latency percentiles in the benchmarks.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -75,6 +78,14 @@ let package = Package(
         .executableTarget(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
+
+        .executableTarget(
+            name: "AuditBench", dependencies: [
+                "Bus", "Contracts", "Postgres", "TestSupport", "Audit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Benchmarks/AuditBench", swiftSettings: strict),
 
         // MARK: Tests
         .target(
