@@ -92,11 +92,14 @@ import TestSupport
             #expect(!(try await harness.status(user, .termsOfService).needsAcceptance))
 
             try await harness.publish(.termsOfService, "1.0.1-editorial", material: false)
+            // Status reads the versions Audit has learned from Legal's events.
+            try await harness.waitForVersion(.termsOfService, "1.0.1-editorial")
             let editorial = try await harness.status(user, .termsOfService)
             #expect(editorial.currentVersion == "1.0.1-editorial" && !editorial.needsAcceptance)
 
             let effective = Date().addingTimeInterval(2)
             try await harness.publish(.termsOfService, "2.0", material: true, effectiveAt: effective)
+            try await harness.waitForVersion(.termsOfService, "2.0")
             let pending = try await harness.status(user, .termsOfService)
             #expect(pending.currentVersion == "1.0.1-editorial" && !pending.needsAcceptance)
 
