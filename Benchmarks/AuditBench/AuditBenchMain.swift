@@ -39,7 +39,7 @@ struct AuditBenchMain {
             var common = ProcessInfo.processInfo.environment
             common["DATABASE_URL"] = database.url
             common["HEALTH_PORT"] = "0"
-            common["LOG_LEVEL"] = "warning"
+            common["LOG_LEVEL"] = ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "warning"
             var legalEnvironment = common
             legalEnvironment["RPC_BIND"] = legalRPC
             legalEnvironment["EVENTS_BIND"] = legalEvents
@@ -94,6 +94,9 @@ struct AuditBenchMain {
                 print(String(format: "ratio: peak %.0f/s over the bus = %.2f× pgbench's %.0f/s (goal ≥ 5×)", peak, peak / baseline, baseline))
             }
             print(String(format: "p99 at half the peak rate (%.0f/s): %.2f ms (goal ≤ 10 ms)", peak / 2, half.milliseconds(99)))
+            if CommandLine.arguments.contains("--verbose") {
+                FileHandle.standardError.write(Data("--- audit output ---\n\(audit.output)\n".utf8))
+            }
             for client in clients { await client.close() }
             await legalClient.close()
         }

@@ -12,8 +12,8 @@ import Postgres
 struct BatchWriter: Sendable {
     let chain: Int
 
-    /// A subject whose row appeared between our lookup's snapshot and our insert (another writer
-    /// created it): the batch is simply run again.
+    /// A subject that could be neither created nor found (erased by a concurrent request between
+    /// our two statements): the batch is simply run again.
     struct SubjectRace: Error {}
 
     func write(_ batch: [PendingRecord], at now: Date, on db: isolated PostgresConnection) throws -> [ConsentReceipt] {
@@ -35,6 +35,14 @@ struct BatchWriter: Sendable {
         for row in results[1] {
             let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
             subjects[user] = (pseudonym, secret)
+        }
+        let missing = users.filter { subjects[$0] == nil }
+        if !missing.isEmpty {
+            // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
+            for row in try db.query(Self.findSubjects, Self.arrayLiteral(missing.map { $0.uuidString })) {
+                let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
+                subjects[user] = (pseudonym, secret)
+            }
         }
         var receipts: [String: ConsentReceipt] = [:]
         for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
@@ -73,7 +81,8 @@ struct BatchWriter: Sendable {
 
     /// Inserts the subjects not yet known and returns every subject of the batch. The second
     /// half reads the statement's snapshot, which does not include the rows the first half inserts,
-    /// so each user comes back once — or not at all if another transaction created it meanwhile.
+    /// so each user comes back once — or not at all if another transaction created it meanwhile
+    /// (then ``findSubjects`` picks it up).
     static let upsertSubjects = """
         WITH input AS (
             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(user_id, pseudonym, secret)
@@ -87,6 +96,8 @@ struct BatchWriter: Sendable {
         UNION ALL
         SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
         """
+
+    static let findSubjects = "SELECT user_id, pseudonym, secret FROM audit.subjects WHERE user_id = ANY($1::uuid[])"
 
     static let receiptColumns = "record_id, document_type, version, digest, action, recorded_ms, chain, position, hash"
 

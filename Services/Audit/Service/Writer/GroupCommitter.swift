@@ -68,7 +68,9 @@ final class GroupCommitter: Service, Sendable {
             batchSizes.record(batch.count)
             let start = ContinuousClock.now
             let outcomes = await commit(batch, with: writer)
-            batchSeconds.recordNanoseconds(Int64((ContinuousClock.now - start).inSeconds * 1e9))
+            let elapsed = ContinuousClock.now - start
+            batchSeconds.recordNanoseconds(Int64(elapsed.inSeconds * 1e9))
+            logger.debug("audit batch done", metadata: ["chain": "\(chain)", "records": "\(batch.count)", "ms": "\(elapsed.inMilliseconds)"])
             for (record, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case .success(let receipt): record.reply.resume(returning: signer.signed(receipt))
