@@ -16,7 +16,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "bus-bench", targets: ["BusBench"]),
-        .executable(name: "audit", targets: ["Audit"]),
         .executable(name: "audit-bench", targets: ["AuditBench"]),
     ],
     dependencies: [
@@ -64,6 +63,16 @@ let package = Package(
 
         // MARK: Services
         .target(
+            name: "LegalService", dependencies: [
+                "Bus", "Postgres", "Contracts", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Services/Legal/Service",
+            resources: [.copy("Migrations"), .copy("DefaultTexts")], swiftSettings: strict),
+        .executableTarget(
+            name: "Legal", dependencies: ["LegalService", "ServiceKit"], path: "Services/Legal/Main",
+            swiftSettings: strict),
+        .target(
             name: "AuditService", dependencies: [
                 "Bus", "Contracts", "Postgres", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -105,7 +114,7 @@ let package = Package(
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
             name: "AuditTests", dependencies: [
-                "AuditService", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                "AuditService", "Audit", "Legal", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/AuditTests", swiftSettings: strict),
         .testTarget(

@@ -11,7 +11,7 @@ public enum AuditService {
         let catalog = VersionCatalog(pool: context.pool) { try await context.client(for: .legal) }
         try await context.consumeEvents(from: .legal) { envelope, db in try catalog.apply(envelope, on: db) }
         let committer = GroupCommitter(
-            pool: context.pool, signer: signer, writers: settings.writers, maximumBatch: settings.maximumBatch,
+            pool: context.pool, writers: settings.writers, maximumBatch: settings.maximumBatch,
             logger: context.logger)
         context.runtime.addService(committer)
         context.runtime.addService(

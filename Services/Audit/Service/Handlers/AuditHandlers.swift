@@ -50,7 +50,8 @@ struct AuditHandlers: Sendable {
         if request.action == .acknowledge && request.documentType != .privacyPolicy {
             throw BusError(.invalidArgument, "acknowledge applies to the privacy policy; accept or decline the terms")
         }
-        return try await committer.record(request, digest: version.digest, idempotencyHash: Self.idempotencyHash(request.userId, key))
+        let receipt = try await committer.record(request, digest: version.digest, idempotencyHash: Self.idempotencyHash(request.userId, key))
+        return signer.signed(receipt)
     }
 
     static func validate(_ request: AuditRecord.Request) throws {

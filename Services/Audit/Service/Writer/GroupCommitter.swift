@@ -18,22 +18,22 @@ import ServiceLifecycle
 final class GroupCommitter: Service, Sendable {
     private let queue = RecordQueue()
     private let pool: PostgresPool
-    private let signer: ReceiptSigner
     private let writers: Int
     private let maximumBatch: Int
     private let logger: Logger
     private let batchSizes = Recorder(label: "audit_batch_records")
     private let batchSeconds = Timer(label: "audit_batch_duration")
 
-    init(pool: PostgresPool, signer: ReceiptSigner, writers: Int, maximumBatch: Int, logger: Logger) {
+    init(pool: PostgresPool, writers: Int, maximumBatch: Int, logger: Logger) {
         self.pool = pool
-        self.signer = signer
         self.writers = writers
         self.maximumBatch = maximumBatch
         self.logger = logger
     }
 
-    /// Records once committed; throws `unavailable` while shutting down.
+    /// Records once committed and returns the receipt, unsigned: each caller's task signs its own,
+    /// so signatures are made in parallel rather than one after another on the writer's task.
+    /// Throws `unavailable` while shutting down.
     func record(_ request: AuditRecord.Request, digest: String, idempotencyHash: String) async throws -> ConsentReceipt {
         try await withCheckedThrowingContinuation { continuation in
             let record = PendingRecord(request: request, digest: digest, idempotencyHash: idempotencyHash, reply: continuation)
@@ -73,7 +73,7 @@ final class GroupCommitter: Service, Sendable {
             logger.debug("audit batch done", metadata: ["chain": "\(chain)", "records": "\(batch.count)", "ms": "\(elapsed.inMilliseconds)"])
             for (record, outcome) in zip(batch, outcomes) {
                 switch outcome {
-                case .success(let receipt): record.reply.resume(returning: signer.signed(receipt))
+                case .success(let receipt): record.reply.resume(returning: receipt)
                 case .failure(let error): record.reply.resume(throwing: error)
                 }
             }
