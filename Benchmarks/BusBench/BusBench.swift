@@ -4,7 +4,7 @@ import Logging
 
 /// `swift run -c release bus-bench [--seconds S] [--rounds N]`
 ///
-/// Prints DEALER/ROUTER round trips per second with the envelope (one caller, and 64 in flight),
+/// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
 /// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, and
 /// the ratio. Each figure is the median of N rounds, raw and envelope rounds interleaved so that
 /// machine noise hits both alike.
@@ -14,7 +14,7 @@ struct BusBench {
         var seconds = 2.0
         var rounds = 3
         var only: String?
-        var inFlightLevels = [1, 64]
+        var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
@@ -25,7 +25,7 @@ struct BusBench {
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64] [--transport tcp,ipc] [--only raw|envelope]\n".utf8))
+                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope]\n".utf8))
                 exit(2)
             }
         }
