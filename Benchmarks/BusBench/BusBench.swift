@@ -5,9 +5,9 @@ import Logging
 /// `swift run -c release bus-bench [--seconds S] [--rounds N]`
 ///
 /// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
-/// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, and
-/// the ratio. Each figure is the median of N rounds, raw and envelope rounds interleaved so that
-/// machine noise hits both alike.
+/// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, the
+/// ratio, and the envelope side's CPU time per call (client and server together). Each figure is
+/// the median of N rounds, raw and envelope rounds interleaved so that machine noise hits both alike.
 @main
 struct BusBench {
     static func main() async throws {
@@ -33,11 +33,12 @@ struct BusBench {
         logger.logLevel = .error
         let size = EnvelopeRPCRun.envelopeSize
         print("bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s")
-        print("transport  in-flight   raw libzmq   envelope RPC   ratio")
+        print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call")
         for transport in transports {
             for inFlight in inFlightLevels {
                 var raw: [Double] = []
                 var envelope: [Double] = []
+                var cpu: [Double] = []
                 for _ in 0..<rounds {
                     let rawEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-raw-\(getpid()).sock"
                     let envEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-env-\(getpid()).sock"
@@ -45,14 +46,16 @@ struct BusBench {
                         raw.append(RawZMQBaseline.run(endpoint: rawEndpoint, messageSize: size, inFlight: inFlight, seconds: seconds))
                     }
                     if only != "raw" {
-                        envelope.append(try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger))
+                        let run = try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger)
+                        envelope.append(run.rate)
+                        cpu.append(run.cpuMicros)
                     }
                 }
                 let (r, e) = (median(raw), median(envelope))
                 print(
                     transport.padding(toLength: 11, withPad: " ", startingAt: 0)
                         + String(inFlight).padding(toLength: 12, withPad: " ", startingAt: 0)
-                        + String(format: "%10.0f   %12.0f   %5.2f", r, e, e / r))
+                        + String(format: "%10.0f   %12.0f   %5.2f   %11.1f", r, e, e / r, median(cpu)))
             }
         }
     }
