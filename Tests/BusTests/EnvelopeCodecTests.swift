@@ -88,6 +88,25 @@ import Testing
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 
+    /// The decoder matches keys on their bytes and reads integers by hand: escaped keys, the
+    /// integer limits and ids in either case must still come out as before.
+    @Test func matchesEscapedKeysAndReadsIntegerLimits() throws {
+        let id = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let escaped = #"{"\u0076":1,"i\u0064":"\#(id)","kind":"event","type":"x","sequence":-9223372036854775808}"#
+        let decoded = try EnvelopeCodec.decode(Data(escaped.utf8))
+        #expect(decoded.v == 1)
+        #expect(decoded.id == UUID(uuidString: id))
+        #expect(decoded.sequence == Int64.min)
+        let big = #"{"v":1,"id":"\#(id)","kind":"event","type":"x","sequence":9223372036854775807}"#
+        #expect(try EnvelopeCodec.decode(Data(big.utf8)).sequence == Int64.max)
+        for bad in ["9223372036854775808", "1.5", "-", "\"1\""] {
+            let json = #"{"v":1,"id":"\#(id)","kind":"event","type":"x","sequence":\#(bad)}"#
+            #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(json.utf8)) }
+        }
+        #expect(MessageID.parse(Array(id.lowercased().utf8)) == UUID(uuidString: id))
+        #expect(MessageID.make() != MessageID.make())
+    }
+
     @Test func framesSplitAtTheDelimiter() throws {
         let frames = [Data("id".utf8), Data(), Data("{}".utf8), Data([1, 2, 3])]
         let routed = try Frames.splitRouted(frames).get()

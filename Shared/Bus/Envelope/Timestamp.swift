@@ -50,7 +50,10 @@ public enum Timestamp {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not of that form.
     public static func parse(_ text: String) -> Date? { parse(bytes: Array(text.utf8)) }
 
-    static func parse(bytes: [UInt8]) -> Date? {
+    static func parse(bytes: [UInt8]) -> Date? { bytes.withUnsafeBufferPointer { parse(buffer: $0) } }
+
+    /// The parser itself, on borrowed bytes (the envelope decoder passes a slice of the frame).
+    static func parse(buffer bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 20 else { return nil }
         func number(_ start: Int, _ count: Int) -> Int32? {
             var value: Int32 = 0
