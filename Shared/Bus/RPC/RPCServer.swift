@@ -244,7 +244,7 @@ public final class RPCServer: Sendable {
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
             attachments: routed.attachments, logger: logger)
         let route = routed.route
-        Task {
+        let work: @Sendable () async -> Void = { [self] in
             let outcome: IdempotencyCache.Outcome
             do {
                 let (payload, attachments) = try await registered.handler(envelope, context)
@@ -271,6 +271,14 @@ public final class RPCServer: Sendable {
                 registered.succeeded.increment()
             }
             finishOne()
+        }
+        if options.startsHandlersOnSocketThread {
+            // Runs here, on the socket thread, up to the handler's first suspension: a handler
+            // that does not suspend replies without any thread hand-off; one that awaits resumes
+            // on the global executor as before.
+            Task.immediate { await work() }
+        } else {
+            Task { await work() }
         }
     }
 
