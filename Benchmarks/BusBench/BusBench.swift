@@ -25,10 +25,11 @@ struct BusBench {
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope]\n".utf8))
+                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec]\n".utf8))
                 exit(2)
             }
         }
+        if only == "codec" { return try CodecRun.run(rounds: max(rounds, 5)) }
         var logger = Logger(label: "bus-bench")
         logger.logLevel = .error
         let size = EnvelopeRPCRun.envelopeSize
