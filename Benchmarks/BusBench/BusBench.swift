@@ -4,17 +4,17 @@ import Logging
 
 /// `swift run -c release bus-bench [--seconds S] [--rounds N]`
 ///
-/// Prints DEALER/ROUTER round trips per second with the envelope (one caller, and 64 in flight),
-/// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, and
-/// the ratio. Each figure is the median of N rounds, raw and envelope rounds interleaved so that
-/// machine noise hits both alike.
+/// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
+/// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, the
+/// ratio, and the envelope side's CPU time per call (client and server together). Each figure is
+/// the median of N rounds, raw and envelope rounds interleaved so that machine noise hits both alike.
 @main
 struct BusBench {
     static func main() async throws {
         var seconds = 2.0
         var rounds = 3
         var only: String?
-        var inFlightLevels = [1, 64]
+        var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
@@ -25,19 +25,21 @@ struct BusBench {
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64] [--transport tcp,ipc] [--only raw|envelope]\n".utf8))
+                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec]\n".utf8))
                 exit(2)
             }
         }
+        if only == "codec" { return try CodecRun.run(rounds: max(rounds, 5)) }
         var logger = Logger(label: "bus-bench")
         logger.logLevel = .error
         let size = EnvelopeRPCRun.envelopeSize
         print("bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s")
-        print("transport  in-flight   raw libzmq   envelope RPC   ratio")
+        print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call")
         for transport in transports {
             for inFlight in inFlightLevels {
                 var raw: [Double] = []
                 var envelope: [Double] = []
+                var cpu: [Double] = []
                 for _ in 0..<rounds {
                     let rawEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-raw-\(getpid()).sock"
                     let envEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-env-\(getpid()).sock"
@@ -45,14 +47,16 @@ struct BusBench {
                         raw.append(RawZMQBaseline.run(endpoint: rawEndpoint, messageSize: size, inFlight: inFlight, seconds: seconds))
                     }
                     if only != "raw" {
-                        envelope.append(try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger))
+                        let run = try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger)
+                        envelope.append(run.rate)
+                        cpu.append(run.cpuMicros)
                     }
                 }
                 let (r, e) = (median(raw), median(envelope))
                 print(
                     transport.padding(toLength: 11, withPad: " ", startingAt: 0)
                         + String(inFlight).padding(toLength: 12, withPad: " ", startingAt: 0)
-                        + String(format: "%10.0f   %12.0f   %5.2f", r, e, e / r))
+                        + String(format: "%10.0f   %12.0f   %5.2f   %11.1f", r, e, e / r, median(cpu)))
             }
         }
     }

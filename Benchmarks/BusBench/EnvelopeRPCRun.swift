@@ -30,7 +30,10 @@ enum EnvelopeRPCRun {
         return EnvelopeCodec.encode(envelope).count
     }
 
-    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> Double {
+    /// Round trips per second, and the process's CPU time (user + system, client and server
+    /// together) per round trip in microseconds: on a noisy machine the second is the steadier
+    /// measure of per-call cost.
+    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> (rate: Double, cpuMicros: Double) {
         let server = RPCServer(name: "bench", endpoints: [endpoint], logger: logger)
         server.register(BenchEcho.self) { request, _ in request }
         try await server.start()
@@ -38,6 +41,7 @@ enum EnvelopeRPCRun {
         _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
 
         let completed = CompletedCount()
+        let cpuStart = processCPUSeconds()
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int(seconds * 1000))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -52,10 +56,19 @@ enum EnvelopeRPCRun {
             try await group.waitForAll()
         }
         let elapsed = ContinuousClock.now - start
+        let cpu = processCPUSeconds() - cpuStart
         await client.close()
         await server.shutdown()
-        let secondsElapsed = elapsed.inSeconds
-        return Double(completed.value) / secondsElapsed
+        let calls = Double(completed.value)
+        return (calls / elapsed.inSeconds, cpu / calls * 1e6)
+    }
+
+    /// User plus system CPU time of the whole process so far.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -88,6 +88,43 @@ import Testing
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 
+    /// The decoder matches keys on their bytes and reads integers by hand: escaped keys, the
+    /// integer limits and ids in either case must still come out as before.
+    @Test func matchesEscapedKeysAndReadsIntegerLimits() throws {
+        let id = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+        let escaped = #"{"\u0076":1,"i\u0064":"\#(id)","kind":"event","type":"x","sequence":-9223372036854775808}"#
+        let decoded = try EnvelopeCodec.decode(Data(escaped.utf8))
+        #expect(decoded.v == 1)
+        #expect(decoded.id == UUID(uuidString: id))
+        #expect(decoded.sequence == Int64.min)
+        let big = #"{"v":1,"id":"\#(id)","kind":"event","type":"x","sequence":9223372036854775807}"#
+        #expect(try EnvelopeCodec.decode(Data(big.utf8)).sequence == Int64.max)
+        for bad in ["9223372036854775808", "1.5", "-", "\"1\""] {
+            let json = #"{"v":1,"id":"\#(id)","kind":"event","type":"x","sequence":\#(bad)}"#
+            #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(json.utf8)) }
+        }
+        #expect(MessageID.parse(Array(id.lowercased().utf8)) == UUID(uuidString: id))
+        #expect(MessageID.make() != MessageID.make())
+    }
+
+    /// The calendar arithmetic that replaced `gmtime_r`/`timegm` agrees with them.
+    @Test func calendarArithmeticMatchesLibc() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            var seconds = time_t(Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator))
+            var expected = tm()
+            gmtime_r(&seconds, &expected)
+            let parts = Timestamp.civil(Int64(seconds))
+            #expect(parts.tm_year == expected.tm_year && parts.tm_mon == expected.tm_mon && parts.tm_mday == expected.tm_mday)
+            #expect(parts.tm_hour == expected.tm_hour && parts.tm_min == expected.tm_min && parts.tm_sec == expected.tm_sec)
+            var fields = expected
+            fields.tm_mday += 3  // overflowing days normalise the same way
+            let days = Timestamp.days(year: Int64(fields.tm_year) + 1900, month: Int64(fields.tm_mon) + 1, day: Int64(fields.tm_mday))
+            let viaArithmetic = days * 86400 + Int64(fields.tm_hour) * 3600 + Int64(fields.tm_min) * 60 + Int64(fields.tm_sec)
+            #expect(viaArithmetic == Int64(timegm(&fields)))
+        }
+    }
+
     @Test func framesSplitAtTheDelimiter() throws {
         let frames = [Data("id".utf8), Data(), Data("{}".utf8), Data([1, 2, 3])]
         let routed = try Frames.splitRouted(frames).get()

@@ -38,8 +38,11 @@ public enum BusJSON {
         }
     }
 
+    /// Decodes with ``FastJSONDecoder`` and, for whatever it does not handle (or any error), with
+    /// Foundation's decoder, whose value or error then stands.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try sharedDecoder.decode(type, from: data)
+        if let value = try? FastJSONDecoder.decode(type, from: data) { return value }
+        return try sharedDecoder.decode(type, from: data)
     }
 
     /// A one-line account of a decoding failure that names the offending field.

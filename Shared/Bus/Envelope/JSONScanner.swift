@@ -18,14 +18,27 @@ struct JSONScanner {
 
     /// The members of the top-level object: key and value range, in order.
     mutating func topLevelMembers() throws(Malformed) -> [(key: String, value: Range<Int>)] {
+        var members: [(key: String, value: Range<Int>)] = []
+        for member in try topLevelMemberRanges() {
+            members.append((try string(at: member.key) ?? "", member.value))
+        }
+        return members
+    }
+
+    /// The members of the top-level object as byte ranges (the key's range includes its quotes),
+    /// in order. The envelope decoder matches keys on these bytes without building strings.
+    mutating func topLevelMemberRanges() throws(Malformed) -> [(key: Range<Int>, value: Range<Int>)] {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
-        var members: [(String, Range<Int>)] = []
+        var members: [(key: Range<Int>, value: Range<Int>)] = []
+        members.reserveCapacity(16)
         skipWhitespace()
         if peek() == UInt8(ascii: "}") { index += 1; return try finish(members) }
         while true {
             skipWhitespace()
-            let key = try readString()
+            let keyStart = index
+            try skipString()
+            let key = keyStart..<index
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
@@ -40,10 +53,17 @@ struct JSONScanner {
         }
     }
 
-    private mutating func finish(_ members: [(String, Range<Int>)]) throws(Malformed) -> [(key: String, value: Range<Int>)] {
+    private mutating func finish<T>(_ members: [T]) throws(Malformed) -> [T] {
         skipWhitespace()
         guard index == bytes.count else { throw Malformed(reason: "trailing bytes", offset: index) }
         return members
+    }
+
+    /// Whether the JSON string at `range` (a key, quotes included) is exactly `name`. Keys with
+    /// escapes (legal, never sent by our writer) are decoded first.
+    func stringEquals(_ range: Range<Int>, _ name: [UInt8]) throws(Malformed) -> Bool {
+        if let inner = unquoted(range) { return inner.elementsEqual(name) }
+        return try string(at: range).map { $0.utf8.elementsEqual(name) } ?? false
     }
 
     /// Decodes the string at `range` (which must hold exactly one JSON string), or `nil` for `null`.
@@ -63,11 +83,28 @@ struct JSONScanner {
         return inner.contains(UInt8(ascii: "\\")) ? nil : inner
     }
 
+    /// The integer at `range` (no fraction or exponent), or `nil` for `null`; read from the bytes.
     func integer(at range: Range<Int>) throws(Malformed) -> Int64? {
-        let text = String(decoding: bytes[range], as: UTF8.self)
-        if text == "null" { return nil }
-        guard let value = Int64(text) else { throw Malformed(reason: "expected an integer", offset: range.lowerBound) }
-        return value
+        if isNull(range) { return nil }
+        var index = range.lowerBound
+        let negative = index < range.upperBound && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let bad = Malformed(reason: "expected an integer", offset: range.lowerBound)
+        guard index < range.upperBound else { throw bad }
+        // Accumulate negatively so Int64.min still fits.
+        var value: Int64 = 0
+        while index < range.upperBound {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { throw bad }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = times10.subtractingReportingOverflow(Int64(digit))
+            guard !o1, !o2 else { throw bad }
+            value = next
+            index += 1
+        }
+        if negative { return value }
+        guard value != .min else { throw bad }
+        return -value
     }
 
     func slice(_ range: Range<Int>) -> Data { Data(bytes[range]) }

@@ -17,10 +17,9 @@ public enum Timestamp {
     /// Appends the text of `date` to `out` (no intermediate strings: this runs per message).
     static func append(_ date: Date, to out: inout [UInt8]) {
         let millisTotal = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(millisTotal >= 0 ? millisTotal / 1000 : (millisTotal - 999) / 1000)
-        let millis = Int(millisTotal - Int64(seconds) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
+        let seconds = millisTotal >= 0 ? millisTotal / 1000 : (millisTotal - 999) / 1000
+        let millis = Int(millisTotal - seconds * 1000)
+        let parts = civil(seconds)
         func digits(_ value: Int32, _ width: Int) {
             var divisor: Int32 = 1
             for _ in 1..<width { divisor *= 10 }
@@ -50,7 +49,10 @@ public enum Timestamp {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not of that form.
     public static func parse(_ text: String) -> Date? { parse(bytes: Array(text.utf8)) }
 
-    static func parse(bytes: [UInt8]) -> Date? {
+    static func parse(bytes: [UInt8]) -> Date? { bytes.withUnsafeBufferPointer { parse(buffer: $0) } }
+
+    /// The parser itself, on borrowed bytes (the envelope decoder passes a slice of the frame).
+    static func parse(buffer bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 20 else { return nil }
         func number(_ start: Int, _ count: Int) -> Int32? {
             var value: Int32 = 0
@@ -92,14 +94,45 @@ public enum Timestamp {
         default: return nil
         }
         guard index == bytes.count else { return nil }
+        let seconds = days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86400
+            + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)
+        return Date(timeIntervalSince1970: Double(seconds - Int64(offsetSeconds)) + fraction)
+    }
+
+    // MARK: Civil calendar arithmetic (H. Hinnant's algorithms, proleptic Gregorian, UTC)
+    // `gmtime_r`/`timegm` normalise through glibc's general time code; this runs 3–4 times per
+    // call. The results are the same, overflowing fields (day 31 of February, second 60) included.
+
+    /// Days since 1970-01-01 of a civil date; `day` past the month's end runs into the next one.
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The UTC calendar fields of `seconds` since the epoch, in `tm`'s conventions.
+    static func civil(_ seconds: Int64) -> tm {
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = month - 1
-        parts.tm_mday = day
-        parts.tm_hour = hour
-        parts.tm_min = minute
-        parts.tm_sec = second
-        let seconds = timegm(&parts)
-        return Date(timeIntervalSince1970: Double(seconds - offsetSeconds) + fraction)
+        parts.tm_year = Int32(truncatingIfNeeded: year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(secondOfDay / 3600)
+        parts.tm_min = Int32(secondOfDay / 60 % 60)
+        parts.tm_sec = Int32(secondOfDay % 60)
+        return parts
     }
 }

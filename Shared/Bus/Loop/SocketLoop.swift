@@ -38,6 +38,10 @@ final class SocketLoop: Sendable {
     let name: String
     private let wakeup: WakeupSignal
     private let state = Mutex(State())
+    /// The loop thread's `pthread_self()`, 0 until it starts. A ``send(_:)`` made on the loop's own
+    /// thread (a handler started there, see ``RPCServer``) needs no eventfd wake-up: the loop
+    /// flushes its queue after every batch it delivers.
+    private let loopThread = Atomic<UInt>(0)
 
     private struct State {
         var outgoing: [OutgoingMessage] = []
@@ -60,6 +64,7 @@ final class SocketLoop: Sendable {
         let loop = SocketLoop(name: name, wakeup: try WakeupSignal())
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
+                loop.loopThread.store(UInt(pthread_self()), ordering: .releasing)
                 let sockets: LoopSockets
                 do {
                     sockets = try LoopSockets()
@@ -89,10 +94,14 @@ final class SocketLoop: Sendable {
             state.outgoing.append(message)
             return (true, state.outgoing.count == 1)
         }
-        // The loop drains the whole queue per wake-up: only the first message needs to wake it.
-        if wasIdle { wakeup.signal() }
+        // The loop drains the whole queue per wake-up: only the first message needs to wake it,
+        // and none does when sent from the loop's own thread (flushed after the current batch).
+        if wasIdle, !isLoopThread { wakeup.signal() }
         return accepted
     }
+
+    /// Whether the caller runs on this loop's own thread.
+    var isLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Asks the loop to flush what it can, close its sockets and end; returns once it has.
     func stop() async {
@@ -142,8 +151,11 @@ final class SocketLoop: Sendable {
 
         while true {
             poll.wantWritable(!pending.isEmpty)
+            // A message queued from this thread outside a receive batch signalled nobody: poll
+            // without sleeping so it goes out at once.
+            let queuedHere = state.withLock { !$0.outgoing.isEmpty }
             do {
-                try poll.wait(timeoutMs: pending.isEmpty ? timeoutMs : min(timeoutMs < 0 ? 10 : timeoutMs, 10))
+                try poll.wait(timeoutMs: queuedHere ? 0 : pending.isEmpty ? timeoutMs : min(timeoutMs < 0 ? 10 : timeoutMs, 10))
             } catch {
                 if !error.isTerminated { logger.error("zmq_poll failed", metadata: ["socket": "\(name)", "error": "\(error)"]) }
                 return
@@ -157,6 +169,12 @@ final class SocketLoop: Sendable {
             }
             if poll.mainReadable {
                 receiveBatch(from: main, deliver: callbacks.onMessage, logger: logger)
+                // Replies made on this thread while the batch was delivered (handlers that
+                // finished without suspending) leave now, without a wake-up of their own.
+                pending.append(contentsOf: takeOutgoing().messages)
+                if !pending.isEmpty, pending.flush(through: main, policy: policy, onDropped: callbacks.onDropped, logger: logger) > 0 {
+                    lastSent = .now
+                }
             }
             if poll.zapReadable, let (socket, policy) = sockets.zap {
                 ZAPPolicy.serve(socket, policy: policy, logger: logger)

@@ -240,15 +240,11 @@ public final class RPCServer: Sendable {
         _ registered: Registered, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
         idempotencyKey: String?
     ) {
-        var logger = self.logger
-        logger[metadataKey: "request"] = "\(envelope.id)"
-        logger[metadataKey: "type"] = "\(envelope.type)"
-        if let trace = envelope.traceparent { logger[metadataKey: "traceparent"] = "\(trace)" }
         let context = RequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
             attachments: routed.attachments, logger: logger)
         let route = routed.route
-        Task {
+        let work: @Sendable () async -> Void = { [self] in
             let outcome: IdempotencyCache.Outcome
             do {
                 let (payload, attachments) = try await registered.handler(envelope, context)
@@ -256,11 +252,11 @@ public final class RPCServer: Sendable {
             } catch let error as BusError {
                 outcome = .init(payload: nil, attachments: [], error: error)
             } catch let error as any BusErrorConvertible {
-                logger.warning("handler failed", metadata: ["error": "\(error)"])
+                context.logger.warning("handler failed", metadata: ["error": "\(error)"])
                 outcome = .init(payload: nil, attachments: [], error: error.busError)
             } catch {
                 // Never leak internals to the caller; the log has them.
-                logger.error("handler failed", metadata: ["error": "\(error)"])
+                context.logger.error("handler failed", metadata: ["error": "\(error)"])
                 outcome = .init(payload: nil, attachments: [], error: BusError(.internal, "internal error in \(name)"))
             }
             reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
@@ -275,6 +271,14 @@ public final class RPCServer: Sendable {
                 registered.succeeded.increment()
             }
             finishOne()
+        }
+        if options.startsHandlersOnSocketThread {
+            // Runs here, on the socket thread, up to the handler's first suspension: a handler
+            // that does not suspend replies without any thread hand-off; one that awaits resumes
+            // on the global executor as before.
+            Task.immediate { await work() }
+        } else {
+            Task { await work() }
         }
     }
 

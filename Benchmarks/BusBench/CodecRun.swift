@@ -1,0 +1,33 @@
+import Bus
+import Foundation
+
+/// `bus-bench --only codec`: the single-thread cost of each coding step of one call, in ns, as the
+/// best of several rounds (the minimum is the figure least disturbed by a noisy machine).
+enum CodecRun {
+    static func run(rounds: Int) throws {
+        let request = EnvelopeRPCRun.request
+        let payload = try BusJSON.encode(request)
+        let envelope = Envelope(
+            kind: .request, type: BenchEcho.type, deadline: Date(), principal: .user(request.user), payload: payload)
+        let wire = EnvelopeCodec.encode(envelope)
+        let steps: [(String, () throws -> Void)] = [
+            ("payload encode (BusJSON)", { _ = try BusJSON.encode(request) }),
+            ("payload decode (BusJSON)", { _ = try BusJSON.decode(BenchRequest.self, from: payload) }),
+            ("payload decode (Foundation)", { _ = try BusJSON.decoder().decode(BenchRequest.self, from: payload) }),
+            ("envelope encode", { _ = EnvelopeCodec.encode(envelope) }),
+            ("envelope decode", { _ = try EnvelopeCodec.decode(wire) }),
+            ("message id", { _ = MessageID.make() }),
+        ]
+        print("codec step                         ns/op (best of \(rounds))")
+        for (name, step) in steps {
+            var best = Double.infinity
+            for _ in 0..<rounds {
+                let iterations = 20_000
+                let start = ContinuousClock.now
+                for _ in 0..<iterations { try step() }
+                best = min(best, (ContinuousClock.now - start).inSeconds * 1e9 / Double(iterations))
+            }
+            print(name.padding(toLength: 35, withPad: " ", startingAt: 0) + String(format: "%8.0f", best))
+        }
+    }
+}
