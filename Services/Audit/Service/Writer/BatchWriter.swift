@@ -18,13 +18,9 @@ struct BatchWriter: Sendable {
 
     func write(_ batch: [PendingRecord], at now: Date, on db: isolated PostgresConnection) throws -> [ConsentReceipt] {
         let users = Array(Set(batch.map(\.request.userId)))
-        let fresh = users.map { _ in (pseudonym: UUID(), secret: RandomBytes.make(32)) }
         let results = try db.pipeline([
             PipelineCall(sql: "SELECT head_position, head_hash FROM audit.chains WHERE chain = $1 FOR UPDATE", [chain]),
-            PipelineCall(sql: Self.upsertSubjects, [
-                Self.arrayLiteral(users.map { $0.uuidString }), Self.arrayLiteral(fresh.map { $0.pseudonym.uuidString }),
-                Self.arrayLiteral(fresh.map { $0.secret.hexString }),
-            ]),
+            PipelineCall(sql: Self.upsertSubjects, [Self.arrayLiteral(users.map { $0.uuidString })]),
             PipelineCall(sql: Self.findRepeats, [Self.arrayLiteral(batch.map(\.idempotencyHash))]),
         ]).map { try $0.get() }
 
@@ -83,12 +79,16 @@ struct BatchWriter: Sendable {
     /// half reads the statement's snapshot, which does not include the rows the first half inserts,
     /// so each user comes back once — or not at all if another transaction created it meanwhile
     /// (then ``findSubjects`` picks it up).
+    ///
+    /// New subjects get their pseudonym and secret from PostgreSQL's strong random source
+    /// (`gen_random_uuid`; the secret is two of them, 244 random bits): nothing is drawn for the
+    /// users who already exist, which is nearly all of them.
     static let upsertSubjects = """
         WITH input AS (
-            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(user_id, pseudonym, secret)
+            SELECT unnest($1::uuid[]) AS user_id
         ), inserted AS (
             INSERT INTO audit.subjects (user_id, pseudonym, secret)
-            SELECT user_id, pseudonym, decode(secret, 'hex') FROM input
+            SELECT user_id, gen_random_uuid(), uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) FROM input
             ON CONFLICT (user_id) DO NOTHING
             RETURNING user_id, pseudonym, secret
         )
