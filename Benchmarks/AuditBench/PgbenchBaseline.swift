@@ -6,9 +6,9 @@ enum PgbenchBaseline {
     static let script = """
         \\set chain 1000 + :client_id
         INSERT INTO audit.records (chain, position, record_id, subject, document_type, version, digest, action,
-            recorded_at, recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
+            recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
         VALUES (:chain, nextval('public.bench_positions'), gen_random_uuid(), gen_random_uuid(), 'terms_of_service', '1.0',
-            encode(sha256('terms'::bytea), 'hex'), 'accept', now(), (extract(epoch FROM now()) * 1000)::bigint,
+            encode(sha256('terms'::bytea), 'hex'), 'accept', (extract(epoch FROM now()) * 1000)::bigint,
             '203.0.113.7', 'pgbench', sha256('ip'::bytea), sha256('ua'::bytea), gen_random_uuid()::text,
             sha256('previous'::bytea), sha256(random()::text::bytea));
 

@@ -55,8 +55,9 @@ CREATE TABLE records (
     version text NOT NULL,
     digest text NOT NULL,
     action text NOT NULL CHECK (action IN ('accept', 'acknowledge', 'decline')),
-    recorded_at timestamptz NOT NULL,
     recorded_ms bigint NOT NULL,
+    -- For people and SQL: derived from recorded_ms, the value the hash covers.
+    recorded_at timestamptz GENERATED ALWAYS AS (to_timestamp(recorded_ms / 1000.0)) STORED,
     client_ip text,
     user_agent text,
     ip_hmac bytea,

@@ -59,7 +59,7 @@ struct BatchWriter: Sendable {
             let hash = fields.hash(previous: previous)
             rows.append([
                 chain, position, fields.recordID, fields.subject, fields.documentType, fields.version, fields.digest,
-                fields.action, recordedAt, milliseconds, request.clientIP, request.userAgent, fields.ipHMAC,
+                fields.action, milliseconds, request.clientIP, request.userAgent, fields.ipHMAC,
                 fields.userAgentHMAC, record.idempotencyHash, previous, hash,
             ])
             receipts[record.idempotencyHash] = ConsentReceipt(
@@ -106,8 +106,8 @@ struct BatchWriter: Sendable {
         """
 
     static let copyRecords = """
-        COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_at,
-            recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash) FROM STDIN
+        COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_ms,
+            client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash) FROM STDIN
         """
 
     /// A receipt (unsigned) from the ``receiptColumns`` of a row, starting at `first`.
