@@ -74,7 +74,7 @@ struct AuditBenchMain {
             var baseline: Double?
             if !CommandLine.arguments.contains("--skip-pgbench") {
                 try await database.pool.withConnection { db in try db.executeScript("CREATE SEQUENCE public.bench_positions") }
-                baseline = try PgbenchBaseline.run(url: database.url, clients: 32, seconds: seconds)
+                baseline = try await PgbenchBaseline.run(url: database.url, clients: 32, seconds: seconds)
             }
             let at64 = await load.closedLoop(inFlight: 64, for: phase, label: "64 in flight")
             let at512 = await load.closedLoop(inFlight: 512, for: phase, label: "512 in flight")

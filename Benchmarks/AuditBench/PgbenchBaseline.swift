@@ -15,7 +15,23 @@ enum PgbenchBaseline {
         """
 
     /// Runs pgbench with `clients` connections for `seconds` and returns its tps.
-    static func run(url: String, clients: Int, seconds: Int) throws -> Double {
+    ///
+    /// pgbench ends a timed run with SIGALRM, and a spawned process inherits its parent thread's
+    /// signal mask: from a Dispatch or cooperative-pool thread (which block signals) the alarm
+    /// never arrives and pgbench runs forever. So it is started from a thread of its own with
+    /// every signal unblocked, which also keeps the blocking wait off the cooperative pool.
+    static func run(url: String, clients: Int, seconds: Int) async throws -> Double {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                var none = sigset_t()
+                sigemptyset(&none)
+                pthread_sigmask(SIG_SETMASK, &none, nil)
+                continuation.resume(with: Result { try runBlocking(url: url, clients: clients, seconds: seconds) })
+            }.start()
+        }
+    }
+
+    private static func runBlocking(url: String, clients: Int, seconds: Int) throws -> Double {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("audit-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
