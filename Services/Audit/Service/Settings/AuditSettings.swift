@@ -15,10 +15,18 @@ public struct AuditSettings: EnvironmentSettings {
     /// How often each chain's head is signed into a checkpoint.
     public let checkpointInterval: Duration
 
+    /// Every variable is read before any is judged, so `--help-env` lists them all.
     public init(environment env: EnvironmentReader) throws {
         let seed = env.secret(
             "AUDIT_SIGNING_KEY", default: "",
-            "Ed25519 private key (base64 of the 32-byte seed; `compass keys audit` makes one) that signs consent receipts and chain checkpoints. Required.")
+            "Ed25519 private key that signs consent receipts and chain checkpoints: base64 of a 32-byte seed (`head -c 32 /dev/urandom | base64`). Required.")
+        let previousKeys = env.list(
+            "AUDIT_PREVIOUS_PUBLIC_KEYS", default: [],
+            "Public keys (base64) of earlier signing keys, comma-separated: receipts they signed still verify.")
+        writers = try env.int("AUDIT_WRITERS", default: 4, in: 1...64, "Concurrent group-commit writers (one chain and one database connection each).")
+        maximumBatch = try env.int("AUDIT_MAX_BATCH", default: 1000, in: 1...10_000, "The most records one group-commit transaction takes.")
+        checkpointInterval = try env.duration("AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
+
         guard !seed.revealed.isEmpty else {
             throw ConfigurationError.missing("AUDIT_SIGNING_KEY", expected: "base64 of a 32-byte Ed25519 seed")
         }
@@ -26,16 +34,11 @@ public struct AuditSettings: EnvironmentSettings {
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: bytes)
         else { throw ConfigurationError(variable: "AUDIT_SIGNING_KEY", value: nil, expected: "base64 of a 32-byte Ed25519 seed") }
         signingKey = key
-        var previous: [Curve25519.Signing.PublicKey] = []
-        for entry in env.list("AUDIT_PREVIOUS_PUBLIC_KEYS", default: [], "Public keys (base64) of earlier signing keys, comma-separated: receipts they signed still verify.") {
+        previousPublicKeys = try previousKeys.map { entry in
             guard let raw = Data(base64Encoded: entry), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else {
                 throw ConfigurationError(variable: "AUDIT_PREVIOUS_PUBLIC_KEYS", value: entry, expected: "base64 Ed25519 public keys")
             }
-            previous.append(key)
+            return key
         }
-        previousPublicKeys = previous
-        writers = try env.int("AUDIT_WRITERS", default: 4, in: 1...64, "Concurrent group-commit writers (one chain and one database connection each).")
-        maximumBatch = try env.int("AUDIT_MAX_BATCH", default: 1000, in: 1...10_000, "The most records one group-commit transaction takes.")
-        checkpointInterval = try env.duration("AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
     }
 }
