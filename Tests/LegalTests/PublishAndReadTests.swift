@@ -41,26 +41,34 @@ import TestSupport
             let scheduled = try await legal.publish(.termsOfService, "1.1", "# Terms\n\n## 1. New\n", lastUpdated: lastUpdated, effectiveAt: effectiveAt)
             #expect(Milliseconds.same(scheduled.effectiveAt, effectiveAt))
             #expect(scheduled.lastUpdated == lastUpdated)
-            #expect(scheduled.publishedAt < effectiveAt)
 
-            // Before its time the old version stays current; asking "as of" its time shows it.
-            #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version == "1.0")
+            // Asked "as of" a time, the answer is exact to the millisecond.
             #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: effectiveAt)).summary.version == "1.1")
             let justBefore = effectiveAt.addingTimeInterval(-0.001)
             #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: justBefore)).summary.version == "1.0")
             // History lists it already, first (latest effectiveAt).
             #expect(try await legal.call(LegalHistory.self, .init(type: .termsOfService)).versions.map(\.version) == ["1.1", "1.0"])
 
-            // Then it becomes current, and never before its effectiveAt.
+            // Live: the old version answers until effectiveAt, the new one from then on. The
+            // server's clock is read between sending and receiving, so an old answer must have
+            // been asked for before effectiveAt and a new one received after it; that holds
+            // however slow the machine is.
             let client = legal.client
-            let switchedAt = try await withTimeout(.seconds(15), "the scheduled version to take effect") {
-                while true {
+            let polls = try await withTimeout(.seconds(15), "the scheduled version to take effect") {
+                var polls: [(sent: Date, received: Date, version: String)] = []
+                while polls.last?.version != "1.1" {
+                    let sent = Date()
                     let current = try await client.call(LegalCurrent.self, .init(type: .termsOfService), timeout: .seconds(10))
-                    if current.summary.version == "1.1" { return Date() }
+                    polls.append((sent, Date(), current.summary.version))
                     try await Task.sleep(for: .milliseconds(50))
                 }
+                return polls
             }
-            #expect(switchedAt >= effectiveAt)
+            for poll in polls {
+                if poll.version == "1.0" { #expect(poll.sent < effectiveAt) } else { #expect(poll.received >= effectiveAt) }
+            }
+            #expect(Set(polls.map(\.version)) == ["1.0", "1.1"] || polls[0].sent >= effectiveAt, "never saw the old version")
+            #expect(polls.map(\.version) == polls.map(\.version).sorted(), "once new, never old again")
         }
     }
 

@@ -1,0 +1,106 @@
+import Bus
+import Contracts
+import Foundation
+import Postgres
+import Testing
+import TestSupport
+
+/// The real `Legal` executable as a child process. It always uses the schema `legal` (its name),
+/// so each test gives it a database of its own (``withFreshDatabase(_:)``): exact counts of
+/// versions and events then hold while other tests run.
+struct LegalProcess {
+    let process: PeerProcess
+    let rpc: String
+    let events: String
+    let client: RPCClient
+
+    /// Starts the executable on fresh ipc endpoints against `databaseURL` and waits for its ready line.
+    static func start(databaseURL: String) async throws -> LegalProcess {
+        let (rpc, events) = (ipcEndpoint(), ipcEndpoint())
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        environment["RPC_BIND"] = rpc
+        environment["EVENTS_BIND"] = events
+        environment["HEALTH_PORT"] = "0"
+        environment["LOG_LEVEL"] = "info"
+        let process = try await PeerProcess("Legal", environment: environment)
+        let client = try await RPCClient.connect(to: "legal", endpoints: [rpc], logger: testLogger())
+        return LegalProcess(process: process, rpc: rpc, events: events, client: client)
+    }
+
+    func call<M: RPCMethod>(_ method: M.Type, _ request: M.Request, principal: Principal? = nil) async throws -> M.Reply {
+        do {
+            return try await client.call(method, request, principal: principal, timeout: .seconds(10))
+        } catch {
+            Issue.record("\(M.type) failed: \(error); service output:\n\(process.output)")
+            throw error
+        }
+    }
+
+    /// Waits until `legal.events.since` returns `count` events (the relay numbers committed rows
+    /// a moment after they commit), and returns them.
+    func events(count: Int) async throws -> [Envelope] {
+        let client = self.client
+        return try await withTimeout(.seconds(15), "\(count) events from legal.events.since") {
+            while true {
+                let events = try await LegalEventsSince.fetch(from: client, after: 0)
+                if events.count >= count { return events }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// SIGTERM, and the exit status (expected 0: a graceful shutdown).
+    func stop() async -> Int32? {
+        await client.close()
+        process.signal(SIGTERM)
+        return await process.waitForExit(timeout: .seconds(20))
+    }
+}
+
+/// A database of its own for one test, created on the test cluster and dropped afterwards. Holds
+/// the cluster gate's shared side (through `withSchema`) so no restart test runs meanwhile.
+func withFreshDatabase<T>(_ body: (_ url: String, _ query: FreshDatabaseQuery) async throws -> T) async throws -> T {
+    try await TestDatabase.withSchema { _ in
+        let logger = testLogger()
+        let admin = try PostgresConfiguration(url: try TestDatabase.url())
+        let name = "legal_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let setup = try await PostgresConnection.connect(configuration: admin, logger: logger)
+        // The name is generated above (hex digits): safe in DDL, which takes no parameters.
+        try await setup.run { db in try db.executeScript("CREATE DATABASE \(name)") }
+        var configuration = admin
+        configuration["dbname"] = name
+        let url = configuration.options.map { "\($0.key)='\(escape($0.value))'" }.joined(separator: " ")
+        let query = FreshDatabaseQuery(configuration: configuration)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(url, query)) } catch { result = .failure(error) }
+        do {
+            try await setup.run { db in try db.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        } catch {
+            logger.warning("could not drop test database", metadata: ["database": "\(name)", "error": "\(error)"])
+        }
+        await setup.close()
+        return try result.get()
+    }
+}
+
+/// A libpq conninfo value inside single quotes: backslash and quote escaped.
+private func escape(_ value: String) -> String {
+    value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+}
+
+/// Counts rows in the fresh database, as a check beside what the service says over the bus.
+struct FreshDatabaseQuery: Sendable {
+    let configuration: PostgresConfiguration
+
+    func count(_ table: String) async throws -> Int {
+        let connection = try await PostgresConnection.connect(configuration: configuration, logger: testLogger())
+        let result: Result<Int, any Error>
+        do {
+            // `table` is a literal from the test itself.
+            result = .success(try await connection.run { db in try db.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, column: 0) })
+        } catch { result = .failure(error) }
+        await connection.close()
+        return try result.get()
+    }
+}
