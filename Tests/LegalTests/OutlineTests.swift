@@ -126,6 +126,17 @@ import Testing
         #expect(outline(markdown)[1].anchor == "see-our-site-for-more")
     }
 
+    @Test func pathologicalDocumentsTakeLinearTime() {
+        // Quadratic work on either would take minutes here; linear takes well under a second.
+        let brackets = "## " + String(repeating: "[](", count: 80_000) + "\n"
+        #expect(outline(brackets).count == 1)
+        let repeated = String(repeating: "## Same\n", count: 20_000)
+        let anchors = outline(repeated).map(\.anchor)
+        #expect(anchors.count == 20_000)
+        #expect(Set(anchors).count == 20_000)
+        #expect(anchors.last == "same-19999")
+    }
+
     @Test func emptyAndHeadinglessDocuments() {
         #expect(outline("").isEmpty)
         #expect(outline("Just a paragraph.\n\n- and a list").isEmpty)
