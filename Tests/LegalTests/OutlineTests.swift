@@ -126,15 +126,15 @@ import Testing
         #expect(outline(markdown)[1].anchor == "see-our-site-for-more")
     }
 
-    @Test func pathologicalDocumentsTakeLinearTime() {
-        // Quadratic work on either would take minutes here; linear takes well under a second.
-        let brackets = "## " + String(repeating: "[](", count: 80_000) + "\n"
-        #expect(outline(brackets).count == 1)
-        let repeated = String(repeating: "## Same\n", count: 20_000)
-        let anchors = outline(repeated).map(\.anchor)
-        #expect(anchors.count == 20_000)
-        #expect(Set(anchors).count == 20_000)
-        #expect(anchors.last == "same-19999")
+    @Test func pathologicalHeadingsAreHandled() {
+        // Inputs that made earlier versions quadratic (each bracket searching the rest of the
+        // line; each repeated anchor counting up from 1): they would stall this suite.
+        let brackets = "## " + String(repeating: "[](", count: 20_000) + "\n"
+        #expect(outline(brackets).first?.title.count == 60_000)
+        let anchors = outline(String(repeating: "## Same\n", count: 5_000)).map(\.anchor)
+        #expect(anchors.count == 5_000)
+        #expect(Set(anchors).count == 5_000)
+        #expect(anchors.last == "same-4999")
     }
 
     @Test func emptyAndHeadinglessDocuments() {
