@@ -9,7 +9,8 @@ import TestSupport
 /// and publishing reaches subscribers live and through `legal.events.since`.
 @Suite(.serialized) struct LegalProcessTests {
     @Test func firstStartSeedsAndARestartSeedsNothing() async throws {
-        try await withFreshDatabase { url, database in
+        try await TestDatabase.withDatabase { database in
+            let url = database.url
             let first = try await LegalProcess.start(databaseURL: url)
             let seeded = try await first.call(LegalAllVersions.self, Empty()).versions
             #expect(seeded.map(\.type) == [.privacyPolicy, .termsOfService])
@@ -33,7 +34,8 @@ import TestSupport
     }
 
     @Test func twoInstancesStartingTogetherSeedOnce() async throws {
-        try await withFreshDatabase { url, database in
+        try await TestDatabase.withDatabase { database in
+            let url = database.url
             async let a = LegalProcess.start(databaseURL: url)
             async let b = LegalProcess.start(databaseURL: url)
             let (one, two) = try await (a, b)
@@ -51,7 +53,8 @@ import TestSupport
     }
 
     @Test func publishReachesSubscribersAndEventsSince() async throws {
-        try await withFreshDatabase { url, _ in
+        try await TestDatabase.withDatabase { database in
+            let url = database.url
             let legal = try await LegalProcess.start(databaseURL: url)
             _ = try await legal.events(count: 2)
             let subscriber = try await EventSubscriber.connect(endpoints: [legal.events], topics: ["legal."], logger: testLogger())

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// The real `Legal` executable as a child process. It always uses the schema `legal` (its name),
-/// so each test gives it a database of its own (``withFreshDatabase(_:)``): exact counts of
+/// so each test gives it a database of its own (`TestDatabase.withDatabase`): exact counts of
 /// versions and events then hold while other tests run.
 struct LegalProcess {
     let process: PeerProcess
@@ -58,49 +58,10 @@ struct LegalProcess {
     }
 }
 
-/// A database of its own for one test, created on the test cluster and dropped afterwards. Holds
-/// the cluster gate's shared side (through `withSchema`) so no restart test runs meanwhile.
-func withFreshDatabase<T>(_ body: (_ url: String, _ query: FreshDatabaseQuery) async throws -> T) async throws -> T {
-    try await TestDatabase.withSchema { _ in
-        let logger = testLogger()
-        let admin = try PostgresConfiguration(url: try TestDatabase.url())
-        let name = "legal_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let setup = try await PostgresConnection.connect(configuration: admin, logger: logger)
-        // The name is generated above (hex digits): safe in DDL, which takes no parameters.
-        try await setup.run { db in try db.executeScript("CREATE DATABASE \(name)") }
-        var configuration = admin
-        configuration["dbname"] = name
-        let url = configuration.options.map { "\($0.key)='\(escape($0.value))'" }.joined(separator: " ")
-        let query = FreshDatabaseQuery(configuration: configuration)
-        let result: Result<T, any Error>
-        do { result = .success(try await body(url, query)) } catch { result = .failure(error) }
-        do {
-            try await setup.run { db in try db.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-        } catch {
-            logger.warning("could not drop test database", metadata: ["database": "\(name)", "error": "\(error)"])
-        }
-        await setup.close()
-        return try result.get()
-    }
-}
-
-/// A libpq conninfo value inside single quotes: backslash and quote escaped.
-private func escape(_ value: String) -> String {
-    value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
-}
-
-/// Counts rows in the fresh database, as a check beside what the service says over the bus.
-struct FreshDatabaseQuery: Sendable {
-    let configuration: PostgresConfiguration
-
+extension TestDatabaseInstance {
+    /// Rows in `table`, as a check beside what the service says over the bus.
     func count(_ table: String) async throws -> Int {
-        let connection = try await PostgresConnection.connect(configuration: configuration, logger: testLogger())
-        let result: Result<Int, any Error>
-        do {
-            // `table` is a literal from the test itself.
-            result = .success(try await connection.run { db in try db.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, column: 0) })
-        } catch { result = .failure(error) }
-        await connection.close()
-        return try result.get()
+        // `table` is a literal from the test itself.
+        try await pool.withConnection { db in try db.query("SELECT count(*) FROM \(table)")[0].decode(Int.self, column: 0) }
     }
 }
