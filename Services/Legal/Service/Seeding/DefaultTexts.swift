@@ -1,0 +1,26 @@
+import Contracts
+import Foundation
+
+/// The texts the service ships and publishes on its first start, so the app has a privacy
+/// policy and terms to show (and users something to accept) before an operator publishes any.
+/// They live as markdown resources (`DefaultTexts/<type>.md`) so they read and diff as documents.
+public enum DefaultTexts {
+    /// The version string of the shipped texts.
+    public static let version = "1.0"
+    /// The "Last Updated" date the shipped texts show: 15 January 2026, 00:00 UTC.
+    public static let lastUpdated = Date(timeIntervalSince1970: 1_768_435_200)
+
+    /// The shipped markdown of `type`.
+    public static func content(of type: LegalDocumentType) throws -> String {
+        let url = try LegalServiceDescription.resourceDirectory("DefaultTexts").appendingPathComponent("\(type.rawValue).md")
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    /// One draft per document type, effective when published, requiring acceptance (nobody has
+    /// accepted anything before the first version).
+    public static func drafts() throws -> [VersionDraft] {
+        try LegalDocumentType.allCases.map { type in
+            VersionDraft(type: type, version: version, content: try content(of: type), lastUpdated: lastUpdated, effectiveAt: nil, material: true)
+        }
+    }
+}
