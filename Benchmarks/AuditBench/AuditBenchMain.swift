@@ -10,6 +10,9 @@ import TestSupport
 /// executables on a fresh database of the throwaway cluster (`DATABASE_URL`; `deploy/bench-audit`
 /// starts one), with pgbench's one-INSERT-per-commit rate on the same table as the baseline.
 ///
+/// Each round runs pgbench, then 64 and then 512 in flight; medians over `--rounds` (default 3)
+/// are reported, then an open-loop run at half the median peak rate.
+///
 /// Options: `--seconds N` per phase (default 5), `--writers N` audit writers (default 4),
 /// `--clients N` bus client sockets (default 2), `--skip-pgbench`, `--preload N` (insert N rows,
 /// then measure 512 in flight again: does throughput hold as the table grows?), `--verbose`.
@@ -72,51 +75,18 @@ struct AuditBenchMain {
             print("audit-bench: \(seconds) s per phase, \(writers) audit writers, \(clientCount) client sockets, terms \(version)")
             _ = await load.closedLoop(inFlight: 64, for: .seconds(2), label: "warm-up")
 
-            var baseline: Double?
-            if !CommandLine.arguments.contains("--skip-pgbench") {
+            let rounds = option("--rounds", default: 3)
+            let withPgbench = !CommandLine.arguments.contains("--skip-pgbench")
+            if withPgbench {
                 try await database.pool.withConnection { db in try db.executeScript("CREATE SEQUENCE public.bench_positions") }
-                baseline = try await PgbenchBaseline.run(url: database.url, clients: 32, seconds: seconds)
             }
-            let at64 = await load.closedLoop(inFlight: 64, for: phase, label: "64 in flight")
-            let at512 = await load.closedLoop(inFlight: 512, for: phase, label: "512 in flight")
-            let peak = max(at64.rate, at512.rate)
-            let half = await load.openLoop(rate: peak / 2, for: phase, label: "open loop at half peak")
-            var grown: PhaseResult?
+            let report = try await BenchRounds(load: load, phase: phase, url: database.url, withPgbench: withPgbench)
+                .run(rounds: rounds)
             let preload = option("--preload", default: 0)
             if preload > 0 {
-                // Rows like real ones (random subjects and keys) on a chain of their own, so every
-                // index grows as it would, then the 512-in-flight phase again.
-                let started = ContinuousClock.now
-                try await database.pool.withConnection { db in
-                    _ = try db.execute("""
-                        INSERT INTO audit.records (chain, position, record_id, subject, document_type, version, digest, action,
-                            recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
-                        SELECT 999, n, gen_random_uuid(), gen_random_uuid(), 'terms_of_service', '1.0', 'd', 'accept',
-                            (extract(epoch FROM now()) * 1000)::bigint, '203.0.113.7', 'preload', sha256('ip'::bytea),
-                            sha256('ua'::bytea), gen_random_uuid()::text, sha256('p'::bytea), sha256(n::text::bytea)
-                        FROM generate_series(1, $1::bigint) AS n
-                        """, preload)
-                    try db.executeScript("VACUUM ANALYZE audit.records")
-                }
-                print(String(format: "preloaded %d rows in %.0f s", preload, (ContinuousClock.now - started).inSeconds))
-                grown = await load.closedLoop(inFlight: 512, for: phase, label: "512 in flight, +\(preload) rows")
-            }
-
-            print("")
-            print("| phase | acknowledged/s | failed | p50 ms | p99 ms | p99.9 ms |")
-            print("| --- | ---: | ---: | ---: | ---: | ---: |")
-            for result in [at64, at512, half] + (grown.map { [$0] } ?? []) {
-                print(String(format: "| %@ | %.0f | %d | %.2f | %.2f | %.2f |", result.label, result.rate, result.failed,
-                             result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9)))
-            }
-            if let baseline {
-                print(String(format: "| pgbench, 1 INSERT per commit, 32 clients | %.0f | | | | |", baseline))
-                print("")
-                print(String(format: "ratio: peak %.0f/s over the bus = %.2f× pgbench's %.0f/s (goal ≥ 5×)", peak, peak / baseline, baseline))
-            }
-            print(String(format: "p99 at half the peak rate (%.0f/s): %.2f ms (goal ≤ 10 ms)", peak / 2, half.milliseconds(99)))
-            if let grown {
-                print(String(format: "after %d more rows: %.0f/s at 512 in flight = %.2f× the empty table's", preload, grown.rate, grown.rate / at512.rate))
+                let grown = try await TableGrowth(pool: database.pool).measure(rows: preload, load: load, phase: phase)
+                print(String(format: "after %d more rows: %.0f/s at 512 in flight = %.2f× the median on the smaller table",
+                             preload, grown.rate, grown.rate / report.median512))
             }
             if CommandLine.arguments.contains("--verbose") {
                 FileHandle.standardError.write(Data("--- audit output ---\n\(audit.output)\n".utf8))
