@@ -29,27 +29,64 @@ final class FastJSONEncoderState {
     /// Foundation refuses nesting deeper than 512; far beyond any payload, so leave it to Foundation.
     static let maximumDepth = 256
 
-    var bytes: [UInt8] = []
-    var frames: [Frame] = []
-    var keys: [Member] = []
+    /// The mutable fields, kept behind a pointer: a class's stored `var`s get dynamic
+    /// exclusivity checks on every access (`swift_beginAccess`, a thread-local lookup), and with
+    /// several appends per value those checks cost as much as Foundation's whole encoder. The
+    /// allocation lives exactly as long as this object, which every container holds.
+    struct Storage {
+        var bytes: [UInt8] = []
+        var frames: [Frame] = []
+        var keys: [Member] = []
+        var failed = false
+        var lastToken = 0
+        var scratch: [UInt8] = []
+    }
+
+    private let storage: UnsafeMutablePointer<Storage>
+
+    init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Storage())
+        storage.pointee.bytes.reserveCapacity(256)
+        storage.pointee.frames.reserveCapacity(8)
+        storage.pointee.keys.reserveCapacity(16)
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    var bytes: [UInt8] {
+        unsafeAddress { UnsafePointer(storage).pointer(to: \.bytes)! }
+        unsafeMutableAddress { storage.pointer(to: \.bytes)! }
+    }
+    var frames: [Frame] {
+        unsafeAddress { UnsafePointer(storage).pointer(to: \.frames)! }
+        unsafeMutableAddress { storage.pointer(to: \.frames)! }
+    }
+    var keys: [Member] {
+        unsafeAddress { UnsafePointer(storage).pointer(to: \.keys)! }
+        unsafeMutableAddress { storage.pointer(to: \.keys)! }
+    }
+    private var scratch: [UInt8] {
+        unsafeAddress { UnsafePointer(storage).pointer(to: \.scratch)! }
+        unsafeMutableAddress { storage.pointer(to: \.scratch)! }
+    }
     /// Set by anything this encoder cannot reproduce; the run is then redone by Foundation even
     /// if the type caught the error and went on.
-    private(set) var failed = false
-    private var lastToken = 0
-    private var scratch: [UInt8] = []
+    var failed: Bool { storage.pointee.failed }
 
-    init() { bytes.reserveCapacity(256) }
-
-    func fail() { failed = true }
+    func fail() { storage.pointee.failed = true }
 
     func fallback() -> FastJSONFallback {
-        failed = true
+        fail()
         return FastJSONFallback()
     }
 
     func newToken() -> Int {
-        lastToken += 1
-        return lastToken
+        storage.pointee.lastToken += 1
+        return storage.pointee.lastToken
     }
 
     // MARK: Values
