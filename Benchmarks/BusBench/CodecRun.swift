@@ -12,6 +12,7 @@ enum CodecRun {
         let wire = EnvelopeCodec.encode(envelope)
         let steps: [(String, () throws -> Void)] = [
             ("payload encode (BusJSON)", { _ = try BusJSON.encode(request) }),
+            ("payload encode (Foundation)", { _ = try BusJSON.encoder().encode(request) }),
             ("payload decode (BusJSON)", { _ = try BusJSON.decode(BenchRequest.self, from: payload) }),
             ("payload decode (Foundation)", { _ = try BusJSON.decoder().decode(BenchRequest.self, from: payload) }),
             ("envelope encode", { _ = EnvelopeCodec.encode(envelope) }),

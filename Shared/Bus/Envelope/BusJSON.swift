@@ -32,7 +32,10 @@ public enum BusJSON {
         return decoder
     }
 
+    /// Encodes with ``FastJSONEncoder`` and, for whatever it does not handle (or any error), with
+    /// Foundation's encoder, whose bytes or error then stand. Both write the same bytes.
     public static func encode<T: Encodable>(_ value: T) throws(BusError) -> Data {
+        if let data = try? FastJSONEncoder.encode(value) { return data }
         do { return try sharedEncoder.encode(value) } catch {
             throw BusError(.internal, "could not encode \(T.self): \(error)")
         }
