@@ -1,0 +1,15 @@
+import Foundation
+import ServiceKit
+
+/// The Accounts service's own settings.
+public struct AccountsSettings: EnvironmentSettings {
+    /// The eligibility rules in force (the shipped file unless `ACCOUNTS_ELIGIBILITY_RULES` names one).
+    public let rules: EligibilityRules
+
+    public init(environment env: EnvironmentReader) throws {
+        let path = env.string(
+            "ACCOUNTS_ELIGIBILITY_RULES", default: "",
+            "Path of a JSON eligibility rules file (version, minimumAge, jurisdictions, restrictedStates); empty: the shipped rules.")
+        rules = path.isEmpty ? try EligibilityRules.bundled() : try EligibilityRules.load(from: URL(fileURLWithPath: path))
+    }
+}
