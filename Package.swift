@@ -87,6 +87,7 @@ let package = Package(
             name: "AccountsService", dependencies: [
                 "Bus", "Contracts", "Postgres", "ServiceKit",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Services/Accounts/Service", resources: [.copy("Migrations"), .copy("Rules")], swiftSettings: strict),
         .executableTarget(
             name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",

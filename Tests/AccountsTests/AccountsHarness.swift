@@ -15,6 +15,7 @@ final class AccountsHarness: Sendable {
     let legalClient: RPCClient
     let auditClient: RPCClient
     let accountsClient: RPCClient
+    let auditEnvironment: [String: String]
     private let processes: Mutex<[String: PeerProcess]>
 
     static let operatorPrincipal = Principal.operator("tests")
@@ -22,7 +23,9 @@ final class AccountsHarness: Sendable {
     static let gateway = Principal.service("gateway")
 
     private init(database: TestDatabaseInstance, legalRPC: String, auditRPC: String, accountsRPC: String,
-                 legalClient: RPCClient, auditClient: RPCClient, accountsClient: RPCClient, processes: [String: PeerProcess]) {
+                 legalClient: RPCClient, auditClient: RPCClient, accountsClient: RPCClient, auditEnvironment: [String: String],
+                 processes: [String: PeerProcess]) {
+        self.auditEnvironment = auditEnvironment
         self.database = database
         self.legalRPC = legalRPC
         self.auditRPC = auditRPC
@@ -55,6 +58,7 @@ final class AccountsHarness: Sendable {
                 legalClient: try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger),
                 auditClient: try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger),
                 accountsClient: try await RPCClient.connect(to: "accounts", endpoints: [accountsRPC], logger: logger),
+                auditEnvironment: auditEnvironment,
                 processes: ["Legal": legal, "Audit": audit, "Accounts": accounts])
             let result: Result<Void, any Error>
             do { result = .success(try await body(harness)) } catch {
@@ -85,6 +89,7 @@ final class AccountsHarness: Sendable {
         var environment = environment(database, rpc: rpc)
         environment["LEGAL_RPC_ENDPOINTS"] = legal
         environment["AUDIT_RPC_ENDPOINTS"] = audit
+        environment["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
         if let rules { environment["ACCOUNTS_ELIGIBILITY_RULES"] = rules }
         return environment
     }
@@ -102,6 +107,12 @@ final class AccountsHarness: Sendable {
         let process = try await PeerProcess(
             "Accounts", environment: Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules))
         processes.withLock { $0["Accounts"] = process }
+    }
+
+    /// Starts Audit again (after ``stop(_:)``) with the same key, database and addresses.
+    func startAudit() async throws {
+        let process = try await PeerProcess("Audit", environment: auditEnvironment)
+        processes.withLock { $0["Audit"] = process }
     }
 
     // MARK: Calls

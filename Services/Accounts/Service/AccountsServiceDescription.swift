@@ -22,8 +22,11 @@ public enum AccountsServiceDescription: ServiceDescription {
     /// ``BusServiceMain/run(_:settings:configure:)``.
     public static func configure(_ context: BusServiceContext, settings: AccountsSettings) async throws {
         let peers = Peers(legal: { try await context.client(for: .legal) }, audit: { try await context.client(for: .audit) })
-        AccountsHandlers(store: AccountsStore(pool: context.pool, schema: context.name), rules: settings.rules, peers: peers)
-            .register(on: context.server)
+        let store = AccountsStore(pool: context.pool, schema: context.name)
+        AccountsHandlers(store: store, rules: settings.rules, peers: peers).register(on: context.server)
+        let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
+        context.runtime.addService(erasure)
+        DeletionHandlers(store: store, outbox: context.outbox, erasure: erasure).register(on: context.server)
         context.logger.notice("eligibility rules in force", metadata: [
             "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
         ])

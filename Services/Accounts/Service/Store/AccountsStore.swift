@@ -2,12 +2,15 @@ import Bus
 import Foundation
 import Postgres
 
-/// The SQL of the Accounts service over `users` and `eligibility_confirmations`. The schema is
+/// The SQL of the Accounts service over `users` and `eligibility_confirmations`; deletion in
+/// `AccountsStore+Deletion.swift`. The schema is
 /// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
 public struct AccountsStore: Sendable {
     public let pool: PostgresPool
     let users: String
     let confirmations: String
+    let deletionRequests: String
+    let deletedAccounts: String
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
@@ -15,6 +18,8 @@ public struct AccountsStore: Sendable {
         self.pool = pool
         self.users = "\(schema).users"
         self.confirmations = "\(schema).eligibility_confirmations"
+        self.deletionRequests = "\(schema).deletion_requests"
+        self.deletedAccounts = "\(schema).deleted_accounts"
     }
 
     public func user(appleId: String) async throws -> StoredUser? {
