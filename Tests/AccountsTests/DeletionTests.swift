@@ -34,7 +34,8 @@ import TestSupport
             let request = try await harness.requestDeletion(id)
             let deleted = try await harness.confirmDeletion(id, request.requestId)
             #expect(deleted.userId == id)
-            #expect(try await harness.refusal { try await harness.get(id) }.code == .notFound)
+            #expect(try await harness.refusal { try await harness.get(id) }.code == .gone)
+            #expect(try await harness.refusal { try await harness.requestDeletion(id) }.code == .gone)
             #expect(try await harness.userCount() == 0)
             #expect(try await harness.confirmations(id) == 0)
             // A repeat answers the same; the event went through the outbox once.
@@ -79,19 +80,25 @@ import TestSupport
 
             try await harness.startAudit()
             try await harness.waitForErasure(leaving)
-            let user = try await withTimeout(.seconds(20), "sign-up after the outage") {
-                try await harness.getOrCreate(.init(appleId: "apple.during-outage"))
-            }
-            let id = try #require(user.id)
-            #expect(user.hasAcceptedTOS && user.tosAcceptedAt != nil)
-            #expect(try await harness.auditHistory(id).count == 1)
-            _ = try await harness.getOrCreate(.init(appleId: "apple.during-outage"))
-            #expect(try await harness.auditHistory(id).count == 1)
+            // The user's next act records the sign-up acceptance first, then itself.
+            let id = try #require(try await harness.userId(appleId: "apple.during-outage"))
+            let declined = try await withTimeout(.seconds(20), "decline after the outage") { try await harness.decline(id, version) }
+            #expect(declined.needsToAcceptTOS && declined.tosAcceptedAt != nil)
+            #expect(try await harness.auditHistory(id).map(\.receipt.action) == [.decline, .accept])
+            let user = try await harness.getOrCreate(.init(appleId: "apple.during-outage"))
+            #expect(user.id == id && user.needsToAcceptTOS)
+            #expect(try await harness.auditHistory(id).count == 2)
         }
     }
 }
 
 extension AccountsHarness {
+    func userId(appleId: String) async throws -> UUID? {
+        try await database.pool.withConnection { db in
+            try db.query("SELECT id FROM accounts.users WHERE apple_id = $1", appleId).first?.decode(UUID.self, column: 0)
+        }
+    }
+
     func requestDeletion(_ id: UUID) async throws -> DeletionRequest {
         try await accountsClient.call(AccountsRequestDeletion.self, .init(userId: id), principal: .user(id.uuidString))
     }

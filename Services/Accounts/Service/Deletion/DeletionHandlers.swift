@@ -47,7 +47,7 @@ struct DeletionHandlers: Sendable {
 
     /// What deletion removes and what stays (seed 003 FR-007).
     func preview(_ id: UUID) async throws -> DeletionPreview {
-        guard try await store.user(id: id) != nil else { throw AccountsHandlers.unknown(id) }
+        guard try await store.user(id: id) != nil else { throw try await store.missing(id) }
         let confirmations = try await store.confirmationCount(id)
         return DeletionPreview(
             userId: id,

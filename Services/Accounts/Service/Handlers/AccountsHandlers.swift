@@ -23,7 +23,7 @@ struct AccountsHandlers: Sendable {
         }
         server.register(AccountsGet.self) { request, context in
             try Self.authorize(context, for: request.userId)
-            guard let user = try await store.user(id: request.userId) else { throw Self.unknown(request.userId) }
+            guard let user = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
             return try await view.present(user)
         }
         server.register(AccountsAcceptTerms.self) { request, context in

@@ -36,7 +36,8 @@ struct SignUp: Sendable {
             minimumAge: rules.minimumAge, tosVersion: current, clientIP: request.clientIP, userAgent: request.userAgent)
         let (user, created) = try await store.insert(new)
         if !created { return try await returning(user, request) }
-        return try await UserView(peers: peers).present(try await recordSignup(user, clientIP: request.clientIP, userAgent: request.userAgent))
+        let recorded = try await Self.recordSignup(user, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
+        return try await UserView(peers: peers).present(recorded)
     }
 
     /// An existing user: blanks filled, a sign-up acceptance not yet recorded finished.
@@ -44,12 +45,16 @@ struct SignUp: Sendable {
         var user = existing
         let fills = (user.email ?? "").isEmpty && !(request.email ?? "").isEmpty || (user.name ?? "").isEmpty && !(request.name ?? "").isEmpty
         if fills, let filled = try await store.fillBlanks(user.id, email: request.email, name: request.name) { user = filled }
-        if user.signupReceiptId == nil { user = try await recordSignup(user, clientIP: request.clientIP, userAgent: request.userAgent) }
+        user = try await Self.recordSignup(user, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
         return try await UserView(peers: peers).present(user)
     }
 
-    private func recordSignup(_ user: StoredUser, clientIP: String?, userAgent: String?) async throws -> StoredUser {
-        guard let version = user.tosVersion else { return user }
+    /// Records the sign-up acceptance through Audit unless it already is (`signupReceiptId`). Also
+    /// called before a later accept or decline, so Audit's order of events stays the user's.
+    static func recordSignup(_ user: StoredUser, store: AccountsStore, peers: Peers, clientIP: String?, userAgent: String?)
+        async throws -> StoredUser
+    {
+        guard user.signupReceiptId == nil, let version = user.tosVersion else { return user }
         let receipt = try await peers.record(
             .accept, user: user.id, version: version, key: "accounts.signup:\(user.id.uuidString.lowercased())",
             clientIP: clientIP, userAgent: userAgent)

@@ -12,7 +12,8 @@ struct TermsActions: Sendable {
 
     func act(_ action: AcceptanceAction, _ request: AccountsTermsRequest, key: String?) async throws -> AccountUser {
         try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
-        guard let user = try await store.user(id: request.userId) else { throw AccountsHandlers.unknown(request.userId) }
+        guard let found = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
+        let user = try await SignUp.recordSignup(found, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
         let current = try await peers.currentTermsVersion()
         guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString

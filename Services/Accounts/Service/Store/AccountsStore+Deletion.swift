@@ -63,6 +63,13 @@ extension AccountsStore {
         }
     }
 
+    /// The error for a user id with no row: `gone` when the account was deleted, else `not_found`.
+    public func missing(_ id: UUID) async throws -> BusError {
+        let sql = "SELECT 1 FROM \(deletedAccounts) WHERE user_id = $1"
+        let deleted = try await pool.withConnection { db in try !db.query(sql, id).isEmpty }
+        return deleted ? BusError(.gone, "the account was deleted") : AccountsHandlers.unknown(id)
+    }
+
     /// Deleted accounts whose Audit erasure is still to do, oldest first.
     public func erasuresDue(limit: Int) async throws -> [UUID] {
         let sql = "SELECT user_id FROM \(deletedAccounts) WHERE audit_erased_at IS NULL ORDER BY deleted_at LIMIT $1"
