@@ -57,6 +57,17 @@ import TestSupport
             #expect(after.users.map(\.id) == [californian])
             #expect(after.users.first?.eligibilityRulesVersion == "2025-12-12")
 
+            let firstPage = try await harness.accountsClient.call(
+                AccountsRestrictedUsers.self, .init(limit: 1), principal: AccountsHarness.operatorPrincipal)
+            #expect(firstPage.users.map(\.id) == [californian])
+            let nextPage = try await harness.accountsClient.call(
+                AccountsRestrictedUsers.self, .init(limit: 1, after: californian), principal: AccountsHarness.operatorPrincipal)
+            #expect(nextPage.users.isEmpty)
+            let badLimit = try await harness.refusal {
+                try await harness.accountsClient.call(AccountsRestrictedUsers.self, .init(limit: 0), principal: AccountsHarness.operatorPrincipal)
+            }
+            #expect(badLimit.code == .invalidArgument)
+
             let refused = try await harness.refusal { try await harness.signUp(state: "CA") }
             #expect(refused.code == .restrictedState && refused.message == accountsRestrictedStateMessage)
             let newTexan = try await harness.signUp(state: "TX")

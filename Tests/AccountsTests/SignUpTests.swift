@@ -66,6 +66,11 @@ import TestSupport
             }
             let empty = try await harness.refusal { try await harness.getOrCreate(.init(appleId: "")) }
             #expect(empty.code == .invalidArgument)
+            let badAddress = try await harness.refusal {
+                try await harness.getOrCreate(.init(
+                    appleId: "apple.ip", state: "TX", eligibilityCertified: true, tosVersion: version, clientIP: "not-an-address"))
+            }
+            #expect(badAddress.code == .invalidArgument)
             #expect(try await harness.userCount() == 0)
             #expect(try await harness.auditRecordCount() == 0)
         }
