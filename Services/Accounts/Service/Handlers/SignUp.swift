@@ -10,8 +10,9 @@ import Foundation
 ///   confirmation are stored in one transaction and the acceptance recorded through Audit.
 ///
 /// The Audit call comes after the commit, with a key derived from the new user's id: if it fails
-/// the user exists with `signupReceiptId` nil, and the next get_or_create of that Apple id records
-/// it (same key, so Audit never holds it twice).
+/// the user exists with `signupReceiptId` nil, and the next get_or_create of that Apple id (or the
+/// user's next accept/decline) records it, with that call's client address (same key, so Audit
+/// never holds it twice; the sign-up's own address is in `eligibility_confirmations`).
 struct SignUp: Sendable {
     let store: AccountsStore
     let rules: EligibilityRules

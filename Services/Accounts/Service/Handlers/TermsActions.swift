@@ -13,11 +13,11 @@ struct TermsActions: Sendable {
     func act(_ action: AcceptanceAction, _ request: AccountsTermsRequest, key: String?) async throws -> AccountUser {
         try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
         guard let found = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
-        let user = try await SignUp.recordSignup(found, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
         let current = try await peers.currentTermsVersion()
         guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString
         guard callKey.utf8.count <= 150 else { throw BusError(.invalidArgument, "the idempotency key is longer than 150 bytes") }
+        let user = try await SignUp.recordSignup(found, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
         let receipt = try await peers.record(
             action, user: user.id, version: current, key: "accounts.\(action.rawValue):\(callKey)",
             clientIP: request.clientIP, userAgent: request.userAgent)
