@@ -31,6 +31,20 @@ import TestSupport
         #expect(throws: RulesError.self) { try badCode.validated() }
     }
 
+    @Test func theServiceRefusesToStartWithBadRules() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-bad-rules-\(UUID().uuidString).json")
+        try Data(#"{"version":"x","minimumAge":18,"jurisdictions":["CA"],"restrictedStates":["NV"]}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await TestDatabase.withDatabase { database in
+            let environment = AccountsHarness.accountsEnvironment(
+                database, rpc: ipcEndpoint(), legal: ipcEndpoint(), audit: ipcEndpoint(), rules: file.path)
+            let error = await #expect(throws: PeerProcessError.self) {
+                _ = try await PeerProcess("Accounts", environment: environment, timeout: .seconds(20))
+            }
+            #expect("\(error.map { "\($0)" } ?? "")".contains("every restricted state must be a jurisdiction"))
+        }
+    }
+
     @Test func newRulesVersionRestrictsExistingUsersAndNewSignUps() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-rules-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
