@@ -41,6 +41,7 @@ final class AccountsHarness: Sendable {
     static func run(rules: String? = nil, _ body: (AccountsHarness) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC, accountsRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
+            let accountsEvents = ipcEndpoint()
             var legalEnvironment = environment(database, rpc: legalRPC)
             legalEnvironment["EVENTS_BIND"] = legalEvents
             let legal = try await PeerProcess("Legal", environment: legalEnvironment)
@@ -49,9 +50,13 @@ final class AccountsHarness: Sendable {
             auditEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             auditEnvironment["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
             auditEnvironment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+            // Audit follows account.deleted from this Accounts instance.
+            auditEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
+            auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
-            let accounts = try await PeerProcess(
-                "Accounts", environment: accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules))
+            var accountsEnvironment = accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
+            accountsEnvironment["EVENTS_BIND"] = accountsEvents
+            let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
             let logger = testLogger()
             let harness = AccountsHarness(
                 database: database, legalRPC: legalRPC, auditRPC: auditRPC, accountsRPC: accountsRPC,
@@ -104,8 +109,9 @@ final class AccountsHarness: Sendable {
     /// Restarts Accounts on the same address and database, with other rules.
     func restartAccounts(rules: String?) async throws {
         await stop("Accounts")
-        let process = try await PeerProcess(
-            "Accounts", environment: Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules))
+        var environment = Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
+        environment["EVENTS_BIND"] = auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"]
+        let process = try await PeerProcess("Accounts", environment: environment)
         processes.withLock { $0["Accounts"] = process }
     }
 

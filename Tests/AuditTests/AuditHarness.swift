@@ -104,6 +104,9 @@ final class AuditHarness: Sendable {
         environment["AUDIT_SIGNING_KEY"] = key
         environment["AUDIT_WRITERS"] = String(writers)
         environment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+        // No Accounts service here: point its consumer at endpoints nobody binds.
+        environment["ACCOUNTS_RPC_ENDPOINTS"] = ipcEndpoint()
+        environment["ACCOUNTS_EVENTS_ENDPOINTS"] = ipcEndpoint()
         return environment
     }
 

@@ -10,6 +10,8 @@ public enum AuditService {
         let signer = ReceiptSigner(privateKey: settings.signingKey, previousPublicKeys: settings.previousPublicKeys)
         let catalog = VersionCatalog(pool: context.pool) { try await context.client(for: .legal) }
         try await context.consumeEvents(from: .legal) { envelope, db in try catalog.apply(envelope, on: db) }
+        // A deleted account's records are pseudonymised even if Accounts' direct call was lost.
+        try await context.consumeEvents(from: .accounts) { envelope, db in try Erasure.apply(envelope, on: db) }
         let committer = GroupCommitter(
             pool: context.pool, writers: settings.writers, maximumBatch: settings.maximumBatch,
             logger: context.logger)

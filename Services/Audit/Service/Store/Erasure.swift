@@ -1,3 +1,5 @@
+import Bus
+import Contracts
 import Foundation
 import Postgres
 
@@ -10,15 +12,26 @@ struct Erasure: Sendable {
 
     /// Returns how many records lost their personal data; 0 for an unknown or already erased user.
     func erase(_ user: UUID) async throws -> Int {
-        try await pool.withTransaction { db in
-            guard let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
-                .first.map({ try $0.decode(UUID.self, column: 0) })
-            else { return 0 }
-            let erased = try db.execute("""
-                UPDATE audit.records SET client_ip = NULL, user_agent = NULL, idempotency_hash = NULL WHERE subject = $1
-                """, pseudonym)
-            try db.execute("INSERT INTO audit.erasures (pseudonym, records) VALUES ($1, $2)", pseudonym, erased)
-            return erased
-        }
+        try await pool.withTransaction { db in try Self.erase(user, on: db) }
+    }
+
+    /// The same inside the caller's transaction (the `account.deleted` consumer's).
+    static func erase(_ user: UUID, on db: isolated PostgresConnection) throws -> Int {
+        guard let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
+            .first.map({ try $0.decode(UUID.self, column: 0) })
+        else { return 0 }
+        let erased = try db.execute("""
+            UPDATE audit.records SET client_ip = NULL, user_agent = NULL, idempotency_hash = NULL WHERE subject = $1
+            """, pseudonym)
+        try db.execute("INSERT INTO audit.erasures (pseudonym, records) VALUES ($1, $2)", pseudonym, erased)
+        return erased
+    }
+
+    /// Applies one `account.deleted` event (Accounts' outbox; caught up after downtime), exactly
+    /// once with the consumer's cursor. Accounts also calls `audit.erase_subject` directly; both
+    /// paths are idempotent, so whichever comes second erases nothing more.
+    static func apply(_ envelope: Envelope, on db: isolated PostgresConnection) throws {
+        guard envelope.type == AccountsEvents.deleted else { return }
+        _ = try erase(try envelope.decodePayload(AccountDeleted.self).userId, on: db)
     }
 }
