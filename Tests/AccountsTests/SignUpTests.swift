@@ -57,7 +57,7 @@ import TestSupport
                 }
                 #expect(error.code == .invalidArgument)
             }
-            for stale in ["2025-12-12", "0.9", nil] as [String?] {
+            for stale in ["2024-01-01", "0.9", nil] as [String?] {
                 let error = try await harness.refusal {
                     try await harness.getOrCreate(.init(appleId: "apple.t", state: "TX", eligibilityCertified: true, tosVersion: stale))
                 }

@@ -36,7 +36,7 @@ import TestSupport
         try await AccountsHarness.run { harness in
             let version = try await harness.currentTerms()
             let id = try #require(try await harness.signUp().id)
-            for stale in ["2025-12-12", "0.1"] {
+            for stale in ["2024-01-01", "0.1"] {
                 let accept = try await harness.refusal { try await harness.accept(id, stale) }
                 #expect(accept.code == .conflict && accept.details?["currentVersion"] == version)
                 let decline = try await harness.refusal { try await harness.decline(id, stale) }

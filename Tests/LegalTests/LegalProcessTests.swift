@@ -14,7 +14,7 @@ import TestSupport
             let first = try await LegalProcess.start(databaseURL: url)
             let seeded = try await first.call(LegalAllVersions.self, Empty()).versions
             #expect(seeded.map(\.type) == [.privacyPolicy, .termsOfService])
-            #expect(seeded.map(\.version) == ["1.0", "1.0"])
+            #expect(seeded.map(\.version) == ["1.0", "2025-12-12"])
             let seededEvents = try await first.events(count: 2)
             #expect(try wire(seededEvents.map { try $0.decodePayload(LegalVersionSummary.self) }) == wire(seeded))
             let privacy = try await first.call(LegalCurrent.self, .init(type: .privacyPolicy))

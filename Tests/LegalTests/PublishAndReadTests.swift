@@ -30,7 +30,7 @@ import TestSupport
                 LegalOutlineEntry(level: 3, title: "Scope", anchor: "scope"),
             ])
             // The other type is untouched.
-            #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version == "1.0")
+            #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version == "2025-12-12")
         }
     }
 
@@ -45,9 +45,9 @@ import TestSupport
             // Asked "as of" a time, the answer is exact to the millisecond.
             #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: effectiveAt)).summary.version == "1.1")
             let justBefore = effectiveAt.addingTimeInterval(-0.001)
-            #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: justBefore)).summary.version == "1.0")
+            #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: justBefore)).summary.version == "2025-12-12")
             // History lists it already, first (latest effectiveAt).
-            #expect(try await legal.call(LegalHistory.self, .init(type: .termsOfService)).versions.map(\.version) == ["1.1", "1.0"])
+            #expect(try await legal.call(LegalHistory.self, .init(type: .termsOfService)).versions.map(\.version) == ["1.1", "2025-12-12"])
 
             // Live: the old version answers until effectiveAt, the new one from then on. The
             // server's clock is read between sending and receiving, so an old answer must have
@@ -65,10 +65,11 @@ import TestSupport
                 return polls
             }
             for poll in polls {
-                if poll.version == "1.0" { #expect(poll.sent < effectiveAt) } else { #expect(poll.received >= effectiveAt) }
+                if poll.version == "2025-12-12" { #expect(poll.sent < effectiveAt) } else { #expect(poll.received >= effectiveAt) }
             }
-            #expect(Set(polls.map(\.version)) == ["1.0", "1.1"] || polls[0].sent >= effectiveAt, "never saw the old version")
-            #expect(polls.map(\.version) == polls.map(\.version).sorted(), "once new, never old again")
+            #expect(Set(polls.map(\.version)) == ["2025-12-12", "1.1"] || polls[0].sent >= effectiveAt, "never saw the old version")
+            let firstNew = polls.firstIndex { $0.version == "1.1" } ?? polls.endIndex
+            #expect(polls[firstNew...].allSatisfy { $0.version == "1.1" }, "once new, never old again")
         }
     }
 

@@ -5,8 +5,15 @@ import Foundation
 /// policy and terms to show (and users something to accept) before an operator publishes any.
 /// They live as markdown resources (`DefaultTexts/<type>.md`) so they read and diff as documents.
 public enum DefaultTexts {
-    /// The version string of the shipped texts.
-    public static let version = "1.0"
+    /// The version string of each shipped text. The terms carry the date the seed's sign-up
+    /// contract (seed 004) hard-codes as `tos_version`, "2025-12-12", so that client works as
+    /// written; the privacy policy is "1.0", as seed 000 shows.
+    public static func version(of type: LegalDocumentType) -> String {
+        switch type {
+        case .privacyPolicy: "1.0"
+        case .termsOfService: "2025-12-12"
+        }
+    }
     /// The "Last Updated" date the shipped texts show: 15 January 2026, 00:00 UTC.
     public static let lastUpdated = Date(timeIntervalSince1970: 1_768_435_200)
 
@@ -20,7 +27,7 @@ public enum DefaultTexts {
     /// accepted anything before the first version).
     public static func drafts() throws -> [VersionDraft] {
         try LegalDocumentType.allCases.map { type in
-            VersionDraft(type: type, version: version, content: try content(of: type), lastUpdated: lastUpdated, effectiveAt: nil, material: true)
+            VersionDraft(type: type, version: version(of: type), content: try content(of: type), lastUpdated: lastUpdated, effectiveAt: nil, material: true)
         }
     }
 }
