@@ -2,8 +2,9 @@
 ///
 /// A closed, `Sendable` set so callers can map each case to a reply (the gateway answers
 /// `unauthenticated` for all token failures; `keySetUnavailable` is `unavailable`). Associated
-/// strings are fixed descriptions written by this module: they never contain token, claim or key
-/// material, so an error is always safe to log.
+/// strings are fixed descriptions written by this module, except the algorithm name of
+/// ``unsupportedAlgorithm(_:)``, which is the header's value cut to 16 characters. None holds
+/// token, claim or key material, so an error is always safe to log.
 public enum IdentityError: Error, Sendable, Equatable {
     /// Not a well-formed compact JWS or its JSON does not have the expected shape.
     case malformed(String)
@@ -31,4 +32,7 @@ public enum IdentityError: Error, Sendable, Equatable {
     case invalidKey(String)
     /// A sealed value could not be opened: wrong key, tampered bytes or a bad envelope.
     case decryptionFailed
+
+    /// ``unsupportedAlgorithm(_:)`` with the untrusted header value cut short for logs.
+    static func unsupported(_ alg: String) -> IdentityError { .unsupportedAlgorithm(String(alg.prefix(16))) }
 }

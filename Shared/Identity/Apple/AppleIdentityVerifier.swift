@@ -48,7 +48,7 @@ public struct AppleIdentityVerifier: Sendable {
 
     private func verifyUnlogged(_ token: String, nonce: String?, now: Date) async throws -> AppleIdentityClaims {
         let jws = try CompactJWS(parsing: token)
-        guard jws.header.alg == "RS256" else { throw IdentityError.unsupportedAlgorithm(jws.header.alg) }
+        guard jws.header.alg == "RS256" else { throw IdentityError.unsupported(jws.header.alg) }
         guard let kid = jws.header.kid, !kid.isEmpty else { throw IdentityError.malformed("missing kid") }
         let key = try await keys.key(for: kid)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: jws.signature)

@@ -72,7 +72,7 @@ public struct SessionTokens: Sendable {
     /// The claims of `token` when we signed it with a listed key and it is still valid.
     public func verify(_ token: String, now: Date = Date()) throws -> SessionClaims {
         let jws = try CompactJWS(parsing: token)
-        guard jws.header.alg == "EdDSA" else { throw IdentityError.unsupportedAlgorithm(jws.header.alg) }
+        guard jws.header.alg == "EdDSA" else { throw IdentityError.unsupported(jws.header.alg) }
         guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
         guard let key = keys.verificationKey(id: kid) else { throw IdentityError.unknownKey }
         guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
