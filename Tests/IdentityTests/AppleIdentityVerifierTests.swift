@@ -91,6 +91,11 @@ import Testing
         #expect(try await verify(token) == .notYetValid)
     }
 
+    @Test func notBeforeInTheFutureIsRefused() async throws {
+        let token = try AppleFixture.token(claims: claims { $0["nbf"] = Int(Date().timeIntervalSince1970) + 300 })
+        #expect(try await verify(token) == .notYetValid)
+    }
+
     @Test func wrongIssuerIsRefused() async throws {
         let token = try AppleFixture.token(claims: claims { $0["iss"] = "https://evil.example" })
         #expect(try await verify(token) == .wrongIssuer)

@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Testing
+import _CryptoExtras
 
 /// Loading Apple's key set from a file: refresh on an unknown key id, bounded by the interval.
 @Suite struct AppleKeyCacheTests {
@@ -36,6 +37,33 @@ import Testing
         _ = try await verifier.verify(try AppleFixture.token(kid: "A"))
     }
 
+    @Test func withdrawnKeyStopsVerifyingOnceTheSetIsOld() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("keys.json")
+        try AppleFixture.writeJWKS([("A", AppleFixture.keyA), ("B", AppleFixture.keyB)], to: path)
+        let cache = AppleKeyCache(source: .file(path: path), minimumRefreshInterval: .zero, maximumAge: .zero, logger: quietLogger)
+        let verifier = AppleIdentityVerifier(audiences: [AppleFixture.bundleID], keys: cache, logger: quietLogger)
+        let tokenA = try AppleFixture.token(kid: "A")
+        _ = try await verifier.verify(tokenA)
+        try AppleFixture.writeJWKS([("B", AppleFixture.keyB)], to: path)
+        #expect(try await thrownAsync { try await verifier.verify(tokenA) } == .unknownKey)
+    }
+
+    @Test func concurrentVerificationsShareTheFirstLoad() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("keys.json")
+        try AppleFixture.writeJWKS([("A", AppleFixture.keyA)], to: path)
+        let verifier = AppleFixture.verifier(jwksPath: path)
+        let token = try AppleFixture.token()
+        let subjects = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 { group.addTask { try await verifier.verify(token).subject } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(subjects.count == 16 && Set(subjects) == ["001234.abcdef0123456789.0042"])
+    }
+
     @Test func missingOrInvalidKeySetIsUnavailable() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -57,6 +85,10 @@ import Testing
         let document: [String: Any] = ["keys": [try AppleFixture.jwk(kid: "A", key: AppleFixture.keyA), ecKey, encryptionKey]]
         let set = try JSONWebKeySet(json: try JSONSerialization.data(withJSONObject: document))
         #expect(Set(set.keys.keys) == ["A"])
+
+        let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
+        let weakOnly: [String: Any] = ["keys": [try AppleFixture.jwk(kid: "W", key: weak)]]
+        #expect(try thrown { try JSONWebKeySet(json: try JSONSerialization.data(withJSONObject: weakOnly)) } == .keySetUnavailable("no usable RS256 key"))
     }
 
     @Test func keySourceConfiguration() throws {

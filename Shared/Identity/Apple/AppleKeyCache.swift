@@ -19,7 +19,7 @@ public actor AppleKeyCache {
     private var keys: [String: _RSA.Signing.PublicKey] = [:]
     private var loadedAt: ContinuousClock.Instant?
     private var lastAttempt: ContinuousClock.Instant?
-    private var inFlight: Task<JSONWebKeySet, any Error>?
+    private var inFlight: Task<Void, any Error>?
 
     /// - Parameters:
     ///   - minimumRefreshInterval: least time between two loads caused by unknown key ids.
@@ -41,9 +41,10 @@ public actor AppleKeyCache {
         let stale = loadedAt.map { now - $0 >= maximumAge } ?? true
         if !stale, let key = keys[kid] { return key }
         // Stale, or an unknown kid: reload, unless the last attempt was too recent (then a stale
-        // set is still used rather than failing every request while the source is down).
+        // set is still used rather than failing every request while the source is down). A load
+        // already running is always joined: callers that arrive during the first load need it.
         let mayRefresh = lastAttempt.map { now - $0 >= minimumRefreshInterval } ?? true
-        if mayRefresh {
+        if mayRefresh || inFlight != nil {
             do {
                 try await reload()
             } catch {
@@ -59,15 +60,20 @@ public actor AppleKeyCache {
     /// Loads the key set now (sharing a load already running).
     public func reload() async throws {
         if let inFlight {
-            _ = try await inFlight.value
+            try await inFlight.value
             return
         }
         lastAttempt = clock.now
-        let source = source, timeout = fetchTimeout
-        let task = Task { try await source.load(timeout: timeout) }
+        // The task installs the keys itself before it completes, so every caller awaiting it (the
+        // one that started it and any that joined) finds them in place when it resumes.
+        let task = Task { try await self.loadAndInstall() }
         inFlight = task
+        try await task.value
+    }
+
+    private func loadAndInstall() async throws {
         defer { inFlight = nil }
-        let set = try await task.value
+        let set = try await source.load(timeout: fetchTimeout)
         keys = set.keys
         loadedAt = clock.now
         logger.debug("apple key set loaded", metadata: ["keys": "\(set.keys.count)"])
