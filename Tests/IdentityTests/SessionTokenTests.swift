@@ -5,8 +5,13 @@ import Testing
 
 /// Our own Ed25519 session tokens: round trip, time, audience, rotation, tampering.
 @Suite struct SessionTokenTests {
-    let keyOne = try! SessionSigningKey.generate(id: "2026-11-a")
-    let keyTwo = try! SessionSigningKey.generate(id: "2026-11-b")
+    let keyOne: SessionSigningKey
+    let keyTwo: SessionSigningKey
+
+    init() throws {
+        keyOne = try SessionSigningKey.generate(id: "2026-11-a")
+        keyTwo = try SessionSigningKey.generate(id: "2026-11-b")
+    }
 
     func tokens(_ current: SessionSigningKey, previous: [SessionSigningKey] = [], audience: String = SessionTokens.audience) throws -> SessionTokens {
         let keys = try SessionKeySet(current: current, previous: Dictionary(uniqueKeysWithValues: previous.map { ($0.id, $0.publicKey) }))
