@@ -90,6 +90,16 @@ let package = Package(
         .executableTarget(
             name: "Audit", dependencies: ["AuditService", "ServiceKit"], path: "Services/Audit/Main", swiftSettings: strict),
 
+        .target(
+            name: "AccountsService", dependencies: [
+                "Bus", "Contracts", "Postgres", "ServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Accounts/Service", resources: [.copy("Migrations"), .copy("Rules")], swiftSettings: strict),
+        .executableTarget(
+            name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",
+            swiftSettings: strict),
+
         // MARK: Benchmarks
         .executableTarget(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
@@ -137,5 +147,10 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/IdentityTests", swiftSettings: strict),
+        .testTarget(
+            name: "AccountsTests", dependencies: [
+                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/AccountsTests", swiftSettings: strict),
     ]
 )

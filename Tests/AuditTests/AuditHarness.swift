@@ -72,6 +72,13 @@ final class AuditHarness: Sendable {
         auditProcess.withLock { $0 = nil }
     }
 
+    /// SIGKILL: no shutdown code runs; whatever was in flight is cut off.
+    func killAudit() {
+        guard let process = auditProcess.withLock({ $0 }) else { return }
+        process.kill()
+        auditProcess.withLock { $0 = nil }
+    }
+
     func startAudit(writers: Int = 4) async throws {
         let process = try await PeerProcess("Audit", environment: Self.auditEnvironment(
             database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))

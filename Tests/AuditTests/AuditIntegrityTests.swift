@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Postgres
+import Synchronization
 import Testing
 import TestSupport
 
@@ -172,6 +173,45 @@ import TestSupport
         }
     }
 
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func everyAcknowledgedRecordSurvivesTheServiceStopping(signal: Int32) async throws {
+        try await AuditHarness.run { harness in
+            let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            // Calls keep coming while the service is stopped under them.
+            let acknowledgedSoFar = Counter()
+            let calls = Task {
+                await withTaskGroup(of: ConsentReceipt?.self) { group in
+                    for index in 0..<2_000 {
+                        group.addTask {
+                            let receipt = try? await harness.auditClient.call(
+                                AuditRecord.self,
+                                .init(userId: UUID(), documentType: .termsOfService, version: version, action: .accept),
+                                idempotencyKey: "stop-\(index)", timeout: .seconds(3))
+                            if receipt != nil { acknowledgedSoFar.increment() }
+                            return receipt
+                        }
+                    }
+                    var acknowledged: [ConsentReceipt] = []
+                    for await receipt in group { if let receipt { acknowledged.append(receipt) } }
+                    return acknowledged
+                }
+            }
+            try await withTimeout(.seconds(30), "the first acknowledgements") {
+                while acknowledgedSoFar.value < 100 { try await Task.sleep(for: .milliseconds(2)) }
+            }
+            if signal == SIGKILL { harness.killAudit() } else { harness.stopAudit() }
+            let acknowledged = await calls.value
+            try await harness.startAudit()
+            let stored = try await harness.database.pool.withConnection { db in
+                try Set(db.query("SELECT record_id FROM audit.records").map { try $0.decode(UUID.self, column: 0) })
+            }
+            #expect(acknowledged.count >= 100)
+            let lost = acknowledged.filter { !stored.contains($0.recordId) }
+            #expect(lost.isEmpty, "\(lost.count) acknowledged records are not in the database")
+            #expect(try await harness.verify().valid)
+        }
+    }
+
     @Test func catchesUpOnVersionsPublishedWhileDown() async throws {
         try await AuditHarness.run { harness in
             // Audit has applied Legal's seeded versions.
@@ -207,4 +247,11 @@ extension AuditHarness {
             }
         }
     }
+}
+
+/// A count shared by concurrent tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Testing
+import TestSupport
 
 @testable import Bus
 
@@ -19,28 +20,28 @@ import Testing
 
     /// Text with what a legal document or user agent may hold: markdown, quotes, slashes, tabs,
     /// non-ASCII and control characters.
-    func text(_ random: inout SplitMix, maxLength: Int = 40) -> String {
+    func text(_ random: inout SplitMix64, maxLength: Int = 40) -> String {
         let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "ß", "—", "\u{2028}", "😀", "中"]
         var text = ""
         for _ in 0..<Int.random(in: 0...maxLength, using: &random) { text.unicodeScalars.append(pool.randomElement(using: &random)!) }
         return text
     }
 
-    func date(_ random: inout SplitMix) -> Date {
+    func date(_ random: inout SplitMix64) -> Date {
         Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000, using: &random)) / 1000)
     }
 
-    func maybe<T>(_ random: inout SplitMix, _ make: (inout SplitMix) -> T) -> T? {
+    func maybe<T>(_ random: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
         Bool.random(using: &random) ? make(&random) : nil
     }
 
-    func summary(_ r: inout SplitMix) -> LegalVersionSummary {
+    func summary(_ r: inout SplitMix64) -> LegalVersionSummary {
         LegalVersionSummary(
             type: LegalDocumentType.allCases.randomElement(using: &r)!, version: text(&r, maxLength: 12), lastUpdated: date(&r),
             publishedAt: date(&r), effectiveAt: date(&r), digest: String(repeating: "ab", count: 32), material: .random(using: &r))
     }
 
-    func receipt(_ r: inout SplitMix) -> ConsentReceipt {
+    func receipt(_ r: inout SplitMix64) -> ConsentReceipt {
         ConsentReceipt(
             recordId: UUID(), documentType: .termsOfService, version: text(&r, maxLength: 10), digest: text(&r),
             action: AcceptanceAction.allCases.randomElement(using: &r)!, recordedAt: date(&r), chain: .random(in: 0...63, using: &r),
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func legalAndAuditContractsEncodeLikeFoundation() {
-        var r = SplitMix(seed: 42)
+        var r = SplitMix64(seed: 42)
         for _ in 0..<200 {
             let outline = (0..<Int.random(in: 0...4, using: &r)).map { _ in
                 LegalOutlineEntry(level: .random(in: 2...3, using: &r), title: text(&r), anchor: text(&r, maxLength: 20))
@@ -90,18 +91,5 @@ import Testing
         Self.expectSame(Empty())
         Self.expectSame(AcceptanceAction.accept)
         Self.expectSame(LegalDocumentType.privacyPolicy)
-    }
-}
-
-/// A reproducible random source for the cases above.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

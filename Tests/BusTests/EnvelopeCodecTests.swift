@@ -125,14 +125,40 @@ import Testing
         }
     }
 
-    @Test func framesSplitAtTheDelimiter() throws {
+    @Test func oneBodyFrameCarriesTheEnvelopeAndAttachments() throws {
+        let envelope = Data("{}".utf8)
+        let attachments = [Data([1, 2, 3]), Data(), Data(count: 70_000)]
+        #expect(Frames.dealer(envelope, []) == [envelope])  // no attachments: the JSON as it is
+        let sent = Frames.dealer(envelope, attachments)
+        #expect(sent.count == 1)
+        let routed = try Frames.splitRouted([Data("id".utf8)] + sent).get()
+        #expect(routed.route == [Data("id".utf8)])
+        #expect(routed.envelope == envelope && routed.attachments == attachments)
+        let back = try #require(Frames.splitDealer(Frames.routed([Data("id".utf8)], envelope, attachments).dropFirst().map { $0 }))
+        #expect(back.envelope == envelope && back.attachments == attachments)
+        let event = Frames.event(topic: "legal.published", envelope, attachments)
+        #expect(event.count == 1 && event[0].starts(with: Data("legal.published".utf8)))
+        let received = try #require(Frames.splitEvent(event))
+        #expect(received.envelope == envelope && received.attachments == attachments)
+    }
+
+    @Test func malformedBodiesAreRefused() {
+        #expect(throws: Frames.Malformed.missingDelimiter) { try Frames.splitRouted([Data("id".utf8)]).get() }
+        #expect(throws: Frames.Malformed.missingEnvelope) { try Frames.splitRouted([Data("id".utf8), Data()]).get() }
+        for bad in [Data([0]), Data([0, 0, 0, 0, 0]), Data([0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 1]), Data([0, 0xFF, 0xFF, 0xFF, 0xFF])] {
+            #expect(throws: Frames.Malformed.badContainer) { try Frames.splitRouted([Data("id".utf8), bad]).get() }
+        }
+        #expect(Frames.splitEvent([Data("no separator".utf8)]) == nil)
+    }
+
+    @Test func theOldLayoutIsStillUnderstood() throws {
         let frames = [Data("id".utf8), Data(), Data("{}".utf8), Data([1, 2, 3])]
         let routed = try Frames.splitRouted(frames).get()
         #expect(routed.route == [Data("id".utf8)])
         #expect(routed.envelope == Data("{}".utf8))
         #expect(routed.attachments == [Data([1, 2, 3])])
-        #expect(throws: Frames.Malformed.missingDelimiter) { try Frames.splitRouted([Data("id".utf8), Data("x".utf8)]).get() }
-        #expect(throws: Frames.Malformed.missingEnvelope) { try Frames.splitRouted([Data("id".utf8), Data()]).get() }
+        #expect(Frames.splitDealer([Data(), Data("{}".utf8), Data([4])])?.attachments == [Data([4])])
+        #expect(Frames.splitEvent([Data("t".utf8), Data("{}".utf8)])?.envelope == Data("{}".utf8))
     }
 
     @Test func errorCodesMapToHTTPStatuses() {

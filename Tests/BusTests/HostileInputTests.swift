@@ -11,7 +11,13 @@ import TestSupport
 
     private func validRequest(_ number: Int) throws -> [Data] {
         let envelope = Envelope(kind: .request, type: TestEcho.type, payload: try BusJSON.encode(EchoRequest(number: number)))
-        return [Data(), EnvelopeCodec.encode(envelope)]
+        return Frames.dealer(EnvelopeCodec.encode(envelope), [])
+    }
+
+    /// The envelope of a raw reply (one body frame).
+    private func replyEnvelope(_ frames: [Data]) throws -> Envelope {
+        let body = try #require(Frames.splitDealer(frames), "reply frames \(frames.map(\.count))")
+        return try EnvelopeCodec.decode(body.envelope)
     }
 
     @Test func garbageFramesGetErrorRepliesAndServerStaysUp() async throws {
@@ -28,16 +34,22 @@ import TestSupport
             [Data(), Data("[1,2,3]".utf8)],
             [Data(), Data(String(repeating: "[", count: 10_000).utf8)],
             [Data(), Data(#"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"reply","type":"test.echo"}"#.utf8)],
+            [Data([0x00, 0xFF, 0xFF])],  // a container with impossible lengths
+            [Data([0x00, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0x7B])],  // a part longer than the frame
         ]
         for frames in garbage {
             let reply = try await raw.roundTrip(frames)
-            #expect(reply.count >= 2 && reply[0].isEmpty)
-            let envelope = try EnvelopeCodec.decode(reply[1])
+            #expect(reply.count == 1)
+            let envelope = try replyEnvelope(reply)
             #expect(envelope.kind == .reply)
             #expect(envelope.error?.code == .invalidArgument, "for \(frames.map(\.count))")
         }
-        let reply = try EnvelopeCodec.decode(try await raw.roundTrip(try validRequest(42))[1])
+        let reply = try replyEnvelope(try await raw.roundTrip(try validRequest(42)))
         #expect(try reply.decodePayload(EchoReply.self).number == 42)
+        // A peer still on the old layout ([empty][envelope]) is understood.
+        let old = Envelope(kind: .request, type: TestEcho.type, payload: try BusJSON.encode(EchoRequest(number: 7)))
+        let oldReply = try replyEnvelope(try await raw.roundTrip([Data(), EnvelopeCodec.encode(old)]))
+        #expect(try oldReply.decodePayload(EchoReply.self).number == 7)
         await raw.close()
         await server.shutdown()
     }

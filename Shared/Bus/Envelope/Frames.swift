@@ -1,9 +1,20 @@
 import Foundation
 
-/// The frame layout on the wire: `[routing…][empty][envelope JSON][attachment…]`.
-/// Bulk bytes travel as attachment frames, never base64 inside the JSON.
+/// The frame layout on the wire.
+///
+/// Every message body is **one frame**: the envelope JSON, or, when there are attachments, a
+/// binary container (``pack(_:_:)``) holding the envelope and each attachment. A ROUTER sees
+/// `[routing…][body]`; a PUB sends `[topic 0x00 body]`, so subscriptions still match the topic as
+/// a prefix. Bulk bytes still never travel as base64 inside the JSON.
+///
+/// Why one frame, where DESIGN.md drew `[empty][envelope][attachment…]`: libzmq 4.3 aborts the
+/// whole process (`Assertion failed: !_more (src/fq.cpp:112)`) when a peer's pipe is torn down
+/// between two frames of one message, which happens when a peer is killed while messages are in
+/// flight (zeromq/libzmq#3485, #3663). A single-frame body never leaves a half-read message, so a
+/// crashing peer can no longer take its correspondents down with it. The old layout is still
+/// accepted on receipt.
 public enum Frames {
-    /// A request as a ROUTER sees it, split at the empty delimiter.
+    /// A request as a ROUTER sees it.
     public struct Routed: Sendable {
         /// The routing frames to send the reply back through.
         public var route: [Data]
@@ -12,32 +23,101 @@ public enum Frames {
     }
 
     public enum Malformed: Error, Sendable, Equatable {
-        /// No empty delimiter: nothing after the routing frames can be trusted.
+        /// No routing frame, or nothing after the routing frames.
         case missingDelimiter
-        /// A delimiter but no envelope frame after it.
+        /// A delimiter (old layout) but no envelope frame after it.
         case missingEnvelope
+        /// A container whose lengths do not add up.
+        case badContainer
     }
 
-    /// Splits what a ROUTER received. The routing frames are everything before the first empty
-    /// frame (libzmq prepends the peer's identity; proxies may add more).
-    public static func splitRouted(_ frames: [Data]) -> Result<Routed, Malformed> {
-        guard let delimiter = frames.firstIndex(where: \.isEmpty), delimiter > 0 else {
-            return .failure(.missingDelimiter)
+    /// First byte of a container; JSON never starts with it.
+    static let containerMarker: UInt8 = 0
+    /// Separates the topic from the body in an event frame.
+    static let topicSeparator: UInt8 = 0
+
+    /// One frame holding the envelope and its attachments: the envelope JSON as it is when there
+    /// are none, else `0x00`, the part count (UInt32, big-endian), each part's length (UInt64,
+    /// big-endian), then the parts, envelope first.
+    public static func pack(_ envelope: Data, _ attachments: [Data]) -> Data {
+        guard !attachments.isEmpty else { return envelope }
+        let parts = [envelope] + attachments
+        var out = Data(capacity: 5 + 8 * parts.count + parts.reduce(0) { $0 + $1.count })
+        out.append(containerMarker)
+        withUnsafeBytes(of: UInt32(parts.count).bigEndian) { out.append(contentsOf: $0) }
+        for part in parts { withUnsafeBytes(of: UInt64(part.count).bigEndian) { out.append(contentsOf: $0) } }
+        for part in parts { out.append(part) }
+        return out
+    }
+
+    /// The envelope and attachments of one body frame (see ``pack(_:_:)``).
+    public static func unpack(_ body: Data) -> Result<(envelope: Data, attachments: [Data]), Malformed> {
+        guard body.first == containerMarker else { return .success((body, [])) }
+        let bytes = [UInt8](body)
+        func integer(at offset: Int, width: Int) -> UInt64? {
+            guard offset >= 0, offset + width <= bytes.count else { return nil }
+            return bytes[offset..<offset + width].reduce(0) { $0 << 8 | UInt64($1) }
         }
-        guard delimiter + 1 < frames.count else { return .failure(.missingEnvelope) }
-        return .success(Routed(
-            route: Array(frames[..<delimiter]), envelope: frames[delimiter + 1],
-            attachments: Array(frames[(delimiter + 2)...])))
+        guard let count = integer(at: 1, width: 4), count >= 1, count <= 65_536 else { return .failure(.badContainer) }
+        var offset = 5 + 8 * Int(count)
+        guard offset <= bytes.count else { return .failure(.badContainer) }
+        var parts: [Data] = []
+        for index in 0..<Int(count) {
+            guard let length = integer(at: 5 + 8 * index, width: 8), length <= UInt64(bytes.count - offset) else {
+                return .failure(.badContainer)
+            }
+            parts.append(Data(bytes[offset..<offset + Int(length)]))
+            offset += Int(length)
+        }
+        guard offset == bytes.count else { return .failure(.badContainer) }
+        return .success((parts[0], Array(parts.dropFirst())))
     }
 
-    /// What a DEALER sends (and receives): delimiter, envelope, attachments.
+    /// Splits what a ROUTER received: routing frames, then one body frame — or, from a peer using
+    /// the old layout, routing frames up to an empty delimiter, the envelope and attachments.
+    public static func splitRouted(_ frames: [Data]) -> Result<Routed, Malformed> {
+        if let delimiter = frames.firstIndex(where: \.isEmpty) {
+            guard delimiter > 0 else { return .failure(.missingDelimiter) }
+            guard delimiter + 1 < frames.count else { return .failure(.missingEnvelope) }
+            return .success(Routed(
+                route: Array(frames[..<delimiter]), envelope: frames[delimiter + 1],
+                attachments: Array(frames[(delimiter + 2)...])))
+        }
+        guard frames.count >= 2, let body = frames.last else { return .failure(.missingDelimiter) }
+        return unpack(body).map { Routed(route: Array(frames.dropLast()), envelope: $0.envelope, attachments: $0.attachments) }
+    }
+
+    /// What a ROUTER sends back: the route, then one body frame.
+    public static func routed(_ route: [Data], _ envelope: Data, _ attachments: [Data]) -> [Data] {
+        route + [pack(envelope, attachments)]
+    }
+
+    /// What a DEALER sends: one body frame.
     public static func dealer(_ envelope: Data, _ attachments: [Data]) -> [Data] {
-        [Data(), envelope] + attachments
+        [pack(envelope, attachments)]
     }
 
     /// Splits what a DEALER received; `nil` when it is not of our layout.
     public static func splitDealer(_ frames: [Data]) -> (envelope: Data, attachments: [Data])? {
-        guard frames.count >= 2, frames[0].isEmpty else { return nil }
-        return (frames[1], Array(frames[2...]))
+        if frames.count >= 2, frames[0].isEmpty { return (frames[1], Array(frames[2...])) }  // old layout
+        guard frames.count == 1, case .success(let parts) = unpack(frames[0]) else { return nil }
+        return parts
+    }
+
+    /// One event frame: the topic, a 0x00 separator, the body.
+    public static func event(topic: String, _ envelope: Data, _ attachments: [Data]) -> [Data] {
+        var frame = Data(topic.utf8)
+        frame.append(topicSeparator)
+        frame.append(pack(envelope, attachments))
+        return [frame]
+    }
+
+    /// Splits a received event (either layout); `nil` when it is not of our layout.
+    public static func splitEvent(_ frames: [Data]) -> (envelope: Data, attachments: [Data])? {
+        if frames.count >= 2 { return (frames[1], Array(frames[2...])) }  // old layout: [topic][envelope][…]
+        guard let frame = frames.first, let separator = frame.firstIndex(of: topicSeparator),
+            case .success(let parts) = unpack(frame[(separator + 1)...])
+        else { return nil }
+        return parts
     }
 }

@@ -44,9 +44,9 @@ public final class EventPublisher: Sendable {
 
     public var boundEndpoints: [String] { bound }
 
-    /// Publishes an event envelope: frames `[topic][envelope][attachments…]`, topic = type.
+    /// Publishes an event envelope as one frame `topic 0x00 body` (see ``Frames``), topic = type.
     public func publish(_ envelope: Envelope, attachments: [Data] = []) {
-        loop.send(OutgoingMessage(frames: [Data(envelope.type.utf8), EnvelopeCodec.encode(envelope)] + attachments, expiresAt: nil))
+        loop.send(OutgoingMessage(frames: Frames.event(topic: envelope.type, EnvelopeCodec.encode(envelope), attachments), expiresAt: nil))
     }
 
     /// Publishes `payload` as an event of `type`.

@@ -50,11 +50,13 @@ public final class EventSubscriber: Sendable, AsyncSequence {
             name: "sub", policy: .drop, logger: logger,
             callbacks: LoopCallbacks(
                 onMessage: { message in
-                    guard message.frames.count >= 2, let envelope = try? EnvelopeCodec.decode(message.frames[1]) else {
+                    guard let (body, attachments) = Frames.splitEvent(message.frames),
+                        let envelope = try? EnvelopeCodec.decode(body)
+                    else {
                         logger.debug("malformed event ignored")
                         return
                     }
-                    let event = ReceivedEvent(envelope: envelope, attachments: Array(message.frames.dropFirst(2)))
+                    let event = ReceivedEvent(envelope: envelope, attachments: attachments)
                     if case .dropped = continuation.yield(event) {
                         status.dropped.add(1, ordering: .relaxed)
                     }

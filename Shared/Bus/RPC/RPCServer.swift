@@ -307,7 +307,7 @@ public final class RPCServer: Sendable {
     }
 
     private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
-        let frames = route + [Data(), EnvelopeCodec.encode(envelope)] + attachments
+        let frames = Frames.routed(route, EnvelopeCodec.encode(envelope), attachments)
         guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) else {
             metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
             logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])

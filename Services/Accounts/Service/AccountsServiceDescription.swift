@@ -1,0 +1,34 @@
+import Foundation
+import Postgres
+import ServiceKit
+
+/// The Accounts service as ``BusServiceMain`` runs it: name and schema `accounts`, the system's
+/// default addresses for it (RPC 5552, events 5652, health 5752), and its migrations, shipped as
+/// resource files (`Migrations/NNNN_name.sql`, numbered from 0100).
+public enum AccountsServiceDescription: ServiceDescription {
+    public static let name = ServiceName.accounts.rawValue
+    public static var defaultRPCBind: String { ServiceName.accounts.defaultRPCEndpoint }
+    public static var defaultEventsBind: String { ServiceName.accounts.defaultEventsEndpoint }
+    public static var defaultHealthPort: Int { ServiceName.accounts.defaultHealthPort }
+
+    public static func migrations() throws -> [Migration] {
+        guard let url = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Migrations in the AccountsService resource bundle"])
+        }
+        return try Migration.load(directory: url)
+    }
+
+    /// Registers the handlers on a running context. Called from `main` inside
+    /// ``BusServiceMain/run(_:settings:configure:)``.
+    public static func configure(_ context: BusServiceContext, settings: AccountsSettings) async throws {
+        let peers = Peers(legal: { try await context.client(for: .legal) }, audit: { try await context.client(for: .audit) })
+        let store = AccountsStore(pool: context.pool, schema: context.name)
+        AccountsHandlers(store: store, rules: settings.rules, peers: peers).register(on: context.server)
+        let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
+        context.runtime.addService(erasure)
+        DeletionHandlers(store: store, outbox: context.outbox, erasure: erasure).register(on: context.server)
+        context.logger.notice("eligibility rules in force", metadata: [
+            "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
+        ])
+    }
+}

@@ -1,0 +1,60 @@
+import Bus
+import Contracts
+import Foundation
+
+/// The `accounts.*` methods on the service's RPC server, and who may call them: a `user`
+/// principal acts only for itself; `accounts.get_or_create` runs before a session exists, so it
+/// is for the gateway (service or anonymous principal) and operators; the restricted-users list
+/// is for operators.
+struct AccountsHandlers: Sendable {
+    let store: AccountsStore
+    let rules: EligibilityRules
+    let peers: Peers
+
+    func register(on server: RPCServer) {
+        let signUp = SignUp(store: store, rules: rules, peers: peers)
+        let terms = TermsActions(store: store, peers: peers)
+        let view = UserView(peers: peers)
+        server.register(AccountsGetOrCreate.self) { request, context in
+            guard context.principal.kind != .user else {
+                throw BusError(.forbidden, "get_or_create is called by the gateway after verifying the Apple identity, not by a signed-in user")
+            }
+            return try await signUp.getOrCreate(request)
+        }
+        server.register(AccountsGet.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            guard let user = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
+            return try await view.present(user)
+        }
+        server.register(AccountsAcceptTerms.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            return try await terms.act(.accept, request, key: context.idempotencyKey)
+        }
+        server.register(AccountsDeclineTerms.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            return try await terms.act(.decline, request, key: context.idempotencyKey)
+        }
+        server.register(AccountsRestrictedUsers.self) { request, context in
+            guard context.principal.kind == .operator else { throw BusError(.forbidden, "the restricted-users list is for operators") }
+            guard (1...1000).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 1000") }
+            let users = try await store.users(inStates: rules.restrictedStates, after: request.after, limit: request.limit)
+            return AccountsRestrictedUsers.Reply(
+                rulesVersion: rules.version, restrictedStates: rules.restrictedStates,
+                users: users.map {
+                    RestrictedUser(id: $0.id, state: $0.state, eligibilityRulesVersion: $0.eligibilityRulesVersion,
+                                   eligibilityConfirmedAt: $0.eligibilityConfirmedAt)
+                })
+        }
+    }
+
+    /// A user principal may act only for itself; services and operators for anyone.
+    static func authorize(_ context: RequestContext, for user: UUID) throws {
+        switch context.principal.kind {
+        case .user where UUID(uuidString: context.principal.id) == user, .service, .operator: return
+        case .user: throw BusError(.forbidden, "a user may only read or change their own account")
+        case .anonymous: throw BusError(.unauthenticated, "acting for a user needs a signed-in principal")
+        }
+    }
+
+    static func unknown(_ id: UUID) -> BusError { BusError(.notFound, "no user \(id.uuidString.lowercased())") }
+}

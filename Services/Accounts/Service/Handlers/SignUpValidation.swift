@@ -1,0 +1,51 @@
+import Bus
+import Contracts
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Input rules of the `accounts.*` requests, refused before anything is read or written.
+enum SignUpValidation {
+    static func checkIdentity(_ request: AccountsGetOrCreate.Request) throws {
+        guard !request.appleId.isEmpty, request.appleId.utf8.count <= 255 else {
+            throw BusError(.invalidArgument, "appleId must be 1 to 255 bytes")
+        }
+        if let email = request.email, email.utf8.count > 320 { throw BusError(.invalidArgument, "email is longer than 320 bytes") }
+        if let name = request.name, name.utf8.count > 200 { throw BusError(.invalidArgument, "name is longer than 200 bytes") }
+        try checkClient(ip: request.clientIP, userAgent: request.userAgent)
+    }
+
+    /// What the gateway forwards for the consent record, checked as Audit will check it, so a
+    /// sign-up Audit would refuse is refused before the user is stored.
+    static func checkClient(ip: String?, userAgent: String?) throws {
+        if let ip, !isAddress(ip) { throw BusError(.invalidArgument, "clientIP is not an IPv4 or IPv6 address") }
+        if let userAgent, userAgent.utf8.count > 1024 { throw BusError(.invalidArgument, "userAgent is longer than 1024 bytes") }
+    }
+
+    /// A textual IPv4 or IPv6 address, as `inet_pton` reads them.
+    static func isAddress(_ text: String) -> Bool {
+        guard text.utf8.count <= 64 else { return false }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// The state under `rules`: its code when allowed; `restricted_state` with the seed's exact
+    /// message, or `invalid_argument` for anything that is not a US state or DC.
+    static func checkState(_ state: String, rules: EligibilityRules) throws -> String {
+        switch rules.judge(state) {
+        case .allowed(let code): return code
+        case .restricted(let code):
+            throw BusError(.restrictedState, accountsRestrictedStateMessage, details: ["state": code, "rulesVersion": rules.version])
+        case .unknown:
+            throw BusError(.invalidArgument, "state must be the two-letter code of a US state or DC")
+        }
+    }
+
+    /// `conflict` naming the version in effect, so the client can fetch and show it.
+    static func staleTerms(_ given: String?, current: String) -> BusError {
+        BusError(.conflict, "terms of service version \(given ?? "(none)") is not the version in effect (\(current))",
+                 details: ["currentVersion": current])
+    }
+}

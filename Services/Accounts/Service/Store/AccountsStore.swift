@@ -1,0 +1,97 @@
+import Bus
+import Foundation
+import Postgres
+
+/// The SQL of the Accounts service over `users` and `eligibility_confirmations`; deletion in
+/// `AccountsStore+Deletion.swift`. The schema is
+/// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
+public struct AccountsStore: Sendable {
+    public let pool: PostgresPool
+    let users: String
+    let confirmations: String
+    let deletionRequests: String
+    let deletedAccounts: String
+
+    public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
+        precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
+                     "invalid schema name \(schema)")
+        self.pool = pool
+        self.users = "\(schema).users"
+        self.confirmations = "\(schema).eligibility_confirmations"
+        self.deletionRequests = "\(schema).deletion_requests"
+        self.deletedAccounts = "\(schema).deleted_accounts"
+    }
+
+    public func user(appleId: String) async throws -> StoredUser? {
+        let sql = "SELECT \(StoredUser.columns) FROM \(users) WHERE apple_id = $1"
+        return try await pool.withConnection { db in try db.query(sql, appleId).first.map(StoredUser.decode) }
+    }
+
+    public func user(id: UUID) async throws -> StoredUser? {
+        let sql = "SELECT \(StoredUser.columns) FROM \(users) WHERE id = $1"
+        return try await pool.withConnection { db in try db.query(sql, id).first.map(StoredUser.decode) }
+    }
+
+    /// Fills a blank email or name (seed 004: an existing user is otherwise returned unchanged).
+    public func fillBlanks(_ id: UUID, email: String?, name: String?) async throws -> StoredUser? {
+        let sql = """
+            UPDATE \(users) SET email = coalesce(nullif(email, ''), $2), name = coalesce(nullif(name, ''), $3)
+            WHERE id = $1 RETURNING \(StoredUser.columns)
+            """
+        return try await pool.withConnection { db in try db.query(sql, id, email, name).first.map(StoredUser.decode) }
+    }
+
+    /// Stores `new` with its eligibility confirmation in one transaction. When the Apple id is
+    /// already taken (a concurrent sign-up won), returns that user and `created` false.
+    public func insert(_ new: NewUser) async throws -> (user: StoredUser, created: Bool) {
+        let (users, confirmations) = (self.users, self.confirmations)
+        let id = UUID()
+        return try await pool.withTransaction { db in
+            let insert = """
+                INSERT INTO \(users) (id, apple_id, email, name, state, eligibility_confirmed_at, eligibility_rules_version, tos_version)
+                VALUES ($1, $2, $3, $4, $5, date_trunc('milliseconds', now()), $6, $7)
+                ON CONFLICT (apple_id) DO NOTHING RETURNING \(StoredUser.columns)
+                """
+            guard let row = try db.query(insert, id, new.appleId, new.email, new.name, new.state, new.rulesVersion, new.tosVersion).first
+            else {
+                guard let raced = try db.query("SELECT \(StoredUser.columns) FROM \(users) WHERE apple_id = $1", new.appleId).first else {
+                    throw BusError(.unavailable, "a concurrent sign-up of this Apple id rolled back; try again")
+                }
+                return (try StoredUser.decode(raced), false)
+            }
+            let user = try StoredUser.decode(row)
+            try db.execute(
+                """
+                INSERT INTO \(confirmations) (user_id, state, rules_version, minimum_age, confirmed_at, client_ip, user_agent)
+                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                """, user.id, new.state, new.rulesVersion, new.minimumAge, user.eligibilityConfirmedAt, new.clientIP, new.userAgent)
+            return (user, true)
+        }
+    }
+
+    /// Marks the sign-up acceptance recorded by Audit (receipt id and time).
+    public func signupRecorded(_ id: UUID, receipt: UUID, at: Date) async throws -> StoredUser? {
+        let sql = """
+            UPDATE \(users) SET signup_receipt_id = $2, tos_accepted_at = coalesce(tos_accepted_at, $3)
+            WHERE id = $1 RETURNING \(StoredUser.columns)
+            """
+        return try await pool.withConnection { db in try db.query(sql, id, receipt, at).first.map(StoredUser.decode) }
+    }
+
+    /// Stores an acceptance Audit has recorded: the version and the receipt's time.
+    public func accepted(_ id: UUID, version: String, at: Date) async throws -> StoredUser? {
+        let sql = "UPDATE \(users) SET tos_version = $2, tos_accepted_at = $3 WHERE id = $1 RETURNING \(StoredUser.columns)"
+        return try await pool.withConnection { db in try db.query(sql, id, version, at).first.map(StoredUser.decode) }
+    }
+
+    /// Users whose state is one of `states`, in id order after `after`.
+    public func users(inStates states: [String], after: UUID?, limit: Int) async throws -> [StoredUser] {
+        let sql = """
+            SELECT \(StoredUser.columns) FROM \(users)
+            WHERE state = ANY (string_to_array($1, ',')) AND ($2::uuid IS NULL OR id > $2::uuid)
+            ORDER BY id LIMIT $3
+            """
+        let list = states.joined(separator: ",")
+        return try await pool.withConnection { db in try db.query(sql, list, after, limit).map(StoredUser.decode) }
+    }
+}

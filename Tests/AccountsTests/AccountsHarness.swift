@@ -1,0 +1,177 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+import Synchronization
+import TestSupport
+
+/// The real Legal, Audit and Accounts executables on a private database, with clients of each:
+/// what the Accounts tests run against. Accounts can be restarted with other eligibility rules.
+final class AccountsHarness: Sendable {
+    let database: TestDatabaseInstance
+    let legalRPC: String
+    let auditRPC: String
+    let accountsRPC: String
+    let legalClient: RPCClient
+    let auditClient: RPCClient
+    let accountsClient: RPCClient
+    let auditEnvironment: [String: String]
+    private let processes: Mutex<[String: PeerProcess]>
+
+    static let operatorPrincipal = Principal.operator("tests")
+    /// What the gateway asserts when it calls get_or_create (no session exists yet).
+    static let gateway = Principal.service("gateway")
+
+    private init(database: TestDatabaseInstance, legalRPC: String, auditRPC: String, accountsRPC: String,
+                 legalClient: RPCClient, auditClient: RPCClient, accountsClient: RPCClient, auditEnvironment: [String: String],
+                 processes: [String: PeerProcess]) {
+        self.auditEnvironment = auditEnvironment
+        self.database = database
+        self.legalRPC = legalRPC
+        self.auditRPC = auditRPC
+        self.accountsRPC = accountsRPC
+        self.legalClient = legalClient
+        self.auditClient = auditClient
+        self.accountsClient = accountsClient
+        self.processes = Mutex(processes)
+    }
+
+    /// Runs `body` with the three services up on a fresh database (Accounts with `rules`, a path
+    /// of a rules file, or the shipped rules); stops them afterwards.
+    static func run(rules: String? = nil, _ body: (AccountsHarness) async throws -> Void) async throws {
+        try await TestDatabase.withDatabase { database in
+            let (legalRPC, legalEvents, auditRPC, accountsRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
+            var legalEnvironment = environment(database, rpc: legalRPC)
+            legalEnvironment["EVENTS_BIND"] = legalEvents
+            let legal = try await PeerProcess("Legal", environment: legalEnvironment)
+            var auditEnvironment = environment(database, rpc: auditRPC)
+            auditEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            auditEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
+            auditEnvironment["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
+            auditEnvironment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+            let audit = try await PeerProcess("Audit", environment: auditEnvironment)
+            let accounts = try await PeerProcess(
+                "Accounts", environment: accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules))
+            let logger = testLogger()
+            let harness = AccountsHarness(
+                database: database, legalRPC: legalRPC, auditRPC: auditRPC, accountsRPC: accountsRPC,
+                legalClient: try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger),
+                auditClient: try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger),
+                accountsClient: try await RPCClient.connect(to: "accounts", endpoints: [accountsRPC], logger: logger),
+                auditEnvironment: auditEnvironment,
+                processes: ["Legal": legal, "Audit": audit, "Accounts": accounts])
+            let result: Result<Void, any Error>
+            do { result = .success(try await body(harness)) } catch {
+                result = .failure(error)
+                for (name, process) in harness.processes.withLock({ $0 }) { print("\(name) output:\n\(process.output)") }
+            }
+            await harness.legalClient.close()
+            await harness.auditClient.close()
+            await harness.accountsClient.close()
+            for name in ["Accounts", "Audit", "Legal"] { await harness.stop(name) }
+            try result.get()
+        }
+    }
+
+    static func environment(_ database: TestDatabaseInstance, rpc: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = database.url
+        environment["RPC_BIND"] = rpc
+        environment["EVENTS_BIND"] = ipcEndpoint()
+        environment["HEALTH_PORT"] = "0"
+        environment["LOG_LEVEL"] = "warning"
+        return environment
+    }
+
+    static func accountsEnvironment(
+        _ database: TestDatabaseInstance, rpc: String, legal: String, audit: String, rules: String?
+    ) -> [String: String] {
+        var environment = environment(database, rpc: rpc)
+        environment["LEGAL_RPC_ENDPOINTS"] = legal
+        environment["AUDIT_RPC_ENDPOINTS"] = audit
+        environment["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
+        if let rules { environment["ACCOUNTS_ELIGIBILITY_RULES"] = rules }
+        return environment
+    }
+
+    /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
+    func stop(_ name: String) async {
+        guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }
+        process.signal(SIGTERM)
+        if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
+    }
+
+    /// Restarts Accounts on the same address and database, with other rules.
+    func restartAccounts(rules: String?) async throws {
+        await stop("Accounts")
+        let process = try await PeerProcess(
+            "Accounts", environment: Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules))
+        processes.withLock { $0["Accounts"] = process }
+    }
+
+    /// Starts Audit again (after ``stop(_:)``) with the same key, database and addresses.
+    func startAudit() async throws {
+        let process = try await PeerProcess("Audit", environment: auditEnvironment)
+        processes.withLock { $0["Audit"] = process }
+    }
+
+    // MARK: Calls
+
+    func getOrCreate(_ request: AccountsGetOrCreate.Request) async throws -> AccountUser {
+        try await accountsClient.call(AccountsGetOrCreate.self, request, principal: Self.gateway, timeout: .seconds(30))
+    }
+
+    /// A complete sign-up in an allowed state with the terms in effect.
+    func signUp(appleId: String = "apple." + UUID().uuidString, state: String = "CA", email: String? = "a@example.com",
+                name: String? = "Alex Athlete") async throws -> AccountUser {
+        let version = try await currentTerms()
+        return try await getOrCreate(.init(
+            appleId: appleId, email: email, name: name, state: state, eligibilityCertified: true, tosVersion: version,
+            clientIP: "203.0.113.9", userAgent: "PlayoffChallenge/1.0 iOS"))
+    }
+
+    func get(_ id: UUID, as principal: Principal? = nil) async throws -> AccountUser {
+        try await accountsClient.call(AccountsGet.self, .init(userId: id), principal: principal ?? .user(id.uuidString))
+    }
+
+    func accept(_ id: UUID, _ version: String, key: String = UUID().uuidString) async throws -> AccountUser {
+        try await accountsClient.call(
+            AccountsAcceptTerms.self, .init(userId: id, tosVersion: version, clientIP: "198.51.100.4", userAgent: "PlayoffChallenge/1.0"),
+            principal: .user(id.uuidString), idempotencyKey: key, timeout: .seconds(30))
+    }
+
+    func decline(_ id: UUID, _ version: String) async throws -> AccountUser {
+        try await accountsClient.call(
+            AccountsDeclineTerms.self, .init(userId: id, tosVersion: version, clientIP: "198.51.100.4"),
+            principal: .user(id.uuidString), timeout: .seconds(30))
+    }
+
+    func currentTerms() async throws -> String {
+        try await legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+    }
+
+    /// Publishes a terms version through Legal, as an operator.
+    func publishTerms(_ version: String, material: Bool) async throws {
+        _ = try await legalClient.call(
+            LegalPublish.self,
+            .init(type: .termsOfService, version: version, content: "# Terms \(version)\n\n## 1. Text\n\nVersion \(version).\n",
+                  material: material),
+            principal: Self.operatorPrincipal)
+    }
+
+    /// Audit's record of a user's terms, as a service sees it.
+    func auditHistory(_ id: UUID) async throws -> [AcceptanceRecord] {
+        try await auditClient.call(AuditHistory.self, .init(userId: id, documentType: .termsOfService), principal: .service("tests")).records
+    }
+
+    /// Waits (bounded) until Audit's status of `id` shows `version` as the terms in effect.
+    func waitForAuditToLearn(_ version: String, user id: UUID) async throws {
+        try await withTimeout(.seconds(20), "audit learning terms \(version)") { [auditClient] in
+            while true {
+                let status = try await auditClient.call(AuditStatus.self, .init(userId: id), principal: .service("tests"))
+                if status.documents.contains(where: { $0.documentType == .termsOfService && $0.currentVersion == version }) { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+}

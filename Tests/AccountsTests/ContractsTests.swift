@@ -1,0 +1,27 @@
+import Bus
+import Contracts
+import Foundation
+import Testing
+
+/// The Accounts bus API as JSON: the member names the gateway maps to seed 004's fields.
+struct AccountsContractsTests {
+    @Test func userReplyCarriesRawAndDerivedFields() throws {
+        let user = AccountUser(
+            id: UUID(), appleId: "a", email: nil, name: "N", username: nil, state: "CA", eligibilityConfirmedAt: Date(),
+            tosVersion: "1.0", tosAcceptedAt: Date(), createdAt: Date(), eligibilityRulesVersion: "r1",
+            hasConfirmedEligibility: true, hasAcceptedTOS: true, needsToAcceptTOS: false)
+        let object = try #require(JSONSerialization.jsonObject(with: try BusJSON.encode(user)) as? [String: Any])
+        for key in ["id", "appleId", "name", "state", "eligibilityConfirmedAt", "tosVersion", "tosAcceptedAt", "createdAt",
+                    "eligibilityRulesVersion", "hasConfirmedEligibility", "hasAcceptedTOS", "needsToAcceptTOS"] {
+            #expect(object[key] != nil, "\(key)")
+        }
+        let decoded = try BusJSON.decode(AccountUser.self, from: try BusJSON.encode(user))
+        #expect(decoded.id == user.id && decoded.state == "CA" && decoded.needsToAcceptTOS == false)
+    }
+
+    @Test func getOrCreateAcceptsTheAppsFirstCallWithoutComplianceFields() throws {
+        let request = try BusJSON.decode(AccountsGetOrCreate.Request.self, from: Data(#"{"appleId":"001.abc","email":null,"name":"N"}"#.utf8))
+        #expect(request.appleId == "001.abc" && request.state == nil && request.eligibilityCertified == nil && request.tosVersion == nil)
+        #expect(AccountsGetOrCreate.type == "accounts.get_or_create" && AccountsRestrictedUsers.type == "accounts.restricted_users")
+    }
+}

@@ -1,0 +1,135 @@
+import Bus
+import Contracts
+import Foundation
+import Testing
+import TestSupport
+
+/// Account deletion (seed 003) and the Audit side of it, against the real services.
+@Suite(.serialized) struct DeletionTests {
+    @Test func previewRequestAndCancelLeaveTheAccountAsItWas() async throws {
+        try await AccountsHarness.run { harness in
+            let user = try await harness.signUp()
+            let id = try #require(user.id)
+            let preview = try await harness.accountsClient.call(AccountsDeletionPreview.self, .init(userId: id), principal: .user(id.uuidString))
+            #expect(preview.deleted.map(\.category) == ["profile", "eligibility_confirmations", "documents", "sessions"])
+            #expect(preview.deleted[1].count == 1 && preview.kept.map(\.category) == ["consent_records"])
+
+            let request = try await harness.requestDeletion(id)
+            #expect(request.expiresAt > request.requestedAt && request.preview == preview)
+            _ = try await harness.accountsClient.call(
+                AccountsCancelDeletion.self, .init(userId: id, requestId: request.requestId), principal: .user(id.uuidString))
+            #expect(try await harness.get(id) == user)
+            let cancelled = try await harness.refusal { try await harness.confirmDeletion(id, request.requestId) }
+            #expect(cancelled.code == .notFound)
+            let other = try await harness.refusal {
+                try await harness.accountsClient.call(AccountsRequestDeletion.self, .init(userId: id), principal: .user(UUID().uuidString))
+            }
+            #expect(other.code == .forbidden)
+        }
+    }
+
+    @Test func confirmDeletesEmitsTheEventAndErasesTheAuditSubject() async throws {
+        try await AccountsHarness.run { harness in
+            let id = try #require(try await harness.signUp(appleId: "apple.leaving").id)
+            let request = try await harness.requestDeletion(id)
+            let deleted = try await harness.confirmDeletion(id, request.requestId)
+            #expect(deleted.userId == id)
+            #expect(try await harness.refusal { try await harness.get(id) }.code == .gone)
+            #expect(try await harness.refusal { try await harness.requestDeletion(id) }.code == .gone)
+            #expect(try await harness.userCount() == 0)
+            #expect(try await harness.confirmations(id) == 0)
+            // A repeat answers the same; the event went through the outbox once.
+            #expect(try await harness.confirmDeletion(id, request.requestId) == deleted)
+            let events = try await harness.accountsEvents()
+            #expect(events.map(\.type) == [AccountsEvents.deleted])
+            #expect(try events.first?.decodePayload(AccountDeleted.self) == AccountDeleted(userId: id, deletedAt: deleted.deletedAt))
+            // Audit keeps the proof, without the link to the person.
+            try await harness.waitForErasure(id)
+            #expect(try await harness.auditHistory(id).isEmpty)
+            #expect(try await harness.auditRecordCount() == 1)
+            // The Apple id may sign up again, as a new account.
+            let again = try await harness.signUp(appleId: "apple.leaving")
+            #expect(again.id != nil && again.id != id)
+        }
+    }
+
+    @Test func anExpiredRequestIsGone() async throws {
+        try await AccountsHarness.run { harness in
+            let id = try #require(try await harness.signUp().id)
+            let request = try await harness.requestDeletion(id)
+            _ = try await harness.database.pool.withConnection { db in
+                try db.execute("UPDATE accounts.deletion_requests SET expires_at = now() - interval '1 second' WHERE id = $1", request.requestId)
+            }
+            #expect(try await harness.refusal { try await harness.confirmDeletion(id, request.requestId) }.code == .gone)
+            #expect(try await harness.get(id).id == id)
+        }
+    }
+
+    @Test func erasureAndSignUpRecordingCatchUpWhenAuditWasDown() async throws {
+        try await AccountsHarness.run { harness in
+            let version = try await harness.currentTerms()
+            let leaving = try #require(try await harness.signUp().id)
+            let request = try await harness.requestDeletion(leaving)
+            await harness.stop("Audit")
+
+            // Deletion commits without Audit; sign-up stores the user but cannot record consent.
+            _ = try await harness.confirmDeletion(leaving, request.requestId)
+            let signup = AccountsGetOrCreate.Request(appleId: "apple.during-outage", state: "GA", eligibilityCertified: true, tosVersion: version)
+            _ = try? await harness.accountsClient.call(AccountsGetOrCreate.self, signup, principal: AccountsHarness.gateway, timeout: .seconds(3))
+            #expect(try await harness.userCount() == 1)
+
+            try await harness.startAudit()
+            try await harness.waitForErasure(leaving)
+            // The user's next act records the sign-up acceptance first, then itself.
+            let id = try #require(try await harness.userId(appleId: "apple.during-outage"))
+            let declined = try await withTimeout(.seconds(20), "decline after the outage") { try await harness.decline(id, version) }
+            #expect(declined.needsToAcceptTOS && declined.tosAcceptedAt != nil)
+            #expect(try await harness.auditHistory(id).map(\.receipt.action) == [.decline, .accept])
+            let user = try await harness.getOrCreate(.init(appleId: "apple.during-outage"))
+            #expect(user.id == id && user.needsToAcceptTOS)
+            #expect(try await harness.auditHistory(id).count == 2)
+        }
+    }
+}
+
+extension AccountsHarness {
+    func userId(appleId: String) async throws -> UUID? {
+        try await database.pool.withConnection { db in
+            try db.query("SELECT id FROM accounts.users WHERE apple_id = $1", appleId).first?.decode(UUID.self, column: 0)
+        }
+    }
+
+    func requestDeletion(_ id: UUID) async throws -> DeletionRequest {
+        try await accountsClient.call(AccountsRequestDeletion.self, .init(userId: id), principal: .user(id.uuidString))
+    }
+
+    func confirmDeletion(_ id: UUID, _ request: UUID) async throws -> AccountsConfirmDeletion.Reply {
+        try await accountsClient.call(
+            AccountsConfirmDeletion.self, .init(userId: id, requestId: request), principal: .user(id.uuidString), timeout: .seconds(30))
+    }
+
+    /// Every event Accounts has published, from `accounts.events.since`.
+    func accountsEvents() async throws -> [Envelope] {
+        let request = Envelope(
+            kind: .request, type: EventsSince.type(for: "accounts"), principal: .service("tests"),
+            payload: try BusJSON.encode(EventsSince.Request(after: 0)))
+        let (reply, attachments) = try await accountsClient.send(request, timeout: .seconds(10))
+        if let error = reply.error { throw error }
+        return try attachments.map { try EnvelopeCodec.decode($0) }
+    }
+
+    /// Waits (bounded) until Accounts has marked the user erased in Audit.
+    func waitForErasure(_ id: UUID) async throws {
+        let pool = database.pool
+        try await withTimeout(.seconds(20), "audit erasure of \(id)") {
+            while true {
+                let done = try await pool.withConnection { db in
+                    try db.query("SELECT audit_erased_at IS NOT NULL FROM accounts.deleted_accounts WHERE user_id = $1", id).first?
+                        .decode(Bool.self, column: 0) ?? false
+                }
+                if done { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+}

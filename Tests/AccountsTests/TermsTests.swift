@@ -1,0 +1,76 @@
+import Bus
+import Contracts
+import Foundation
+import Testing
+import TestSupport
+
+/// `accounts.accept_terms` / `accounts.decline_terms` and the terms flags after them, through the
+/// real Audit and Legal services.
+@Suite(.serialized) struct TermsTests {
+    @Test func declineThenAcceptShowsInTheNextRead() async throws {
+        try await AccountsHarness.run { harness in
+            let version = try await harness.currentTerms()
+            let id = try #require(try await harness.signUp().id)
+
+            let declined = try await harness.decline(id, version)
+            #expect(declined.needsToAcceptTOS && !declined.hasAcceptedTOS)
+            let afterDecline = try await harness.get(id)
+            #expect(afterDecline.needsToAcceptTOS && !afterDecline.hasAcceptedTOS)
+            #expect(try await harness.auditHistory(id).first?.receipt.action == .decline)
+
+            let accepted = try await harness.accept(id, version, key: "accept-1")
+            #expect(accepted.hasAcceptedTOS && !accepted.needsToAcceptTOS && accepted.tosVersion == version)
+            let read = try await harness.get(id)
+            #expect(read.hasAcceptedTOS && !read.needsToAcceptTOS)
+            let latest = try await harness.auditHistory(id).first?.receipt.recordedAt
+            #expect(read.tosAcceptedAt == latest)
+
+            // A retry of the same call (same idempotency key) records once.
+            _ = try await harness.accept(id, version, key: "accept-1")
+            let actions = try await harness.auditHistory(id).map(\.receipt.action)
+            #expect(actions == [.accept, .decline, .accept])
+        }
+    }
+
+    @Test func staleOrUnknownVersionIsAConflictAndRecordsNothing() async throws {
+        try await AccountsHarness.run { harness in
+            let version = try await harness.currentTerms()
+            let id = try #require(try await harness.signUp().id)
+            for stale in ["2025-12-12", "0.1"] {
+                let accept = try await harness.refusal { try await harness.accept(id, stale) }
+                #expect(accept.code == .conflict && accept.details?["currentVersion"] == version)
+                let decline = try await harness.refusal { try await harness.decline(id, stale) }
+                #expect(decline.code == .conflict)
+            }
+            #expect(try await harness.auditHistory(id).count == 1)
+            let unknown = try await harness.refusal { try await harness.accept(UUID(), version) }
+            #expect(unknown.code == .notFound)
+        }
+    }
+
+    @Test func aNewMaterialVersionMakesUsersAcceptAgainAnEditorialOneDoesNot() async throws {
+        try await AccountsHarness.run { harness in
+            let id = try #require(try await harness.signUp().id)
+            #expect(!(try await harness.get(id).needsToAcceptTOS))
+
+            try await harness.publishTerms("1.1", material: false)
+            try await harness.waitForAuditToLearn("1.1", user: id)
+            let editorial = try await harness.get(id)
+            #expect(!editorial.needsToAcceptTOS && !editorial.hasAcceptedTOS)
+
+            try await harness.publishTerms("2.0", material: true)
+            try await harness.waitForAuditToLearn("2.0", user: id)
+            let material = try await harness.get(id)
+            #expect(material.needsToAcceptTOS && !material.hasAcceptedTOS)
+            // The old version is now stale; the new one clears it.
+            #expect(try await harness.refusal { try await harness.accept(id, "1.1") }.code == .conflict)
+            let accepted = try await harness.accept(id, "2.0")
+            #expect(accepted.hasAcceptedTOS && !accepted.needsToAcceptTOS && accepted.tosVersion == "2.0")
+            // Sign-up now needs the new version.
+            let stale = try await harness.refusal {
+                try await harness.getOrCreate(.init(appleId: "apple.late", state: "CA", eligibilityCertified: true, tosVersion: "1.0"))
+            }
+            #expect(stale.code == .conflict && stale.details?["currentVersion"] == "2.0")
+        }
+    }
+}
