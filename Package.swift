@@ -61,6 +61,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Shared/ServiceKit", swiftSettings: strict),
 
+        .target(
+            name: "Identity", dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Shared/Identity", swiftSettings: strict),
+
         // MARK: Services
         .target(
             name: "LegalService", dependencies: [
@@ -133,6 +140,13 @@ let package = Package(
         .testTarget(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
+        .testTarget(
+            name: "IdentityTests", dependencies: [
+                "Identity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/IdentityTests", swiftSettings: strict),
         .testTarget(
             name: "AccountsTests", dependencies: [
                 "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
