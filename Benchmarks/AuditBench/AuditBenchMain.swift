@@ -40,17 +40,10 @@ struct AuditBenchMain {
         let phase = Duration.seconds(seconds)
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
-            var common = ProcessInfo.processInfo.environment
-            common["DATABASE_URL"] = database.url
-            common["HEALTH_PORT"] = "0"
-            common["LOG_LEVEL"] = ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "warning"
-            var legalEnvironment = common
-            legalEnvironment["RPC_BIND"] = legalRPC
-            legalEnvironment["EVENTS_BIND"] = legalEvents
-            let legal = try await PeerProcess("Legal", environment: legalEnvironment)
-            var auditEnvironment = common
-            auditEnvironment["RPC_BIND"] = auditRPC
-            auditEnvironment["EVENTS_BIND"] = ipcEndpoint()
+            let logLevel = ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "warning"
+            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(
+                databaseURL: database.url, rpc: legalRPC, events: legalEvents, logLevel: logLevel))
+            var auditEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: auditRPC, logLevel: logLevel)
             auditEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             auditEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             auditEnvironment["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()

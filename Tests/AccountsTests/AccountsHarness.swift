@@ -79,13 +79,7 @@ final class AccountsHarness: Sendable {
     }
 
     static func environment(_ database: TestDatabaseInstance, rpc: String) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = database.url
-        environment["RPC_BIND"] = rpc
-        environment["EVENTS_BIND"] = ipcEndpoint()
-        environment["HEALTH_PORT"] = "0"
-        environment["LOG_LEVEL"] = "warning"
-        return environment
+        ServiceEnvironment.make(databaseURL: database.url, rpc: rpc)
     }
 
     static func accountsEnvironment(

@@ -86,13 +86,7 @@ final class AuditHarness: Sendable {
     }
 
     static func environment(_ database: TestDatabaseInstance, rpc: String, events: String) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = database.url
-        environment["RPC_BIND"] = rpc
-        environment["EVENTS_BIND"] = events
-        environment["HEALTH_PORT"] = "0"
-        environment["LOG_LEVEL"] = "warning"
-        return environment
+        ServiceEnvironment.make(databaseURL: database.url, rpc: rpc, events: events)
     }
 
     static func auditEnvironment(

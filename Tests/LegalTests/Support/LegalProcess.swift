@@ -17,12 +17,7 @@ struct LegalProcess {
     /// Starts the executable on fresh ipc endpoints against `databaseURL` and waits for its ready line.
     static func start(databaseURL: String) async throws -> LegalProcess {
         let (rpc, events) = (ipcEndpoint(), ipcEndpoint())
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = databaseURL
-        environment["RPC_BIND"] = rpc
-        environment["EVENTS_BIND"] = events
-        environment["HEALTH_PORT"] = "0"
-        environment["LOG_LEVEL"] = "info"
+        let environment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: rpc, events: events, logLevel: "info")
         let process = try await PeerProcess("Legal", environment: environment)
         let client = try await RPCClient.connect(to: "legal", endpoints: [rpc], logger: testLogger())
         return LegalProcess(process: process, rpc: rpc, events: events, client: client)
