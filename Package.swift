@@ -92,7 +92,7 @@ let package = Package(
 
         .target(
             name: "AccountsService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Services/Accounts/Service", resources: [.copy("Migrations"), .copy("Rules")], swiftSettings: strict),
@@ -149,8 +149,9 @@ let package = Package(
             ], path: "Tests/IdentityTests", swiftSettings: strict),
         .testTarget(
             name: "AccountsTests", dependencies: [
-                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),
     ]
 )

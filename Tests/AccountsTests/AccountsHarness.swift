@@ -89,6 +89,9 @@ final class AccountsHarness: Sendable {
         environment["LEGAL_RPC_ENDPOINTS"] = legal
         environment["AUDIT_RPC_ENDPOINTS"] = audit
         environment["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
+        environment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
+        environment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
+        environment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
         if let rules { environment["ACCOUNTS_ELIGIBILITY_RULES"] = rules }
         return environment
     }
@@ -128,6 +131,25 @@ final class AccountsHarness: Sendable {
         return try await getOrCreate(.init(
             appleId: appleId, email: email, name: name, state: state, eligibilityCertified: true, tosVersion: version,
             clientIP: "203.0.113.9", userAgent: "PlayoffChallenge/1.0 iOS"))
+    }
+
+    func signIn(_ token: String, email: String? = nil) async throws -> AccountsSignInWithApple.Reply {
+        try await accountsClient.call(
+            AccountsSignInWithApple.self, .init(identityToken: token, email: email, clientIP: "203.0.113.9", userAgent: "PlayoffChallenge/1.0 iOS"),
+            principal: Self.gateway, timeout: .seconds(30))
+    }
+
+    func verifySession(_ token: String) async throws -> AccountsVerifySession.Reply {
+        try await accountsClient.call(AccountsVerifySession.self, .init(sessionToken: token), principal: Self.gateway)
+    }
+
+    func refreshSession(_ token: String) async throws -> SessionGrant {
+        try await accountsClient.call(AccountsRefreshSession.self, .init(refreshToken: token), principal: Self.gateway)
+    }
+
+    /// How many rows `sessions` holds.
+    func sessionRows() async throws -> Int {
+        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0) }
     }
 
     func get(_ id: UUID, as principal: Principal? = nil) async throws -> AccountUser {

@@ -24,4 +24,13 @@ struct AccountsContractsTests {
         #expect(request.appleId == "001.abc" && request.state == nil && request.eligibilityCertified == nil && request.tosVersion == nil)
         #expect(AccountsGetOrCreate.type == "accounts.get_or_create" && AccountsRestrictedUsers.type == "accounts.restricted_users")
     }
+
+    @Test func sessionMethodsHaveTheirNamesAndOptionalFields() throws {
+        let request = try BusJSON.decode(AccountsSignInWithApple.Request.self, from: Data(#"{"identityToken":"t"}"#.utf8))
+        #expect(request.identityToken == "t" && request.nonce == nil && request.email == nil && request.clientIP == nil)
+        #expect(AccountsSignInWithApple.type == "accounts.sign_in_with_apple" && AccountsRefreshSession.type == "accounts.refresh_session")
+        #expect(AccountsSignOut.type == "accounts.sign_out" && AccountsVerifySession.type == "accounts.verify_session")
+        let pending = AccountsVerifySession.Reply(userId: nil, appleId: "a", sessionId: UUID(), expiresAt: Date())
+        #expect(try BusJSON.decode(AccountsVerifySession.Reply.self, from: try BusJSON.encode(pending)).userId == nil)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Identity
 import Postgres
 import ServiceKit
 
@@ -27,6 +28,12 @@ public enum AccountsServiceDescription: ServiceDescription {
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)
         DeletionHandlers(store: store, outbox: context.outbox, erasure: erasure).register(on: context.server)
+        let appleKeys = AppleKeyCache(source: settings.appleKeys, logger: context.logger)
+        SessionHandlers(
+            store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers),
+            apple: AppleIdentityVerifier(audiences: [settings.appleBundleID], keys: appleKeys, logger: context.logger),
+            tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds)
+        ).register(on: context.server)
         context.logger.notice("eligibility rules in force", metadata: [
             "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
         ])

@@ -49,13 +49,14 @@ struct DeletionHandlers: Sendable {
     func preview(_ id: UUID) async throws -> DeletionPreview {
         guard try await store.user(id: id) != nil else { throw try await store.missing(id) }
         let confirmations = try await store.confirmationCount(id)
+        let sessions = try await store.sessionCount(id)
         return DeletionPreview(
             userId: id,
             deleted: [
                 DeletionItem(category: "profile", description: "Your account: Apple ID link, email, name, username and state.", count: 1),
                 DeletionItem(category: "eligibility_confirmations", description: "Your eligibility confirmations.", count: confirmations),
                 DeletionItem(category: "documents", description: "Documents you uploaded, and their share links."),
-                DeletionItem(category: "sessions", description: "Your sign-ins on every device: you are signed out."),
+                DeletionItem(category: "sessions", description: "Your sign-ins on every device: you are signed out.", count: sessions),
             ],
             kept: [
                 DeletionItem(

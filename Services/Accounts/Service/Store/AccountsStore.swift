@@ -3,7 +3,7 @@ import Foundation
 import Postgres
 
 /// The SQL of the Accounts service over `users` and `eligibility_confirmations`; deletion in
-/// `AccountsStore+Deletion.swift`. The schema is
+/// `AccountsStore+Deletion.swift`, sessions in `AccountsStore+Sessions.swift`. The schema is
 /// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
 public struct AccountsStore: Sendable {
     public let pool: PostgresPool
@@ -11,6 +11,7 @@ public struct AccountsStore: Sendable {
     let confirmations: String
     let deletionRequests: String
     let deletedAccounts: String
+    let sessions: String
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
@@ -20,6 +21,7 @@ public struct AccountsStore: Sendable {
         self.confirmations = "\(schema).eligibility_confirmations"
         self.deletionRequests = "\(schema).deletion_requests"
         self.deletedAccounts = "\(schema).deleted_accounts"
+        self.sessions = "\(schema).sessions"
     }
 
     public func user(appleId: String) async throws -> StoredUser? {
@@ -44,7 +46,7 @@ public struct AccountsStore: Sendable {
     /// Stores `new` with its eligibility confirmation in one transaction. When the Apple id is
     /// already taken (a concurrent sign-up won), returns that user and `created` false.
     public func insert(_ new: NewUser) async throws -> (user: StoredUser, created: Bool) {
-        let (users, confirmations) = (self.users, self.confirmations)
+        let (users, confirmations, sessions) = (self.users, self.confirmations, self.sessions)
         let id = UUID()
         return try await pool.withTransaction { db in
             let insert = """
@@ -60,6 +62,8 @@ public struct AccountsStore: Sendable {
                 return (try StoredUser.decode(raced), false)
             }
             let user = try StoredUser.decode(row)
+            // Sessions opened before the account existed now belong to it (and go when it is deleted).
+            try db.execute("UPDATE \(sessions) SET user_id = $1 WHERE apple_id = $2 AND user_id IS NULL", user.id, new.appleId)
             try db.execute(
                 """
                 INSERT INTO \(confirmations) (user_id, state, rules_version, minimum_age, confirmed_at, client_ip, user_agent)

@@ -1,0 +1,125 @@
+import Bus
+import Contracts
+import Foundation
+import Identity
+
+/// Sign in with Apple and sessions: `accounts.sign_in_with_apple`, `refresh_session`,
+/// `sign_out`, `verify_session`. Sign-in, refresh and verification run before (or instead of) a
+/// user principal, so they are for the gateway (service or anonymous principal) and operators.
+/// No token, refresh token or key reaches a log or an error message.
+struct SessionHandlers: Sendable {
+    let store: AccountsStore
+    let signUp: SignUp
+    let apple: AppleIdentityVerifier
+    let tokens: SessionTokens
+    /// Seconds a session lasts (its refresh token's life, renewed by each refresh).
+    let lifetimeSeconds: Int
+
+    func register(on server: RPCServer) {
+        server.register(AccountsSignInWithApple.self) { request, context in
+            try Self.gatewayOnly(context, "sign_in_with_apple")
+            return try await signIn(request)
+        }
+        server.register(AccountsRefreshSession.self) { request, context in
+            try Self.gatewayOnly(context, "refresh_session")
+            return try await refresh(request.refreshToken)
+        }
+        server.register(AccountsSignOut.self) { request, context in
+            try await signOut(request, context: context)
+        }
+        server.register(AccountsVerifySession.self) { request, context in
+            try Self.gatewayOnly(context, "verify_session")
+            return try await verify(request.sessionToken)
+        }
+    }
+
+    /// Verifies the Apple token (nothing is written when it is refused), reads or describes the
+    /// user as `get_or_create` would without eligibility fields, then opens a session.
+    func signIn(_ request: AccountsSignInWithApple.Request) async throws -> AccountsSignInWithApple.Reply {
+        let claims: AppleIdentityClaims
+        do {
+            claims = try await apple.verify(request.identityToken, nonce: request.nonce)
+        } catch let error as IdentityError {
+            throw Self.refusal(error)
+        }
+        let user = try await signUp.getOrCreate(.init(
+            appleId: claims.subject, email: request.email ?? claims.email, name: request.name,
+            clientIP: request.clientIP, userAgent: request.userAgent))
+        let refresh = RefreshToken.generate()
+        let session = try await store.openSession(appleId: claims.subject, refreshHash: refresh.hash, lifetimeSeconds: lifetimeSeconds)
+        let grant = try issue(session, refresh: refresh)
+        return .init(user: user, sessionId: grant.sessionId, sessionToken: grant.sessionToken,
+                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken)
+    }
+
+    /// Rotates the refresh token: the presented one stops working in the same statement.
+    func refresh(_ token: String) async throws -> SessionGrant {
+        let next = RefreshToken.generate()
+        guard let session = try await store.rotate(
+            refreshHash: RefreshToken.hash(of: token), to: next.hash, lifetimeSeconds: lifetimeSeconds)
+        else { throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again") }
+        return try issue(session, refresh: next)
+    }
+
+    func signOut(_ request: AccountsSignOut.Request, context: RequestContext) async throws -> AccountsSignOut.Reply {
+        let found: StoredSession?
+        switch (request.refreshToken, request.sessionId) {
+        case (let token?, nil): found = try await store.session(refreshHash: RefreshToken.hash(of: token))
+        case (nil, let id?): found = try await store.session(id: id)
+        default: throw BusError(.invalidArgument, "give either refreshToken or sessionId")
+        }
+        guard let found else { throw BusError(.notFound, "no such session") }
+        switch context.principal.kind {
+        case .service, .operator: break
+        case .user where found.userId.map({ UUID(uuidString: context.principal.id) == $0 }) == true: break
+        case .user: throw BusError(.forbidden, "a user may only end their own sessions")
+        case .anonymous:
+            guard request.refreshToken != nil else { throw BusError(.unauthenticated, "ending a session by id needs a signed-in principal") }
+        }
+        guard let revoked = try await store.revokeSession(found.id), let at = revoked.revokedAt else { throw BusError(.notFound, "no such session") }
+        return .init(sessionId: revoked.id, revokedAt: at)
+    }
+
+    /// The token's signature and expiry, then the session row: open, and (through the cascade)
+    /// gone with a deleted account.
+    func verify(_ token: String) async throws -> AccountsVerifySession.Reply {
+        let claims: SessionClaims
+        do { claims = try tokens.verify(token) } catch let error as IdentityError { throw Self.refusal(error) }
+        guard let id = UUID(uuidString: claims.sessionID), let session = try await store.session(id: id) else {
+            throw BusError(.unauthenticated, "the session no longer exists (signed out or account deleted)")
+        }
+        guard session.revokedAt == nil else { throw BusError(.unauthenticated, "the session was signed out") }
+        guard session.isOpen() else { throw BusError(.unauthenticated, "the session has expired; sign in again") }
+        return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt)
+    }
+
+    /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account exists).
+    private func issue(_ session: StoredSession, refresh: RefreshToken) throws -> SessionGrant {
+        let subject = session.userId.map { $0.uuidString.lowercased() } ?? "apple:\(session.appleId)"
+        let (token, claims) = try tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased())
+        return SessionGrant(sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token)
+    }
+
+    static func gatewayOnly(_ context: RequestContext, _ method: String) throws {
+        guard context.principal.kind != .user else { throw BusError(.forbidden, "\(method) is called by the gateway, not by a signed-in user") }
+    }
+
+    /// `unauthenticated` with a fixed description (``IdentityError`` holds no token material);
+    /// `unavailable` when Apple's keys could not be loaded.
+    static func refusal(_ error: IdentityError) -> BusError {
+        let reason: String
+        switch error {
+        case .keySetUnavailable: return BusError(.unavailable, "Apple's signing keys could not be loaded; try again")
+        case .malformed, .tokenTooLarge: reason = "the token is malformed"
+        case .unsupportedAlgorithm: reason = "the token's algorithm is not accepted"
+        case .badSignature, .unknownKey: reason = "the token's signature does not verify"
+        case .expired: reason = "the token has expired"
+        case .notYetValid: reason = "the token is not valid yet"
+        case .wrongIssuer: reason = "the token was not issued by the expected issuer"
+        case .wrongAudience: reason = "the token is not meant for this app"
+        case .nonceMismatch: reason = "the token's nonce does not match"
+        case .invalidKey, .decryptionFailed: reason = "the token could not be verified"
+        }
+        return BusError(.unauthenticated, "token refused: \(reason)")
+    }
+}

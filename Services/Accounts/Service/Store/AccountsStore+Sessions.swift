@@ -1,0 +1,75 @@
+import Bus
+import Foundation
+import Postgres
+
+/// A session row: whom it speaks for and whether it is still open.
+public struct StoredSession: Sendable, Equatable {
+    public var id: UUID
+    /// Nil while the Apple id has no account.
+    public var userId: UUID?
+    public var appleId: String
+    public var expiresAt: Date
+    public var revokedAt: Date?
+
+    static let columns = "id, user_id, apple_id, expires_at, revoked_at"
+
+    static func decode(_ row: PostgresRow) throws -> StoredSession {
+        let (id, userId, appleId, expiresAt, revokedAt) = try row.decode(UUID.self, UUID?.self, String.self, Date.self, Date?.self)
+        return StoredSession(id: id, userId: userId, appleId: appleId, expiresAt: expiresAt, revokedAt: revokedAt)
+    }
+
+    /// Neither revoked nor past its end.
+    public func isOpen(at now: Date = Date()) -> Bool { revokedAt == nil && expiresAt > now }
+}
+
+/// The SQL over `sessions`. Refresh tokens are stored only as their SHA-256 hex.
+extension AccountsStore {
+    /// Opens a session for `appleId`, bound to its user if one exists by the time of the insert.
+    public func openSession(appleId: String, refreshHash: String, lifetimeSeconds: Int) async throws -> StoredSession {
+        let sql = """
+            INSERT INTO \(sessions) (id, user_id, apple_id, refresh_token_hash, expires_at)
+            VALUES ($1, (SELECT id FROM \(users) WHERE apple_id = $2), $2, $3, now() + $4::bigint * interval '1 second')
+            RETURNING \(StoredSession.columns)
+            """
+        return try await pool.withConnection { db in
+            try StoredSession.decode(db.query(sql, UUID(), appleId, refreshHash, lifetimeSeconds)[0])
+        }
+    }
+
+    /// Replaces an open session's refresh token (rotation) and extends it; nil when the token is
+    /// unknown, already rotated, revoked or expired.
+    public func rotate(refreshHash old: String, to new: String, lifetimeSeconds: Int) async throws -> StoredSession? {
+        let sql = """
+            UPDATE \(sessions) SET refresh_token_hash = $2, expires_at = now() + $3::bigint * interval '1 second'
+            WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
+            RETURNING \(StoredSession.columns)
+            """
+        return try await pool.withConnection { db in try db.query(sql, old, new, lifetimeSeconds).first.map(StoredSession.decode) }
+    }
+
+    /// The session with this id, or with this refresh token hash.
+    public func session(id: UUID) async throws -> StoredSession? {
+        let sql = "SELECT \(StoredSession.columns) FROM \(sessions) WHERE id = $1"
+        return try await pool.withConnection { db in try db.query(sql, id).first.map(StoredSession.decode) }
+    }
+
+    public func session(refreshHash: String) async throws -> StoredSession? {
+        let sql = "SELECT \(StoredSession.columns) FROM \(sessions) WHERE refresh_token_hash = $1"
+        return try await pool.withConnection { db in try db.query(sql, refreshHash).first.map(StoredSession.decode) }
+    }
+
+    /// Revokes the session (a repeat keeps the first time); the revoked row.
+    public func revokeSession(_ id: UUID) async throws -> StoredSession? {
+        let sql = """
+            UPDATE \(sessions) SET revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now()))
+            WHERE id = $1 RETURNING \(StoredSession.columns)
+            """
+        return try await pool.withConnection { db in try db.query(sql, id).first.map(StoredSession.decode) }
+    }
+
+    /// How many sessions the user has (the deletion preview counts them).
+    public func sessionCount(_ userId: UUID) async throws -> Int {
+        let sql = "SELECT count(*)::bigint FROM \(sessions) WHERE user_id = $1"
+        return try await pool.withConnection { db in try db.query(sql, userId)[0].decode(Int.self, column: 0) }
+    }
+}

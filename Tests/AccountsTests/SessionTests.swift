@@ -1,0 +1,96 @@
+import Bus
+import Contracts
+import Foundation
+import Testing
+import TestSupport
+
+/// Sign in with Apple and sessions (issue 4), against the real services with a stand-in for
+/// Apple's keys.
+@Suite(.serialized) struct SessionTests {
+    @Test func anExistingUserSignsInRefreshesAndSignsOut() async throws {
+        try await AccountsHarness.run { harness in
+            let appleId = "001234.existing.0001"
+            let id = try #require(try await harness.signUp(appleId: appleId).id)
+            let signIn = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            #expect(signIn.user.id == id && signIn.user.hasConfirmedEligibility)
+            #expect(signIn.sessionExpiresAt > Date())
+            let verified = try await harness.verifySession(signIn.sessionToken)
+            #expect(verified.userId == id && verified.sessionId == signIn.sessionId && verified.appleId == appleId)
+
+            // Rotation: the new pair works, the old refresh token is refused from now on.
+            let refreshed = try await harness.refreshSession(signIn.refreshToken)
+            #expect(refreshed.sessionId == signIn.sessionId && refreshed.refreshToken != signIn.refreshToken)
+            #expect(try await harness.verifySession(refreshed.sessionToken).userId == id)
+            #expect(try await harness.refusal { try await harness.refreshSession(signIn.refreshToken) }.code == .unauthenticated)
+
+            // Sign-out revokes: the session token and the refresh token stop working.
+            let out = try await harness.accountsClient.call(
+                AccountsSignOut.self, .init(refreshToken: refreshed.refreshToken), principal: AccountsHarness.gateway)
+            #expect(out.sessionId == signIn.sessionId)
+            #expect(try await harness.refusal { try await harness.verifySession(refreshed.sessionToken) }.code == .unauthenticated)
+            #expect(try await harness.refusal { try await harness.refreshSession(refreshed.refreshToken) }.code == .unauthenticated)
+            // Another user cannot end someone's session by id.
+            let second = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            let forbidden = try await harness.refusal {
+                try await harness.accountsClient.call(
+                    AccountsSignOut.self, .init(sessionId: second.sessionId), principal: .user(UUID().uuidString))
+            }
+            #expect(forbidden.code == .forbidden)
+            _ = try await harness.accountsClient.call(AccountsSignOut.self, .init(sessionId: second.sessionId), principal: .user(id.uuidString))
+            #expect(try await harness.refusal { try await harness.verifySession(second.sessionToken) }.code == .unauthenticated)
+        }
+    }
+
+    @Test func aNewAppleIdGetsAnUnconfirmedUserThenTheAccountAndDeletionEndsTheSession() async throws {
+        try await AccountsHarness.run { harness in
+            let appleId = "001234.newcomer.0002"
+            let signIn = try await harness.signIn(try AppleStandIn.token(subject: appleId), email: "new@example.com")
+            #expect(signIn.user.id == nil && !signIn.user.hasConfirmedEligibility && signIn.user.appleId == appleId)
+            #expect(signIn.user.email == "new@example.com")
+            #expect(try await harness.userCount() == 0)
+            let pending = try await harness.verifySession(signIn.sessionToken)
+            #expect(pending.userId == nil && pending.appleId == appleId)
+
+            // get_or_create with eligibility creates the account; the open session now belongs to it.
+            let id = try #require(try await harness.signUp(appleId: appleId).id)
+            #expect(try await harness.verifySession(signIn.sessionToken).userId == id)
+            let refreshed = try await harness.refreshSession(signIn.refreshToken)
+            #expect(try await harness.verifySession(refreshed.sessionToken).userId == id)
+
+            let preview = try await harness.accountsClient.call(AccountsDeletionPreview.self, .init(userId: id), principal: .user(id.uuidString))
+            #expect(preview.deleted.first { $0.category == "sessions" }?.count == 1)
+            let request = try await harness.requestDeletion(id)
+            _ = try await harness.confirmDeletion(id, request.requestId)
+            #expect(try await harness.refusal { try await harness.verifySession(refreshed.sessionToken) }.code == .unauthenticated)
+            #expect(try await harness.refusal { try await harness.refreshSession(refreshed.refreshToken) }.code == .unauthenticated)
+            #expect(try await harness.sessionRows() == 0)
+        }
+    }
+
+    @Test func refusedAppleTokensAreUnauthenticatedAndWriteNothing() async throws {
+        try await AccountsHarness.run { harness in
+            let subject = "001234.refused.0003"
+            let cases: [(String, String, String)] = try [
+                ("bad signature", AppleStandIn.token(subject: subject, signer: AppleStandIn.otherKey), "signature"),
+                ("wrong audience", AppleStandIn.token(subject: subject, audience: "com.example.other"), "not meant for this app"),
+                ("expired", AppleStandIn.token(subject: subject, issuedAt: Date().addingTimeInterval(-7200)), "expired"),
+                ("wrong issuer", AppleStandIn.token(subject: subject, issuer: "https://evil.example.com"), "issuer"),
+                ("malformed", "not.a-token", "malformed"),
+            ]
+            for (name, token, reason) in cases {
+                let error = try await harness.refusal { try await harness.signIn(token) }
+                #expect(error.code == .unauthenticated, "\(name)")
+                #expect(error.message.contains(reason), "\(name): \(error.message)")
+            }
+            #expect(try await harness.sessionRows() == 0)
+            #expect(try await harness.userCount() == 0)
+            let forged = try await harness.refusal { try await harness.verifySession("e30.e30.AAAA") }
+            #expect(forged.code == .unauthenticated)
+            let user = try await harness.refusal {
+                try await harness.accountsClient.call(
+                    AccountsSignInWithApple.self, .init(identityToken: try AppleStandIn.token(subject: subject)), principal: .user(UUID().uuidString))
+            }
+            #expect(user.code == .forbidden)
+        }
+    }
+}
