@@ -54,6 +54,11 @@ import TestSupport
             // get_or_create with eligibility creates the account; the open session now belongs to it.
             let id = try #require(try await harness.signUp(appleId: appleId).id)
             #expect(try await harness.verifySession(signIn.sessionToken).userId == id)
+            // A sign-in that raced the sign-up (its row missed the binding) is bound when verified.
+            try await harness.database.pool.withConnection { db in
+                _ = try db.execute("UPDATE accounts.sessions SET user_id = NULL WHERE apple_id = $1", appleId)
+            }
+            #expect(try await harness.verifySession(signIn.sessionToken).userId == id)
             let refreshed = try await harness.refreshSession(signIn.refreshToken)
             #expect(try await harness.verifySession(refreshed.sessionToken).userId == id)
 

@@ -85,9 +85,10 @@ struct SessionHandlers: Sendable {
     func verify(_ token: String) async throws -> AccountsVerifySession.Reply {
         let claims: SessionClaims
         do { claims = try tokens.verify(token) } catch let error as IdentityError { throw Self.refusal(error) }
-        guard let id = UUID(uuidString: claims.sessionID), let session = try await store.session(id: id) else {
+        guard let id = UUID(uuidString: claims.sessionID), let found = try await store.session(id: id) else {
             throw BusError(.unauthenticated, "the session no longer exists (signed out or account deleted)")
         }
+        let session = try await store.bindPending(found)
         guard session.revokedAt == nil else { throw BusError(.unauthenticated, "the session was signed out") }
         guard session.isOpen() else { throw BusError(.unauthenticated, "the session has expired; sign in again") }
         return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt)

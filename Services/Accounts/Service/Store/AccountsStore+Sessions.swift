@@ -58,6 +58,18 @@ extension AccountsStore {
         return try await pool.withConnection { db in try db.query(sql, refreshHash).first.map(StoredSession.decode) }
     }
 
+    /// Binds a session opened for an Apple id to the account created since, when the account's
+    /// transaction did not see it (a sign-in racing the sign-up); the row as it now is.
+    public func bindPending(_ session: StoredSession) async throws -> StoredSession {
+        guard session.userId == nil else { return session }
+        let sql = """
+            UPDATE \(sessions) SET user_id = u.id FROM \(users) u
+            WHERE \(sessions).id = $1 AND \(sessions).user_id IS NULL AND u.apple_id = \(sessions).apple_id
+            RETURNING \(sessions).id, \(sessions).user_id, \(sessions).apple_id, \(sessions).expires_at, \(sessions).revoked_at
+            """
+        return try await pool.withConnection { db in try db.query(sql, session.id).first.map(StoredSession.decode) } ?? session
+    }
+
     /// Revokes the session (a repeat keeps the first time); the revoked row.
     public func revokeSession(_ id: UUID) async throws -> StoredSession? {
         let sql = """
