@@ -149,7 +149,7 @@ let package = Package(
             ], path: "Tests/IdentityTests", swiftSettings: strict),
         .testTarget(
             name: "AccountsTests", dependencies: [
-                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity",
+                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),

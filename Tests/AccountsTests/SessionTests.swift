@@ -87,6 +87,12 @@ import TestSupport
                 #expect(error.code == .unauthenticated, "\(name)")
                 #expect(error.message.contains(reason), "\(name): \(error.message)")
             }
+            let nonce = try await harness.refusal {
+                try await harness.accountsClient.call(
+                    AccountsSignInWithApple.self, .init(identityToken: try AppleStandIn.token(subject: subject), nonce: "raw-nonce"),
+                    principal: AccountsHarness.gateway)
+            }
+            #expect(nonce.code == .unauthenticated && nonce.message.contains("nonce"))
             #expect(try await harness.sessionRows() == 0)
             #expect(try await harness.userCount() == 0)
             let forged = try await harness.refusal { try await harness.verifySession("e30.e30.AAAA") }
