@@ -43,10 +43,9 @@ struct AuditBenchMain {
             let logLevel = ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "warning"
             let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(
                 databaseURL: database.url, rpc: legalRPC, events: legalEvents, logLevel: logLevel))
-            var auditEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: auditRPC, logLevel: logLevel)
-            auditEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
-            auditEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
-            auditEnvironment["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
+            var auditEnvironment = ServiceEnvironment.audit(
+                databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
+                signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString(), logLevel: logLevel)
             auditEnvironment["AUDIT_WRITERS"] = String(writers)
             auditEnvironment["DATABASE_POOL_SIZE"] = String(writers + 4)
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)

@@ -45,11 +45,9 @@ final class AccountsHarness: Sendable {
             var legalEnvironment = environment(database, rpc: legalRPC)
             legalEnvironment["EVENTS_BIND"] = legalEvents
             let legal = try await PeerProcess("Legal", environment: legalEnvironment)
-            var auditEnvironment = environment(database, rpc: auditRPC)
-            auditEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
-            auditEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
-            auditEnvironment["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
-            auditEnvironment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+            var auditEnvironment = ServiceEnvironment.audit(
+                databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
+                signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString())
             // Audit follows account.deleted from this Accounts instance.
             auditEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents

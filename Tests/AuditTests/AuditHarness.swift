@@ -38,7 +38,7 @@ final class AuditHarness: Sendable {
     static func run(writers: Int = 4, _ body: (AuditHarness) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
-            let legal = try await PeerProcess("Legal", environment: environment(database, rpc: legalRPC, events: legalEvents))
+            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
             let key = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
             let auditEnvironment = auditEnvironment(database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: key, writers: writers)
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
@@ -85,19 +85,12 @@ final class AuditHarness: Sendable {
         auditProcess.withLock { $0 = process }
     }
 
-    static func environment(_ database: TestDatabaseInstance, rpc: String, events: String) -> [String: String] {
-        ServiceEnvironment.make(databaseURL: database.url, rpc: rpc, events: events)
-    }
-
     static func auditEnvironment(
         _ database: TestDatabaseInstance, rpc: String, legalRPC: String, legalEvents: String, key: String, writers: Int
     ) -> [String: String] {
-        var environment = environment(database, rpc: rpc, events: ipcEndpoint())
-        environment["LEGAL_RPC_ENDPOINTS"] = legalRPC
-        environment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
-        environment["AUDIT_SIGNING_KEY"] = key
+        var environment = ServiceEnvironment.audit(
+            databaseURL: database.url, rpc: rpc, legalRPC: legalRPC, legalEvents: legalEvents, signingKey: key)
         environment["AUDIT_WRITERS"] = String(writers)
-        environment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
         // No Accounts service here: point its consumer at endpoints nobody binds.
         environment["ACCOUNTS_RPC_ENDPOINTS"] = ipcEndpoint()
         environment["ACCOUNTS_EVENTS_ENDPOINTS"] = ipcEndpoint()

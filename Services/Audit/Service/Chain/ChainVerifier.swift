@@ -97,7 +97,7 @@ struct ChainVerifier: Sendable {
                 """).map { try $0.decode(Int64.self, Int.self, Int64.self, [UInt8].self, Int64.self, String.self, [UInt8]?.self) }
         }
         return rows.compactMap { id, chain, position, head, milliseconds, signature, recordHash in
-            let text = ReceiptSigner.checkpointText(chain: chain, position: position, headHash: head, at: Date(milliseconds: milliseconds))
+            let text = ReceiptSigner.checkpointText(chain: chain, position: position, headHash: head, milliseconds: milliseconds)
             let intact = signer.isValid(signature: signature, for: text) && recordHash == head
             return intact ? nil : id
         }
@@ -121,7 +121,7 @@ struct ChainVerifier: Sendable {
         let matches = fields.documentType == receipt.documentType.rawValue && fields.version == receipt.version
             && fields.digest == receipt.digest && fields.action == receipt.action.rawValue && fields.chain == receipt.chain
             && fields.position == receipt.position && hash.hexString == receipt.hash
-            && fields.recordedMilliseconds == Int64((receipt.recordedAt.timeIntervalSince1970 * 1000).rounded())
+            && fields.recordedMilliseconds == receipt.recordedAt.millisecondsSince1970
         guard matches else { return .init(valid: false, reason: "the stored record differs from the receipt") }
         guard fields.hash(previous: previous) == hash, previous == linked else {
             return .init(valid: false, reason: "the stored record fails its hash chain")

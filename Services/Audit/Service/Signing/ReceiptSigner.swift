@@ -35,8 +35,8 @@ struct ReceiptSigner: Sendable {
     }
 
     /// The text a checkpoint signature covers.
-    static func checkpointText(chain: Int, position: Int64, headHash: [UInt8], at time: Date) -> String {
-        ["recruiting-compass-checkpoint-v1", String(chain), String(position), headHash.hexString,
-         String(Int64((time.timeIntervalSince1970 * 1000).rounded(.down)))].joined(separator: "\n")
+    static func checkpointText(chain: Int, position: Int64, headHash: [UInt8], milliseconds: Int64) -> String {
+        ["recruiting-compass-checkpoint-v1", String(chain), String(position), headHash.hexString, String(milliseconds)]
+            .joined(separator: "\n")
     }
 }

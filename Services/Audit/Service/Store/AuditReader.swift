@@ -21,7 +21,7 @@ struct AuditReader: Sendable {
             for row in rows {
                 let (type, action, version, milliseconds) = try row.decode(String.self, String.self, String.self, Int64.self)
                 guard let action = AcceptanceAction(rawValue: action) else { continue }
-                last[type] = .init(action: action, version: version, recordedAt: Date(milliseconds: milliseconds))
+                last[type] = .init(action: action, version: version, recordedAt: Date(millisecondsSince1970: milliseconds))
             }
             return try LegalDocumentType.allCases.map { type in
                 AcceptanceRules.status(
@@ -58,13 +58,9 @@ struct AuditReader: Sendable {
                     userAgent: try row.decode(String?.self, column: 10)))
             }
             let next = rows.count > request.limit ? records.last.map {
-                "\(Int64(($0.receipt.recordedAt.timeIntervalSince1970 * 1000).rounded())).\($0.receipt.recordId.uuidString.lowercased())"
+                "\($0.receipt.recordedAt.millisecondsSince1970).\($0.receipt.recordId.uuidString.lowercased())"
             } : nil
             return AuditHistory.Reply(records: records, next: next)
         }
     }
-}
-
-extension Date {
-    init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
 }

@@ -43,8 +43,8 @@ struct BatchWriter: Sendable {
         var receipts: [String: ConsentReceipt] = [:]
         for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
 
-        let milliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
-        let recordedAt = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        let milliseconds = now.millisecondsSince1970
+        let recordedAt = Date(millisecondsSince1970: milliseconds)
         var rows: [[(any PostgresEncodable)?]] = []
         for record in batch where receipts[record.idempotencyHash] == nil {
             guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
@@ -121,7 +121,7 @@ struct BatchWriter: Sendable {
         return ConsentReceipt(
             recordId: recordID, documentType: documentType, version: try row.decode(String.self, column: first + 2),
             digest: try row.decode(String.self, column: first + 3), action: action,
-            recordedAt: Date(timeIntervalSince1970: Double(try row.decode(Int64.self, column: first + 5)) / 1000),
+            recordedAt: Date(millisecondsSince1970: try row.decode(Int64.self, column: first + 5)),
             chain: try row.decode(Int.self, column: first + 6), position: try row.decode(Int64.self, column: first + 7),
             hash: try row.decode([UInt8].self, column: first + 8).hexString, signature: "")
     }

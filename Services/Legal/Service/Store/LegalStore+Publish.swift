@@ -156,18 +156,12 @@ extension LegalStore {
 /// Dates at the bus's precision (RFC 3339 with milliseconds), compared as whole milliseconds
 /// because the same instant can reach us as slightly different `Double`s (JSON, PostgreSQL).
 enum Milliseconds {
-    /// Whole milliseconds since 1970, rounding to the microsecond first as PostgreSQL does, so a
-    /// date that is already on a millisecond never slips to the one before.
-    static func since1970(_ date: Date) -> Int64 {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        return micros >= 0 ? micros / 1000 : -((-micros + 999) / 1000)
-    }
+    /// Whole milliseconds since 1970 (see `Date.millisecondsSince1970` in Bus).
+    static func since1970(_ date: Date) -> Int64 { date.millisecondsSince1970 }
 
-    static func truncate(_ date: Date) -> Date {
-        Date(timeIntervalSince1970: Double(since1970(date)) / 1000)
-    }
+    static func truncate(_ date: Date) -> Date { Date(millisecondsSince1970: date.millisecondsSince1970) }
 
-    static func same(_ a: Date, _ b: Date) -> Bool { since1970(a) == since1970(b) }
+    static func same(_ a: Date, _ b: Date) -> Bool { a.millisecondsSince1970 == b.millisecondsSince1970 }
 
     /// 00:00 UTC of the day `date` falls on.
     static func startOfUTCDay(_ date: Date) -> Date {
