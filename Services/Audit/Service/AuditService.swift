@@ -13,7 +13,7 @@ public enum AuditService {
         // A deleted account's records are pseudonymised even if Accounts' direct call was lost.
         try await context.consumeEvents(from: .accounts) { envelope, db in try Erasure.apply(envelope, on: db) }
         let committer = GroupCommitter(
-            pool: context.pool, writers: settings.writers, maximumBatch: settings.maximumBatch,
+            pool: context.pool, chains: settings.chainOffset..<(settings.chainOffset + settings.writers), maximumBatch: settings.maximumBatch,
             logger: context.logger)
         context.runtime.addService(committer)
         context.runtime.addService(

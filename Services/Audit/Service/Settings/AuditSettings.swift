@@ -10,6 +10,8 @@ public struct AuditSettings: EnvironmentSettings {
     let previousPublicKeys: [Curve25519.Signing.PublicKey]
     /// Concurrent batch writers, each with its own chain and connection.
     public let writers: Int
+    /// The first chain this instance writes (it writes `chainOffset ..< chainOffset + writers`).
+    public let chainOffset: Int
     /// The most records one transaction takes.
     public let maximumBatch: Int
     /// How often each chain's head is signed into a checkpoint.
@@ -24,6 +26,9 @@ public struct AuditSettings: EnvironmentSettings {
             "AUDIT_PREVIOUS_PUBLIC_KEYS", default: [],
             "Public keys (base64) of earlier signing keys, comma-separated: receipts they signed still verify.")
         writers = try env.int("AUDIT_WRITERS", default: 4, in: 1...64, "Concurrent group-commit writers (one chain and one database connection each).")
+        chainOffset = try env.int(
+            "AUDIT_CHAIN_OFFSET", default: 0, in: 0...1_000_000,
+            "First chain number this instance writes. Instances sharing a database should write disjoint chains (e.g. ordinal × AUDIT_WRITERS); overlapping ones stay correct but wait on each other's chain locks.")
         maximumBatch = try env.int("AUDIT_MAX_BATCH", default: 1000, in: 1...10_000, "The most records one group-commit transaction takes.")
         checkpointInterval = try env.duration("AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
 

@@ -18,15 +18,16 @@ import ServiceLifecycle
 final class GroupCommitter: Service, Sendable {
     private let queue = RecordQueue()
     private let pool: PostgresPool
-    private let writers: Int
+    /// The chains this instance writes, one writer task each.
+    private let chains: Range<Int>
     private let maximumBatch: Int
     private let logger: Logger
     private let batchSizes = Recorder(label: "audit_batch_records")
     private let batchSeconds = Timer(label: "audit_batch_duration")
 
-    init(pool: PostgresPool, writers: Int, maximumBatch: Int, logger: Logger) {
+    init(pool: PostgresPool, chains: Range<Int>, maximumBatch: Int, logger: Logger) {
         self.pool = pool
-        self.writers = writers
+        self.chains = chains
         self.maximumBatch = maximumBatch
         self.logger = logger
     }
@@ -46,11 +47,12 @@ final class GroupCommitter: Service, Sendable {
     func run() async throws {
         try await pool.withConnection { db in
             try db.execute(
-                "INSERT INTO audit.chains (chain) SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING", self.writers)
+                "INSERT INTO audit.chains (chain) SELECT generate_series($1::int, $2::int - 1) ON CONFLICT DO NOTHING",
+                self.chains.lowerBound, self.chains.upperBound)
         }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                for chain in 0..<writers {
+                for chain in chains {
                     group.addTask { await self.writeBatches(chain: chain) }
                 }
             }
