@@ -1,0 +1,198 @@
+"""The container and Kubernetes files, checked against the executables they run.
+
+No Docker engine or cluster runs here, so these tests validate rather than run: `docker-compose
+config` and `kubernetes-validate --strict` judge the syntax and schemas, and every environment
+variable the files set is checked against the list the executable itself prints with `--help-env`
+(the same code that reads the settings declares them), so a renamed setting cannot silently
+leave a deployment running on a default.
+
+Run by deploy/test with COMPASS_BIN (the built executables) and COMPASS_PY (deploy/lib/python-tools).
+"""
+import os
+import pathlib
+import re
+import secrets
+import string
+import subprocess
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("COMPASS_BIN", ROOT / ".build/debug")).resolve()
+PY = pathlib.Path(os.environ.get("COMPASS_PY", ROOT / ".local/py")).resolve()
+K8S = ROOT / "deploy/k8s"
+# Variables a container sets for its own start command rather than for the executable.
+SHELL_ONLY = {"POD_INDEX"}
+
+
+def help_env(executable):
+    """The variables an executable reads: {name: (default, description)} from its --help-env table."""
+    path = BIN / executable
+    assert path.exists(), f"{path} is not built (deploy/test builds it)"
+    out = subprocess.run([str(path), "--help-env"], capture_output=True, text=True, timeout=30, check=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        match = re.match(r"\|\s*`([A-Z0-9_]+)`\s*\|\s*(.*?)\s*\|\s*(yes|no)\s*\|\s*(.*?)\s*\|$", line)
+        if match:
+            rows[match.group(1)] = (match.group(2), match.group(4))
+    assert rows, f"{executable} --help-env printed no table:\n{out}"
+    return rows
+
+
+def required(variables):
+    return {name for name, (_, description) in variables.items() if "Required" in description}
+
+
+def z85_key():
+    alphabet = string.digits + string.ascii_letters + ".-:+=^!/*?&<>()[]{}@%$#"
+    return "".join(secrets.choice(alphabet) for _ in range(40))
+
+
+def env_file(tmp_path, leave_out=()):
+    names = ["POSTGRES_PASSWORD", "AUDIT_SIGNING_KEY", "ACCOUNTS_SESSION_SIGNING_KEY"]
+    for peer in ["GATEWAY", "OPERATOR", "LEGAL", "ACCOUNTS", "DOCUMENTS", "AUDIT"]:
+        names += [f"{peer}_PUBLIC_KEY", f"{peer}_SECRET_KEY"]
+    path = tmp_path / ".env"
+    path.write_text("".join(f"{name}={z85_key()}\n" for name in names if name not in leave_out))
+    return path
+
+
+def compose_config(tmp_path, leave_out=()):
+    return subprocess.run(
+        [str(PY / "compose/bin/docker-compose"), "--env-file", str(env_file(tmp_path, leave_out)),
+         "-f", str(ROOT / "docker-compose.yml"), "config"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory):
+    result = compose_config(tmp_path_factory.mktemp("compose"))
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)
+
+
+def test_compose_is_valid_and_runs_every_service(compose):
+    assert set(compose["services"]) == {"postgres", "legal", "audit", "accounts", "documents", "gateway"}
+    # Only the gateway is reachable from outside.
+    published = {name for name, service in compose["services"].items() if service.get("ports")}
+    assert published == {"gateway"}
+
+
+def test_compose_refuses_to_start_without_keys(tmp_path):
+    result = compose_config(tmp_path, leave_out=("AUDIT_SIGNING_KEY",))
+    assert result.returncode != 0
+    assert "AUDIT_SIGNING_KEY" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["legal", "audit", "accounts", "documents", "gateway"])
+def test_compose_service_matches_its_executable(compose, name):
+    service = compose["services"][name]
+    executable = service["command"][0]
+    variables = help_env(executable)
+    environment = service["environment"]
+    unknown = set(environment) - set(variables)
+    assert not unknown, f"{name} sets variables {executable} never reads: {sorted(unknown)}"
+    missing = required(variables) - set(environment)
+    assert not missing, f"{name} leaves required variables unset: {sorted(missing)}"
+    # The healthcheck asks the port the service serves health on.
+    health_port = environment.get("HEALTH_PORT")
+    assert health_port and f":{health_port}/" in " ".join(service["healthcheck"]["test"])
+    # Every dependency waits for health, not just for a started container.
+    for dependency in service["depends_on"].values():
+        assert dependency["condition"] == "service_healthy"
+
+
+def test_compose_bus_endpoints_point_at_bound_ports(compose):
+    services = compose["services"]
+    for name in ["legal", "audit", "accounts", "documents"]:
+        rpc_port = services[name]["environment"]["RPC_BIND"].rsplit(":", 1)[1]
+        events_port = services[name]["environment"]["EVENTS_BIND"].rsplit(":", 1)[1]
+        for other, service in services.items():
+            environment = service.get("environment") or {}
+            if f"{name.upper()}_RPC_ENDPOINTS" in environment:
+                assert environment[f"{name.upper()}_RPC_ENDPOINTS"] == f"tcp://{name}:{rpc_port}", other
+                assert environment[f"{name.upper()}_EVENTS_ENDPOINTS"] == f"tcp://{name}:{events_port}", other
+
+
+def k8s_documents():
+    documents = []
+    for path in sorted(K8S.glob("*.yaml")):
+        documents += [document for document in yaml.safe_load_all(path.read_text()) if document]
+    return documents
+
+
+def test_k8s_manifests_are_rendered_from_their_source():
+    result = subprocess.run(
+        [str(PY / "tools/bin/python"), str(K8S / "render.py"), "--check"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_k8s_manifests_validate_strictly():
+    files = [str(path) for path in sorted(K8S.glob("*.yaml"))]
+    result = subprocess.run(
+        [str(PY / "tools/bin/kubernetes-validate"), "--strict", *files], capture_output=True, text=True, timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "ERROR" not in output
+    # Every built-in resource passed; only the CloudNativePG Cluster (a CRD) has no schema here.
+    passed = len(re.findall(r"^INFO .* passed for resource", output, re.MULTILINE))
+    assert passed == len([d for d in k8s_documents() if d["kind"] != "Cluster"])
+
+
+def test_k8s_database_cluster_is_replicated_and_gives_the_app_secret():
+    clusters = [d for d in k8s_documents() if d["kind"] == "Cluster"]
+    assert len(clusters) == 1
+    cluster = clusters[0]
+    assert cluster["apiVersion"] == "postgresql.cnpg.io/v1"
+    assert cluster["spec"]["instances"] >= 3
+    assert cluster["spec"]["bootstrap"]["initdb"] == {"database": "compass", "owner": "compass"}
+    # CloudNativePG names the application secret <cluster>-app; the workloads read its `uri`.
+    for workload in [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")]:
+        env = workload["spec"]["template"]["spec"]["containers"][0]["env"]
+        database = next(item for item in env if item["name"] == "DATABASE_URL")
+        assert database["valueFrom"]["secretKeyRef"] == {"name": f"{cluster['metadata']['name']}-app", "key": "uri"}
+
+
+def test_k8s_workloads_match_their_executables():
+    config = next(d for d in k8s_documents() if d["kind"] == "ConfigMap")["data"]
+    workloads = [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")]
+    assert {w["metadata"]["name"] for w in workloads} == {"legal", "audit", "accounts", "documents", "gateway"}
+    for workload in workloads:
+        container = workload["spec"]["template"]["spec"]["containers"][0]
+        executable = container["command"][-1].split()[-1]
+        variables = help_env(executable)
+        own = {item["name"] for item in container["env"]} - SHELL_ONLY
+        shared = set(config)
+        # The shared ConfigMap may hold settings only some services read; each must be read by one.
+        assert not own - set(variables), f"{executable}: {sorted(own - set(variables))}"
+        if executable == "Audit":
+            own.add("AUDIT_CHAIN_OFFSET")
+        missing = required(variables) - own - shared
+        assert not missing, f"{executable} leaves required variables unset: {sorted(missing)}"
+        probes = [container[p]["httpGet"] for p in ("startupProbe", "livenessProbe", "readinessProbe")]
+        health = next(p for p in container["ports"] if p["name"] == "health")["containerPort"]
+        assert int(config["HEALTH_PORT"]) == health
+        assert {p["port"] for p in probes} == {"health"}
+    every_read = set().union(*(help_env(w["spec"]["template"]["spec"]["containers"][0]["command"][-1].split()[-1])
+                               for w in workloads))
+    assert not set(config) - every_read, f"ConfigMap keys nobody reads: {sorted(set(config) - every_read)}"
+
+
+def test_audit_instances_write_disjoint_chains():
+    audit = next(d for d in k8s_documents() if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "audit")
+    container = audit["spec"]["template"]["spec"]["containers"][0]
+    script = container["command"][-1]
+    env = {item["name"]: item for item in container["env"]}
+    writers = int(env["AUDIT_WRITERS"]["value"])
+    index_path = env["POD_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert "apps.kubernetes.io/pod-index" in index_path
+    # Run the start command's arithmetic for three ordinals with a stand-in for the executable.
+    offsets = []
+    for ordinal in range(3):
+        result = subprocess.run(
+            ["/bin/sh", "-c", script.replace("exec Audit", 'echo "$AUDIT_CHAIN_OFFSET"')],
+            env={"POD_INDEX": str(ordinal), "AUDIT_WRITERS": str(writers), "PATH": "/usr/bin:/bin"},
+            capture_output=True, text=True, check=True)
+        offsets.append(int(result.stdout))
+    assert offsets == [0, writers, 2 * writers]

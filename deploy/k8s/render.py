@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Writes the Kubernetes manifests in this folder from one description of the services.
+
+    python3 deploy/k8s/render.py          # rewrite the manifests
+    python3 deploy/k8s/render.py --check  # exit 1 when a committed manifest differs (the tests run this)
+
+Every service runs the same image with a different command, reads the same bus settings from the
+`compass-config` ConfigMap, its keys from the `compass-secrets` Secret (made from the `.env` that
+`compass keys generate` prints: `kubectl -n recruiting-compass create secret generic compass-secrets
+--from-env-file=.env`) and its database URL from the Secret CloudNativePG makes for the `compass-db`
+cluster. Why each piece is shaped the way it is: deploy/SCALING.md.
+"""
+import pathlib
+import sys
+
+import yaml
+
+HERE = pathlib.Path(__file__).resolve().parent
+NAMESPACE = "recruiting-compass"
+IMAGE = "recruiting-compass:latest"
+HEALTH_PORT = 8081
+RPC_PORT = 5550
+EVENTS_PORT = 5650
+
+# name: (executable, kind, replicas, min, max, memory request, memory limit, extra secret env)
+SERVICES = {
+    "legal": ("Legal", "Deployment", 2, 2, 4, "64Mi", "256Mi", {}),
+    "accounts": ("Accounts", "Deployment", 2, 2, 6, "64Mi", "256Mi", {
+        "ACCOUNTS_SESSION_SIGNING_KEY": "ACCOUNTS_SESSION_SIGNING_KEY",
+    }),
+    "documents": ("Documents", "Deployment", 2, 2, 6, "128Mi", "512Mi", {}),
+    # Audit instances each write their own hash chains (AUDIT_CHAIN_OFFSET from the pod's ordinal),
+    # so they are a StatefulSet: a stable ordinal per instance.
+    "audit": ("Audit", "StatefulSet", 2, 2, 4, "128Mi", "512Mi", {
+        "AUDIT_SIGNING_KEY": "AUDIT_SIGNING_KEY",
+    }),
+    "gateway": ("Gateway", "Deployment", 2, 2, 10, "64Mi", "512Mi", {}),
+}
+PEERS = ["legal", "accounts", "documents", "audit"]
+
+
+def labels(name):
+    return {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "recruiting-compass"}
+
+
+def secret_env(variable, key, secret="compass-secrets"):
+    return {"name": variable, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+
+
+def config():
+    data = {
+        "LOG_FORMAT": "json",
+        "HEALTH_HOST": "0.0.0.0",
+        "HEALTH_PORT": str(HEALTH_PORT),
+        "RPC_BIND": f"tcp://0.0.0.0:{RPC_PORT}",
+        "EVENTS_BIND": f"tcp://0.0.0.0:{EVENTS_PORT}",
+        "ACCOUNTS_APPLE_BUNDLE_ID": "com.recruitingcompass.app",
+    }
+    for peer in PEERS:
+        data[f"{peer.upper()}_RPC_ENDPOINTS"] = f"tcp://{peer}:{RPC_PORT}"
+        data[f"{peer.upper()}_EVENTS_ENDPOINTS"] = f"tcp://{peer}:{EVENTS_PORT}"
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "compass-config", "namespace": NAMESPACE, "labels": labels("compass")},
+            "data": data}
+
+
+def container(name, executable, memory_request, memory_limit, extra):
+    env = [secret_env("DATABASE_URL", "uri", secret="compass-db-app"),
+           secret_env("BUS_SECRET_KEY", f"{name.upper()}_SECRET_KEY"),
+           secret_env("BUS_ADMITTED_KEYS", "BUS_ADMITTED_KEYS")]
+    env += [secret_env(f"{peer.upper()}_PUBLIC_KEY", f"{peer.upper()}_PUBLIC_KEY") for peer in PEERS]
+    env += [secret_env(variable, key) for variable, key in extra.items()]
+    command = [executable]
+    if name == "audit":
+        # The ordinal picks this instance's chains: ordinal × writers onwards.
+        env.append({"name": "POD_INDEX",
+                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}})
+        env.append({"name": "AUDIT_WRITERS", "value": "4"})
+        command = ["/bin/sh", "-c", 'export AUDIT_CHAIN_OFFSET=$((POD_INDEX * AUDIT_WRITERS)); exec Audit']
+    ports = [{"name": "health", "containerPort": HEALTH_PORT}]
+    if name == "gateway":
+        ports.insert(0, {"name": "http", "containerPort": 8080})
+    else:
+        ports += [{"name": "rpc", "containerPort": RPC_PORT}, {"name": "events", "containerPort": EVENTS_PORT}]
+    probe = lambda path, period, failures: {  # noqa: E731
+        "httpGet": {"path": path, "port": "health"}, "periodSeconds": period, "timeoutSeconds": 3,
+        "failureThreshold": failures}
+    return {
+        "name": name, "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": command,
+        "envFrom": [{"configMapRef": {"name": "compass-config"}}], "env": env, "ports": ports,
+        "startupProbe": probe("/healthz", 2, 60),
+        "livenessProbe": probe("/healthz", 10, 3),
+        "readinessProbe": probe("/readyz", 5, 2),
+        "resources": {"requests": {"cpu": "100m", "memory": memory_request},
+                      "limits": {"cpu": "2", "memory": memory_limit}},
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "runAsNonRoot": True, "runAsUser": 10001, "capabilities": {"drop": ["ALL"]}},
+    }
+
+
+def workload(name):
+    executable, kind, replicas, low, high, memory_request, memory_limit, extra = SERVICES[name]
+    spec = {
+        "replicas": replicas,
+        "selector": {"matchLabels": labels(name)},
+        "template": {
+            "metadata": {"labels": labels(name)},
+            "spec": {
+                "terminationGracePeriodSeconds": 40,
+                "securityContext": {"runAsNonRoot": True, "fsGroup": 10001},
+                "containers": [container(name, executable, memory_request, memory_limit, extra)],
+            },
+        },
+    }
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+        spec["podManagementPolicy"] = "Parallel"
+    documents = [{"apiVersion": "apps/v1", "kind": kind,
+                  "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)}, "spec": spec}]
+    if name == "gateway":
+        ports = [{"name": "http", "port": 80, "targetPort": "http"}]
+    else:
+        ports = [{"name": "rpc", "port": RPC_PORT, "targetPort": "rpc"},
+                 {"name": "events", "port": EVENTS_PORT, "targetPort": "events"}]
+    documents.append({"apiVersion": "v1", "kind": "Service",
+                      "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
+                      "spec": {"selector": labels(name), "ports": ports}})
+    documents.append({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                      "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
+                      "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": name},
+                               "minReplicas": low, "maxReplicas": high,
+                               "metrics": [{"type": "Resource", "resource": {
+                                   "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}})
+    return documents
+
+
+def database():
+    return [{"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+             "metadata": {"name": "compass-db", "namespace": NAMESPACE, "labels": labels("compass-db")},
+             "spec": {"instances": 3, "imageName": "ghcr.io/cloudnative-pg/postgresql:15",
+                      "bootstrap": {"initdb": {"database": "compass", "owner": "compass"}},
+                      "storage": {"size": "50Gi"},
+                      "postgresql": {"parameters": {"max_connections": "400", "synchronous_commit": "on"}},
+                      "minSyncReplicas": 1, "maxSyncReplicas": 1}}]
+
+
+def namespace():
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": labels("compass")}}]
+
+
+HEADER = "# Generated by deploy/k8s/render.py: edit that, then run it.\n"
+
+
+def to_yaml(documents):
+    return HEADER + "".join(
+        "---\n" + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=120)
+        for document in documents)
+
+
+def manifests():
+    files = {"00-namespace.yaml": namespace(), "01-config.yaml": [config()], "02-database.yaml": database()}
+    for name in SERVICES:
+        files[f"{name}.yaml"] = workload(name)
+    return {file: to_yaml(documents) for file, documents in files.items()}
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for file, text in manifests().items():
+        path = HERE / file
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(file)
+        else:
+            path.write_text(text)
+    if stale:
+        print("deploy/k8s: out of date, run deploy/k8s/render.py: " + ", ".join(stale))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
