@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "bus-bench", targets: ["BusBench"]),
         .executable(name: "audit-bench", targets: ["AuditBench"]),
+        .executable(name: "compass", targets: ["compass"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // SHA-256 of legal texts, the audit hash chain, Ed25519 receipt and checkpoint signatures.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        // The `compass` operator CLI's commands and flags.
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // Latency percentiles in the benchmarks.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
@@ -100,6 +103,14 @@ let package = Package(
             name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",
             swiftSettings: strict),
 
+        // MARK: Operator CLI
+        .executableTarget(
+            name: "compass", dependencies: [
+                "Bus", "Contracts", "ServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Services/Compass", swiftSettings: strict),
+
         // MARK: Benchmarks
         .executableTarget(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
@@ -140,6 +151,9 @@ let package = Package(
         .testTarget(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
+        .testTarget(
+            name: "CompassTests", dependencies: ["TestSupport", "compass", "Legal", "Audit", "Accounts"],
+            path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests", dependencies: [
                 "Identity",

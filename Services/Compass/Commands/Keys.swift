@@ -1,0 +1,71 @@
+import ArgumentParser
+import Bus
+import Foundation
+
+/// `compass keys generate`: every key a deployment needs, as a `.env` file.
+struct Keys: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a deployment's keys.", subcommands: [Generate.self])
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a .env with CURVE keypairs for every bus peer, the signing keys and a database password.",
+            discussion: """
+                compass keys generate > .env && chmod 600 .env
+                docker-compose reads it as it is; for Kubernetes:
+                  kubectl -n recruiting-compass create secret generic compass-secrets --from-env-file=.env
+                """)
+
+        /// The peers with a CURVE identity: the four services, the gateway, and the operator (this CLI).
+        static let peers = ["legal", "accounts", "documents", "audit", "gateway", "operator"]
+
+        func run() throws {
+            print(try Self.environmentFile(now: Date()), terminator: "")
+        }
+
+        static func environmentFile(now: Date) throws -> String {
+            var lines = [
+                "# Recruiting Compass deployment keys, made by `compass keys generate` at \(ISO8601DateFormatter().string(from: now)).",
+                "# Secret: keep it out of git and readable only by the deployer (chmod 600).",
+                "POSTGRES_PASSWORD=\(randomBase64URL(bytes: 24))",
+                "AUDIT_SIGNING_KEY=\(randomBase64(bytes: 32))",
+                "ACCOUNTS_SESSION_SIGNING_KEY=\(randomBase64(bytes: 32))",
+            ]
+            var admitted: [String] = []
+            for peer in peers {
+                let pair = try envFileSafeKeyPair()
+                lines.append("\(peer.uppercased())_PUBLIC_KEY=\(pair.publicKey)")
+                lines.append("\(peer.uppercased())_SECRET_KEY=\(pair.secretKey)")
+                admitted.append("\(peer)=\(pair.publicKey)")
+            }
+            lines.append("# Every service admits these clients (compose builds the same list from the keys above).")
+            lines.append("BUS_ADMITTED_KEYS=\(admitted.joined(separator: ","))")
+            return lines.joined(separator: "\n") + "\n"
+        }
+
+        /// A CURVE pair whose Z85 text has no `$`, `#`, quote or space: `.env` readers differ on
+        /// quoting (docker-compose interpolates `$` and strips ` #…`; `kubectl --from-env-file`
+        /// keeps quotes verbatim), so the only portable value is one that needs none. About one
+        /// pair in seven qualifies; nothing about the key's strength changes.
+        static func envFileSafeKeyPair() throws -> CurveKeyPair {
+            let unsafe = Set("$#'\" ")
+            while true {
+                let pair = try CurveKeyPair.generate()
+                if !(pair.publicKey + pair.secretKey).contains(where: unsafe.contains) { return pair }
+            }
+        }
+
+        static func randomBytes(_ count: Int) -> [UInt8] {
+            // SystemRandomNumberGenerator is the kernel's CSPRNG (getrandom) on Linux.
+            var generator = SystemRandomNumberGenerator()
+            return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        }
+
+        static func randomBase64(bytes: Int) -> String { Data(randomBytes(bytes)).base64EncodedString() }
+
+        static func randomBase64URL(bytes: Int) -> String {
+            randomBase64(bytes: bytes).replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import Synchronization
+
+/// Our standard output, shared by every child's reader thread: one whole line at a time.
+enum ConsoleOutput {
+    static let isTerminal = isatty(STDOUT_FILENO) == 1
+    private static let lock = Mutex(())
+
+    static func write(_ text: String) {
+        lock.withLock { _ in
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+
+    static func say(_ text: String) { write("compass  | \(text)\n") }
+}

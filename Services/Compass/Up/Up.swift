@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import ServiceKit
+
+/// `compass up`: the whole system on this machine, for development and trials.
+struct Up: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run every service and the gateway locally, on a throwaway PostgreSQL unless DATABASE_URL is set.",
+        discussion: """
+            Without DATABASE_URL it starts a cluster in .local/pg-run (kept between runs unless --fresh)
+            through deploy/pg. Children's logs are prefixed by service; a crashed child is restarted
+            with backoff. Ctrl-C or SIGTERM stops the children, then the cluster.
+            Keys for local use (audit receipts, session tokens) are made once in .local/keys.
+            """)
+
+    @Flag(help: "Start from an empty database.") var fresh = false
+    @Option(help: "Move every port: RPC base+N, events base+10+N, health base+20+N, gateway base+30.") var basePort: Int?
+    @Option(help: "Folder holding the executables; the one compass runs from by default.") var bin: String?
+
+    func run() async throws {
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let binFolder = bin.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent()
+        let layout = StackLayout(basePort: basePort)
+        let members = layout.members.filter { FileManager.default.isExecutableFile(atPath: binFolder.appendingPathComponent($0.executable).path) }
+        let missing = layout.members.filter { member in !members.contains { $0.name == member.name } }.map(\.executable)
+        guard !members.isEmpty else { throw CLIError("no service executables in \(binFolder.path): build them first (swift build)") }
+        if !missing.isEmpty { ConsoleOutput.say("not built, not started: \(missing.joined(separator: ", "))") }
+
+        var environment = ProcessInfo.processInfo.environment
+        let database = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } == nil
+            ? LocalDatabase.locate(executable: executable) : nil
+        if environment["DATABASE_URL"].flatMap({ $0.isEmpty ? nil : $0 }) == nil {
+            guard let database else { throw CLIError("DATABASE_URL is not set and deploy/pg was not found to start a local cluster") }
+            ConsoleOutput.say("starting PostgreSQL in \(database.directory.path)")
+            environment["DATABASE_URL"] = try await database.start(fresh: fresh)
+        }
+        let root = database?.projectRoot ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        try LocalKeys(folder: root.appendingPathComponent(".local/keys")).fill(&environment)
+        environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "info"
+        environment.merge(layout.peerEnvironment) { _, stack in stack }
+
+        let supervisor = Supervisor()
+        let signals = SignalWaiter(SIGINT, SIGTERM)
+        let colours = [32, 33, 34, 35, 36, 31]
+        do {
+            for (index, member) in members.enumerated() {
+                let spec = Supervisor.Spec(
+                    name: member.name, executable: binFolder.appendingPathComponent(member.executable),
+                    environment: environment.merging(layout.ownEnvironment(member)) { _, own in own },
+                    readyURL: "http://\(layout.host):\(member.healthPort)/readyz", colour: colours[index % colours.count])
+                try await supervisor.start(spec)
+                ConsoleOutput.say("\(member.name) ready")
+            }
+        } catch {
+            ConsoleOutput.say("start-up failed: \(error)")
+            await supervisor.stopAll()
+            await database?.stop()
+            throw ExitCode(1)
+        }
+        ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? ""))
+        // The same convention as the services: a line starting `ready ` for whoever waits on us.
+        ConsoleOutput.write("ready \(members.map(\.name).joined(separator: ","))\n")
+        let received = await signals.next()
+        ConsoleOutput.say("signal \(received): stopping")
+        await supervisor.stopAll()
+        if let database {
+            await database.stop()
+            ConsoleOutput.say("PostgreSQL stopped")
+        }
+        ConsoleOutput.say("stopped")
+    }
+
+    static func summary(_ layout: StackLayout, _ members: [StackLayout.Member], databaseURL: String) -> String {
+        var lines = ["up. Ctrl-C stops everything."]
+        if let gateway = members.first(where: { $0.httpPort != nil }), let port = gateway.httpPort {
+            let base = "http://\(layout.host):\(port)"
+            lines += ["  API             \(base)/api", "  privacy policy  \(base)/legal/privacy",
+                      "  terms           \(base)/legal/terms", "  OpenAPI         \(base)/openapi.json"]
+        }
+        for member in members where member.service != nil {
+            lines.append("  \(member.name.padding(toLength: 10, withPad: " ", startingAt: 0))rpc \(layout.rpcEndpoint(member) ?? "")  events \(layout.eventsEndpoint(member) ?? "")  metrics http://\(layout.host):\(member.healthPort)/metrics")
+        }
+        // The URL may carry a password; show where, not who.
+        let shown = URLComponents(string: databaseURL).map { "\($0.host ?? "?"):\($0.port.map(String.init) ?? "5432")\($0.path)" } ?? "(set)"
+        lines.append("  PostgreSQL      \(shown)")
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Development keys kept in `.local/keys` (ignored by git, mode 700) so receipts and sessions
+/// stay verifiable across restarts; a key already in the environment wins.
+struct LocalKeys {
+    let folder: URL
+
+    func fill(_ environment: inout [String: String]) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for (variable, file) in [("AUDIT_SIGNING_KEY", "audit-signing-key"), ("ACCOUNTS_SESSION_SIGNING_KEY", "session-signing-key")] {
+            if let value = environment[variable], !value.isEmpty { continue }
+            let path = folder.appendingPathComponent(file).path
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty {
+                environment[variable] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                continue
+            }
+            let key = Keys.Generate.randomBase64(bytes: 32)
+            guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw CLIError("cannot write \(path)")
+            }
+            environment[variable] = key
+        }
+        environment["ACCOUNTS_APPLE_BUNDLE_ID"] = environment["ACCOUNTS_APPLE_BUNDLE_ID"] ?? "com.recruitingcompass.app"
+    }
+}
+
+/// Turns SIGINT/SIGTERM into an awaitable value instead of killing the process, so `up` can stop
+/// its children first. Used by one task only, so it need not be Sendable.
+final class SignalWaiter {
+    private let stream: AsyncStream<Int32>
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ numbers: Int32...) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        self.stream = stream
+        sources = numbers.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    func next() async -> Int32 {
+        for await number in stream { return number }
+        return SIGTERM
+    }
+}

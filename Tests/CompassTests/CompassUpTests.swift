@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `compass up` and the bus commands against the real executables and a real PostgreSQL: every
+/// service comes up ready, the operator commands reach them, a crashed child is restarted, and
+/// Ctrl-C leaves no process and no open port behind.
+@Suite(.serialized) struct CompassUpTests {
+    @Test func upRunsEveryServiceOperatesItAndStopsCleanly() async throws {
+        try await TestDatabase.withDatabase { database in
+            let base = Int.random(in: 300...600) * 100
+            var environment = ProcessInfo.processInfo.environment
+            environment["DATABASE_URL"] = database.url
+            let up = try await PeerProcess(
+                "compass", arguments: ["up", "--base-port", String(base)], environment: environment, timeout: .seconds(180))
+            let started = up.readyLine.split(separator: ",").map(String.init)
+            #expect(Set(["legal", "audit", "accounts"]).isSubset(of: Set(started)), "\(up.output)")
+            let healthPorts = ["legal": base + 21, "accounts": base + 22, "documents": base + 23, "audit": base + 24, "gateway": base + 30]
+            for name in started {
+                let port = try #require(healthPorts[name])
+                #expect(try await status(of: "http://127.0.0.1:\(port)/readyz") == 200, "\(name) not ready")
+            }
+
+            // The operator commands, pointed at this stack through the services' own variables.
+            var cli = ProcessInfo.processInfo.environment
+            for (service, index) in [("LEGAL", 1), ("ACCOUNTS", 2), ("DOCUMENTS", 3), ("AUDIT", 4)] {
+                cli["\(service)_RPC_ENDPOINTS"] = "tcp://127.0.0.1:\(base + index)"
+                cli["\(service)_EVENTS_ENDPOINTS"] = "tcp://127.0.0.1:\(base + 10 + index)"
+            }
+            let status = try run("compass", ["status", "--base-port", String(base)], cli)
+            #expect(status.output.contains("legal      ready"), "\(status.output)")
+            let current = try run("compass", ["call", "legal.current", #"{"type":"terms_of_service"}"#], cli)
+            #expect(current.status == 0)
+            #expect(current.output.contains(#""version" : "2025-12-12""#), "\(current.output)")
+            let refused = try run("compass", ["call", "legal.current", #"{"type":"cookies"}"#], cli)
+            #expect(refused.status == 1)
+            #expect(refused.output.contains("invalid_argument"))
+
+            // Events: a follower started first sees the version the operator publishes.
+            let follower = try await PeerProcess(
+                "compass", arguments: ["events", "legal.published", "--services", "legal", "--count", "1"], environment: cli)
+            try await Task.sleep(for: .milliseconds(500))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("terms-\(UUID().uuidString).md")
+            try "# Terms\n\n## 1. Changed\n\nNew text.\n".write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let publish = try run("compass", ["legal", "publish", "--type", "terms_of_service", "--version", "2026-02-01", "--file", file.path], cli)
+            #expect(publish.status == 0, "\(publish.output)")
+            #expect(await follower.waitForExit(timeout: .seconds(20)) == 0)
+            #expect(follower.output.contains(#""version":"2026-02-01""#), "\(follower.output)")
+            let verify = try run("compass", ["audit", "verify"], cli)
+            #expect(verify.status == 0 && verify.output.contains("valid"), "\(verify.output)")
+
+            // A crashed child is restarted and becomes ready again.
+            let auditPID = try #require(listener(onPort: base + 24))
+            kill(auditPID, SIGKILL)
+            var restarted = false
+            for _ in 0..<100 where !restarted {
+                try await Task.sleep(for: .milliseconds(200))
+                if let pid = listener(onPort: base + 24), pid != auditPID,
+                    try await self.status(of: "http://127.0.0.1:\(base + 24)/readyz") == 200 { restarted = true }
+            }
+            #expect(restarted, "\(up.output)")
+
+            // Ctrl-C: every child stops, nothing listens any more.
+            up.signal(SIGINT)
+            #expect(await up.waitForExit(timeout: .seconds(60)) == 0)
+            for port in [base + 1, base + 2, base + 4, base + 21, base + 22, base + 24] {
+                #expect(listener(onPort: port) == nil, "port \(port) still open")
+            }
+            #expect(up.output.contains("stopped"))
+        }
+    }
+
+    func status(of url: String) async throws -> Int {
+        var request = URLRequest(url: URL(string: url)!)
+        request.timeoutInterval = 2
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    /// The process listening on a loopback TCP port, from /proc (nil when none).
+    func listener(onPort port: Int) -> Int32? {
+        let hexPort = String(format: ":%04X", port)
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
+        // state 0A = LISTEN; the inode identifies the socket.
+        guard let row = table.split(separator: "\n").dropFirst().map({ $0.split(separator: " ") })
+            .first(where: { $0.count > 9 && $0[1].hasSuffix(hexPort) && $0[3] == "0A" })
+        else { return nil }
+        let socket = "socket:[\(row[9])]"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/fd") else { continue }
+            for fd in fds where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\(fd)")) == socket {
+                return pid
+            }
+        }
+        return nil
+    }
+
+    /// Runs a product to completion: its exit status and everything it printed.
+    func run(_ name: String, _ arguments: [String], _ environment: [String: String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent(name)
+        process.arguments = arguments
+        process.environment = environment
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("compass-out-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+    }
+}
