@@ -152,7 +152,7 @@ let package = Package(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
         .testTarget(
-            name: "CompassTests", dependencies: ["TestSupport", "compass", "Legal", "Audit", "Accounts"],
+            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests", dependencies: [

@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Testing
 import TestSupport
@@ -115,5 +116,40 @@ import FoundationNetworking
         process.waitUntilExit()
         try handle.close()
         return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+    }
+}
+
+/// `compass keys generate`: every CURVE pair is a real pair, safe in any .env reader, and the
+/// admitted-keys list names each peer's public key.
+@Suite struct CompassKeysTests {
+    @Test func generatedKeysAreRealPairsAndEnvFileSafe() throws {
+        let process = Process()
+        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
+        process.arguments = ["keys", "generate"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        var values: [String: String] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            try #require(parts.count == 2, "\(line)")
+            values[parts[0]] = parts[1]
+            #expect(!parts[1].contains(where: { "$#'\" ".contains($0) }), "\(parts[0]) needs quoting")
+        }
+        var admitted: [String] = []
+        for peer in ["legal", "accounts", "documents", "audit", "gateway", "operator"] {
+            let secret = try #require(values["\(peer.uppercased())_SECRET_KEY"])
+            let pair = try CurveKeyPair(secretKey: secret)
+            #expect(pair.publicKey == values["\(peer.uppercased())_PUBLIC_KEY"])
+            admitted.append("\(peer)=\(pair.publicKey)")
+        }
+        #expect(values["BUS_ADMITTED_KEYS"] == admitted.joined(separator: ","))
+        for signing in ["AUDIT_SIGNING_KEY", "ACCOUNTS_SESSION_SIGNING_KEY"] {
+            #expect(Data(base64Encoded: values[signing] ?? "")?.count == 32, "\(signing)")
+        }
+        #expect((values["POSTGRES_PASSWORD"]?.count ?? 0) >= 32)
     }
 }

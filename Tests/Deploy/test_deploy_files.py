@@ -11,8 +11,6 @@ Run by deploy/test with COMPASS_BIN (the built executables) and COMPASS_PY (depl
 import os
 import pathlib
 import re
-import secrets
-import string
 import subprocess
 
 import pytest
@@ -44,17 +42,13 @@ def required(variables):
     return {name for name, (_, description) in variables.items() if "Required" in description}
 
 
-def z85_key():
-    alphabet = string.digits + string.ascii_letters + ".-:+=^!/*?&<>()[]{}@%$#"
-    return "".join(secrets.choice(alphabet) for _ in range(40))
-
-
 def env_file(tmp_path, leave_out=()):
-    names = ["POSTGRES_PASSWORD", "AUDIT_SIGNING_KEY", "ACCOUNTS_SESSION_SIGNING_KEY"]
-    for peer in ["GATEWAY", "OPERATOR", "LEGAL", "ACCOUNTS", "DOCUMENTS", "AUDIT"]:
-        names += [f"{peer}_PUBLIC_KEY", f"{peer}_SECRET_KEY"]
+    """The .env a deployer makes with `compass keys generate`, less the variables in leave_out."""
+    generated = subprocess.run([str(BIN / "compass"), "keys", "generate"], capture_output=True, text=True,
+                               timeout=30, check=True).stdout
+    kept = [line for line in generated.splitlines() if line.split("=", 1)[0] not in leave_out]
     path = tmp_path / ".env"
-    path.write_text("".join(f"{name}={z85_key()}\n" for name in names if name not in leave_out))
+    path.write_text("\n".join(kept) + "\n")
     return path
 
 
