@@ -116,9 +116,16 @@ let package = Package(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
 
+        // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: shared
+        // by the benchmarks and `compass load`.
+        .target(
+            name: "LoadKit", dependencies: [
+                "Bus",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ], path: "Benchmarks/LoadKit", swiftSettings: strict),
         .executableTarget(
             name: "AuditBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Audit",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import Foundation
+import LoadKit
 import Postgres
 
 /// Interleaved rounds of the baseline and the bus phases, so a noisy machine disturbs both alike,
@@ -50,12 +51,6 @@ struct BenchRounds {
         String(format: "| %@ | %@ | %.0f | %d | %.2f | %.2f | %.2f |", round.map(String.init) ?? "", result.label, result.rate,
                result.failed, result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9))
     }
-}
-
-func median(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Does throughput hold as the table grows? Inserts rows like real ones (random subjects and
