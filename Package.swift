@@ -106,7 +106,7 @@ let package = Package(
         // MARK: Operator CLI
         .executableTarget(
             name: "compass", dependencies: [
-                "Bus", "Contracts", "ServiceKit",
+                "Bus", "Contracts", "ServiceKit", "LoadKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),

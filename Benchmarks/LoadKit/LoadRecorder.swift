@@ -14,6 +14,8 @@ public final class LoadRecorder: Sendable {
         public var latency = LoadRecorder.histogram()
         public var elapsed: Double = 0
 
+        public init() {}
+
         public var rate: Double { elapsed > 0 ? Double(completed) / elapsed : 0 }
         /// Latency percentile in milliseconds.
         public func milliseconds(_ percentile: Double) -> Double {

@@ -14,7 +14,7 @@ struct Compass: AsyncParsableCommand {
         commandName: "compass",
         abstract: "Run, inspect and operate the Recruiting Compass backend.",
         subcommands: [
-            Up.self, Status.self, Call.self, Events.self, LegalCommand.self, AuditCommand.self, Keys.self,
+            Up.self, Status.self, Call.self, Events.self, LegalCommand.self, AuditCommand.self, Load.self, Keys.self,
             HelpEnvironment.self,
         ])
 }

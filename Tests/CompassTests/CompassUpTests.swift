@@ -54,6 +54,21 @@ import FoundationNetworking
             let verify = try run("compass", ["audit", "verify"], cli)
             #expect(verify.status == 0 && verify.output.contains("valid"), "\(verify.output)")
 
+            // A small load run: every acknowledged write is found in the store.
+            let load = try run("compass", ["load", "acceptances", "--max", "--concurrency", "16", "--duration", "2", "--json"], cli)
+            #expect(load.status == 0, "\(load.output)")
+            let report = try #require(
+                try JSONSerialization.jsonObject(with: Data(load.output.utf8)) as? [String: Any], "\(load.output)")
+            let acknowledged = try #require(report["acknowledged"] as? Int)
+            #expect(acknowledged > 0)
+            #expect(report["failed"] as? Int == 0)
+            let stored = try #require(report["stored"] as? [String: Any])
+            #expect(stored["checked"] as? Int == acknowledged)
+            #expect(stored["missing"] as? Int == 0)
+            let badFlags = try run("compass", ["load", "acceptances", "--max", "--rate", "10"], cli)
+            #expect(badFlags.status != 0)
+            #expect(badFlags.output.contains("--rate") && badFlags.output.contains("--max"), "\(badFlags.output)")
+
             // A crashed child is restarted and becomes ready again.
             let auditPID = try #require(listener(onPort: base + 24))
             kill(auditPID, SIGKILL)

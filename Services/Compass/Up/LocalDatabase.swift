@@ -27,18 +27,11 @@ struct LocalDatabase {
 
     /// Starts the cluster (created first if needed, or anew with `fresh`) and returns its URL.
     func start(fresh: Bool) async throws -> String {
-        try await Self.offPool { try self.startBlocking(fresh: fresh) }
+        try await offPool { try self.startBlocking(fresh: fresh) }
     }
 
     func stop() async {
-        try? await Self.offPool { _ = try self.run(["stop", "--dir", self.directory.path]) }
-    }
-
-    /// Runs blocking work on a thread of its own and awaits its result.
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
+        try? await offPool { _ = try self.run(["stop", "--dir", self.directory.path]) }
     }
 
     private func startBlocking(fresh: Bool) throws -> String {

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Bus
+import Contracts
+import Foundation
+import LoadKit
+import Synchronization
+
+/// `compass load acceptances`: load-tests acceptance writes the way users of this system will,
+/// then proves that every write it saw acknowledged is stored.
+struct Load: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load-test the system.", subcommands: [Acceptances.self])
+
+    struct Acceptances: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Drive terms acceptances (audit.record) and report throughput, latency and errors.",
+            discussion: """
+                --max keeps --concurrency calls in flight (closed loop); --rate N sends N per second
+                whatever the latency (open loop: latency counts from each call's scheduled time).
+                Afterwards every acknowledged write is checked against the store (audit.verify_receipt)
+                and any missing one is reported (exit 1). --baseline also measures pgbench's
+                one-INSERT-per-commit rate on DATABASE_URL, so the ratio comes from one run.
+                """)
+
+        @Option(help: "Calls per second (open loop).") var rate: Double?
+        @Flag(help: "As fast as --concurrency allows (closed loop).") var max = false
+        @Option(help: "Calls in flight with --max.") var concurrency = 64
+        @Option(help: "Seconds to run.") var duration = 10
+        @Option(help: "Distinct users the writes are spread over.") var users = 1000
+        @Option(help: "Bus client sockets.") var clients = 2
+        @Flag(help: "Measure pgbench's one-INSERT-per-commit rate on DATABASE_URL first.") var baseline = false
+        @Flag(help: "Skip checking that acknowledged writes are stored.") var noCheck = false
+        @Flag(help: "Print the report as JSON.") var json = false
+        @Flag(help: "Log bus details to standard error.") var verbose = false
+
+        func validate() throws {
+            guard (rate != nil) != max else { throw ValidationError("give exactly one of --rate N and --max") }
+            if let rate, rate <= 0 { throw ValidationError("--rate must be above 0") }
+            guard concurrency > 0, duration > 0, users > 0, clients > 0 else {
+                throw ValidationError("--concurrency, --duration, --users and --clients must be above 0")
+            }
+            if baseline, ProcessInfo.processInfo.environment["DATABASE_URL"]?.isEmpty ?? true {
+                throw ValidationError("--baseline needs DATABASE_URL (the database pgbench writes to)")
+            }
+        }
+
+        func run() async throws {
+            let bus = try BusAccess(verbose: verbose)
+            var report = LoadReport(mode: max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s", seconds: duration)
+            if baseline, let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
+                report.baselineTPS = try await BaselineTable.measure(url: url, seconds: duration)
+            }
+            let version = try await bus.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            var sockets: [RPCClient] = []
+            for _ in 0..<clients { sockets.append(try await bus.client(for: .audit)) }
+            let receipts = Mutex<[ConsentReceipt]>([])
+            let userIDs = (0..<users).map { _ in UUID() }
+            let driver = LoadDriver { [sockets] index in
+                let request = AuditRecord.Request(
+                    userId: userIDs[index % userIDs.count], documentType: .termsOfService, version: version, action: .accept,
+                    clientIP: "203.0.113.7", userAgent: "compass-load")
+                do {
+                    let receipt = try await sockets[index % sockets.count].call(
+                        AuditRecord.self, request, idempotencyKey: MessageID.text(of: MessageID.make()), timeout: .seconds(30))
+                    receipts.withLock { $0.append(receipt) }
+                    return nil
+                } catch let error as BusError {
+                    return error.code.rawValue
+                } catch {
+                    return "client"
+                }
+            }
+            let recorder = LoadRecorder()
+            let progress = ProgressLine(recorder: recorder, quiet: json)
+            let measured = max
+                ? await driver.closedLoop(concurrency: concurrency, for: .seconds(duration), into: recorder)
+                : await driver.openLoop(rate: rate ?? 1, for: .seconds(duration), into: recorder)
+            progress.finish()
+            report.measured = measured
+            if !noCheck {
+                report.check = await StoredCheck.run(receipts.withLock { $0 }, on: sockets)
+            }
+            for socket in sockets { await socket.close() }
+            print(json ? report.json : report.text)
+            if let check = report.check, check.missing > 0 { throw ExitCode(1) }
+        }
+    }
+}
+
+/// A live line on standard error, once a second: rate, errors and latency so far.
+final class ProgressLine: Sendable {
+    private let task: Task<Void, Never>?
+
+    init(recorder: LoadRecorder, quiet: Bool) {
+        guard !quiet else { task = nil; return }
+        let terminal = isatty(STDERR_FILENO) == 1
+        task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let now = recorder.snapshot
+                let line = String(format: "%5.1f s  %8.0f/s  ok %d  errors %d  p50 %.1f ms  p99 %.1f ms",
+                                  now.elapsed, now.rate, now.completed, now.failed, now.milliseconds(50), now.milliseconds(99))
+                FileHandle.standardError.write(Data((terminal ? "\r\(line)" : "\(line)\n").utf8))
+            }
+        }
+    }
+
+    func finish() {
+        task?.cancel()
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

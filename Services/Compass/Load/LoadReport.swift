@@ -1,0 +1,47 @@
+import Foundation
+import LoadKit
+
+/// What `compass load` prints: for people, or as JSON for machines.
+struct LoadReport {
+    var mode: String
+    var seconds: Int
+    var measured = LoadRecorder.Snapshot()
+    var check: StoredCheck?
+    var baselineTPS: Double?
+
+    static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
+
+    var text: String {
+        var lines = [
+            "acceptances, \(mode), \(seconds) s",
+            String(format: "  throughput   %.0f acknowledged/s (%d acknowledged, %d failed)", measured.rate, measured.completed, measured.failed),
+            "  latency ms   " + Self.percentiles.map { String(format: "%@ %.2f", $0.0, measured.milliseconds($0.1)) }.joined(separator: "  ")
+                + String(format: "  max %.2f", measured.maxMilliseconds),
+        ]
+        if !measured.errors.isEmpty {
+            lines.append("  errors       " + measured.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        if let check {
+            lines.append(check.missing == 0
+                ? "  stored       all \(check.checked) acknowledged writes verified in the store"
+                : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
+        }
+        if let baselineTPS {
+            lines.append(String(format: "  baseline     pgbench one INSERT per commit %.0f/s; ratio %.2f×", baselineTPS, measured.rate / baselineTPS))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    var json: String {
+        var latency: [String: Double] = ["max": measured.maxMilliseconds]
+        for (name, percentile) in Self.percentiles { latency[name] = measured.milliseconds(percentile) }
+        var object: [String: Any] = [
+            "mode": mode, "seconds": seconds, "throughputPerSecond": measured.rate, "acknowledged": measured.completed,
+            "failed": measured.failed, "errors": measured.errors, "latencyMs": latency,
+        ]
+        if let check { object["stored"] = ["checked": check.checked, "missing": check.missing, "examples": check.examples] }
+        if let baselineTPS { object["baseline"] = ["pgbenchPerSecond": baselineTPS, "ratio": measured.rate / baselineTPS] }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
