@@ -27,7 +27,7 @@ public enum Pgbench {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("insert.sql")
         try script.write(to: file, atomically: true, encoding: .utf8)
-        let output = try runCommand(
+        let output = try Command.run(
             executable(), ["-n", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file.path, url])
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
             let tps = Double(line.dropFirst("tps = ".count).prefix { $0 == "." || $0.isNumber })
@@ -41,21 +41,6 @@ public enum Pgbench {
             return candidate
         }
         return "pgbench"
-    }
-
-    static func runCommand(_ path: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path.hasPrefix("/") ? path : "/usr/bin/env")
-        process.arguments = path.hasPrefix("/") ? arguments : [path] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw LoadError("\(path) failed:\n\(text)") }
-        return text
     }
 }
 

@@ -39,17 +39,6 @@ enum BaselineTable {
     }
 
     private static func psqlBlocking(_ url: String, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIError("psql failed: \(String(decoding: output, as: UTF8.self))")
-        }
+        _ = try Command.run("psql", ["-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
     }
 }
