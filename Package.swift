@@ -135,6 +135,10 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["Postgres", "Bus"], path: "Tests/TestSupport",
             swiftSettings: strict),
+        // The bus's parsers under libFuzzer (`deploy/fuzz`); built normally, it replays the corpus.
+        .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),
+        .executableTarget(
+            name: "BusFuzz", dependencies: ["Bus", "CFuzzerDriver"], path: "Tests/Fuzz/BusFuzz", swiftSettings: strict),
         .executableTarget(
             name: "BusTestPeer", dependencies: ["Bus", "TestSupport"], path: "Tests/Peers/BusTestPeer",
             swiftSettings: strict),
