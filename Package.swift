@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "bus-bench", targets: ["BusBench"]),
         .executable(name: "audit-bench", targets: ["AuditBench"]),
+        .executable(name: "documents-bench", targets: ["DocumentsBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -99,6 +100,28 @@ let package = Package(
         .executableTarget(
             name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",
             swiftSettings: strict),
+
+        // MARK: Documents (issue 5)
+        .target(
+            name: "DocumentsService", dependencies: [
+                "Bus", "Contracts", "Postgres", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Services/Documents/Service", resources: [.copy("Migrations")], swiftSettings: strict),
+        .executableTarget(
+            name: "Documents", dependencies: ["DocumentsService", "ServiceKit"], path: "Services/Documents/Main",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "DocumentsBench", dependencies: [
+                "Bus", "Contracts", "Postgres", "TestSupport", "Documents",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
+        .testTarget(
+            name: "DocumentsTests", dependencies: [
+                "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/DocumentsTests", swiftSettings: strict),
 
         // MARK: Benchmarks
         .executableTarget(
