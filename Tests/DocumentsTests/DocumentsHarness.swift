@@ -31,18 +31,19 @@ final class DocumentsHarness: Sendable {
     /// Runs `body` with Documents up on a fresh database; `accounts` gives the Accounts addresses it
     /// follows (unused addresses by default: nothing publishes there).
     static func run(
-        accounts: (rpc: String, events: String)? = nil, database given: TestDatabaseInstance? = nil,
+        accounts: (rpc: String, events: String)? = nil, database given: TestDatabaseInstance? = nil, settings: [String: String] = [:],
         _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
         if let given {
-            try await run(accounts: accounts, on: given, body)
+            try await run(accounts: accounts, on: given, settings: settings, body)
         } else {
-            try await TestDatabase.withDatabase { database in try await run(accounts: accounts, on: database, body) }
+            try await TestDatabase.withDatabase { database in try await run(accounts: accounts, on: database, settings: settings, body) }
         }
     }
 
     private static func run(
-        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, _ body: (DocumentsHarness) async throws -> Void
+        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, settings: [String: String],
+        _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
         let rpc = ipcEndpoint()
         var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: rpc, logLevel: "error")
@@ -52,6 +53,7 @@ final class DocumentsHarness: Sendable {
         environment["DOCUMENTS_USER_QUOTA"] = "\(quota)"
         environment["DOCUMENTS_CHUNK_SIZE"] = "\(chunkSize)"
         environment["DOCUMENTS_SHARE_GRANT_LIFETIME"] = "2s"
+        environment.merge(settings) { _, given in given }
         let process = try await PeerProcess("Documents", environment: environment)
         var options = RPCClientOptions()
         options.defaultTimeout = .seconds(60)

@@ -11,6 +11,9 @@ public struct DocumentsSettings: EnvironmentSettings {
     /// Largest chunk one `documents.append` may carry and one `documents.read` may return. Bounds
     /// the memory a transfer takes and stays far under the bus's 64 MiB message limit.
     public let chunkSize: Int
+    /// Chunk transfers (appends and reads) running at once; beyond it they are refused
+    /// `unavailable`. With the chunk size, this bounds the memory chunks take.
+    public let maxTransfers: Int
     /// Longest life a share link may be given.
     public let shareMaxLifetime: Duration
     /// How long one `documents.share_open` lets its grant read the document.
@@ -24,6 +27,9 @@ public struct DocumentsSettings: EnvironmentSettings {
         chunkSize = try env.int(
             "DOCUMENTS_CHUNK_SIZE", default: 1 << 20, in: 4096...(16 << 20),
             "Largest chunk of one append or one read, in bytes (1 MiB; at most 16 MiB, under the bus's 64 MiB message limit).")
+        maxTransfers = try env.int(
+            "DOCUMENTS_MAX_TRANSFERS", default: 32, in: 1...4096,
+            "Chunk appends and reads running at once; more are refused unavailable (bounds the memory chunks take).")
         shareMaxLifetime = try env.duration(
             "DOCUMENTS_SHARE_MAX_LIFETIME", default: .seconds(30 * 24 * 3600), "Longest life a share link may be given (30 days).")
         shareGrantLifetime = try env.duration(
@@ -34,10 +40,13 @@ public struct DocumentsSettings: EnvironmentSettings {
     }
 
     /// Settings for tests and in-process use.
-    public init(maxFileSize: Int64, userQuota: Int64, chunkSize: Int, shareMaxLifetime: Duration, shareGrantLifetime: Duration) {
+    public init(
+        maxFileSize: Int64, userQuota: Int64, chunkSize: Int, maxTransfers: Int, shareMaxLifetime: Duration, shareGrantLifetime: Duration
+    ) {
         self.maxFileSize = maxFileSize
         self.userQuota = userQuota
         self.chunkSize = chunkSize
+        self.maxTransfers = maxTransfers
         self.shareMaxLifetime = shareMaxLifetime
         self.shareGrantLifetime = shareGrantLifetime
     }

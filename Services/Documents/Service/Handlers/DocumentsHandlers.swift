@@ -13,6 +13,7 @@ struct DocumentsHandlers: Sendable {
 
     func register(on server: RPCServer) {
         let (store, settings) = (self.store, self.settings)
+        let gate = TransferGate(limit: settings.maxTransfers)
         server.register(DocumentsCreate.self) { request, context in
             try Authorization.authorize(context, for: request.ownerId)
             let new = try MetadataValidation.newDocument(request, maxFileSize: settings.maxFileSize)
@@ -30,7 +31,7 @@ struct DocumentsHandlers: Sendable {
                     .payloadTooLarge, "a chunk may hold at most \(settings.chunkSize) bytes", details: ["maximum": "\(settings.chunkSize)"])
             }
             guard request.offset >= 0 else { throw BusError(.invalidArgument, "offset must not be negative") }
-            let status = try await store.append(request.id, offset: request.offset, chunk: chunk, access: access)
+            let status = try await gate.run { try await store.append(request.id, offset: request.offset, chunk: chunk, access: access) }
             if let document = status.document {
                 context.logger.info("document upload complete", metadata: [
                     "document": "\(document.id)", "length": "\(document.length)", "sha256": "\(document.sha256 ?? "")",
@@ -52,7 +53,9 @@ struct DocumentsHandlers: Sendable {
             } else {
                 .principal(try Authorization.access(context))
             }
-            let (document, bytes) = try await store.read(request.id, offset: request.offset, length: request.length, access: access)
+            let (document, bytes) = try await gate.run {
+                try await store.read(request.id, offset: request.offset, length: request.length, access: access)
+            }
             let reply = DocumentsRead.Reply(
                 id: document.id, offset: request.offset, count: bytes.count, totalLength: document.length, etag: document.sha256 ?? "",
                 fileType: document.fileType)
