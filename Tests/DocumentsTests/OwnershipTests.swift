@@ -69,6 +69,13 @@ struct OwnershipTests {
             }
             let gone = await #expect(throws: BusError.self) { try await harness.read(orphan.id, principal: me, offset: 0, length: 10) }
             #expect(gone?.code == .gone)
+            #expect(try await harness.get(.init(id: orphan.id), as: owner).bytesState == .missing)
+            let list = try await harness.client.call(DocumentsList.self, .init(filter: .init(ownerId: owner)), principal: me)
+            #expect(list.documents.map(\.bytesState) == [.missing])
+            let share = await #expect(throws: BusError.self) {
+                try await harness.client.call(DocumentsShareCreate.self, .init(documentId: orphan.id, expiresInSeconds: 60), principal: me)
+            }
+            #expect(share?.code == .gone)
             // Deleting it still works, though its bytes are already gone.
             _ = try await harness.client.call(DocumentsDelete.self, .init(id: orphan.id), principal: me)
         }

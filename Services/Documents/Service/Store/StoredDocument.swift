@@ -21,10 +21,14 @@ struct StoredDocument: Sendable, Equatable {
     var state: BytesState
     var possiblyCorrupt: Bool
 
-    /// The columns ``decode(_:)`` reads, in order.
+    /// The columns ``decode(_:)`` reads, in order. A complete document whose large object is gone
+    /// reads as `missing` (seed 002: "File no longer available"), found by one index probe.
     static let columns = """
         id, owner_id, type, title, description, file_url, file_type, version, school_id, created_at, length, committed, \
-        lo_oid, sha256, state, possibly_corrupt
+        lo_oid, sha256, \
+        CASE WHEN state = 'available' AND NOT EXISTS (SELECT 1 FROM pg_largeobject_metadata m WHERE m.oid = lo_oid::oid) \
+        THEN 'missing' ELSE state END, \
+        possibly_corrupt
         """
 
     static func decode(_ row: PostgresRow) throws -> StoredDocument {
