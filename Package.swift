@@ -107,6 +107,7 @@ let package = Package(
                 "Bus", "Contracts", "Postgres", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Services/Documents/Service", resources: [.copy("Migrations")], swiftSettings: strict),
         .executableTarget(
             name: "Documents", dependencies: ["DocumentsService", "ServiceKit"], path: "Services/Documents/Main",

@@ -24,6 +24,8 @@ public enum DocumentsServiceDescription: ServiceDescription {
         let store = DocumentsStore(pool: context.pool, schema: context.name, chunkSize: settings.chunkSize)
         DocumentsHandlers(store: store, settings: settings).register(on: context.server)
         ShareHandlers(store: store, settings: settings).register(on: context.server)
+        context.runtime.addService(AbandonedUploadSweeper(
+            store: store, expiry: settings.uploadExpiry, interval: settings.uploadSweepInterval, logger: context.logger))
         let cleanup = AccountCleanup(store: store, logger: context.logger)
         try await context.consumeEvents(from: .accounts) { event, db in try cleanup.apply(event, on: db) }
         context.logger.notice("documents limits", metadata: [

@@ -14,6 +14,10 @@ public struct DocumentsSettings: EnvironmentSettings {
     /// Chunk transfers (appends and reads) running at once; beyond it they are refused
     /// `unavailable`. With the chunk size, this bounds the memory chunks take.
     public let maxTransfers: Int
+    /// How long an unfinished upload may go without a chunk before it is deleted.
+    public let uploadExpiry: Duration
+    /// How often abandoned uploads are looked for.
+    public let uploadSweepInterval: Duration
     /// Longest life a share link may be given.
     public let shareMaxLifetime: Duration
     /// How long one `documents.share_open` lets its grant read the document.
@@ -30,6 +34,11 @@ public struct DocumentsSettings: EnvironmentSettings {
         maxTransfers = try env.int(
             "DOCUMENTS_MAX_TRANSFERS", default: 32, in: 1...4096,
             "Chunk appends and reads running at once; more are refused unavailable (bounds the memory chunks take).")
+        uploadExpiry = try env.duration(
+            "DOCUMENTS_UPLOAD_EXPIRY", default: .seconds(24 * 3600),
+            "How long an unfinished upload may go without a chunk before it is deleted (its quota freed).")
+        uploadSweepInterval = try env.duration(
+            "DOCUMENTS_UPLOAD_SWEEP_INTERVAL", default: .seconds(600), "How often abandoned uploads are looked for.")
         shareMaxLifetime = try env.duration(
             "DOCUMENTS_SHARE_MAX_LIFETIME", default: .seconds(30 * 24 * 3600), "Longest life a share link may be given (30 days).")
         shareGrantLifetime = try env.duration(
@@ -37,17 +46,5 @@ public struct DocumentsSettings: EnvironmentSettings {
             "How long one opening of a share link may read the document (its range reads count as one use).")
         maxFileSize = Int64(maxFile)
         userQuota = Int64(quota)
-    }
-
-    /// Settings for tests and in-process use.
-    public init(
-        maxFileSize: Int64, userQuota: Int64, chunkSize: Int, maxTransfers: Int, shareMaxLifetime: Duration, shareGrantLifetime: Duration
-    ) {
-        self.maxFileSize = maxFileSize
-        self.userQuota = userQuota
-        self.chunkSize = chunkSize
-        self.maxTransfers = maxTransfers
-        self.shareMaxLifetime = shareMaxLifetime
-        self.shareGrantLifetime = shareGrantLifetime
     }
 }

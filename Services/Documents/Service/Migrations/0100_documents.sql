@@ -19,11 +19,15 @@ CREATE TABLE documents (
     lo_oid bigint NOT NULL,
     sha256 text,
     state text NOT NULL CHECK (state IN ('uploading', 'available', 'missing')),
-    possibly_corrupt boolean NOT NULL DEFAULT false
+    possibly_corrupt boolean NOT NULL DEFAULT false,
+    -- When the last chunk was committed (or the document created): unfinished uploads idle for
+    -- longer than DOCUMENTS_UPLOAD_EXPIRY are swept away.
+    updated_at timestamptz NOT NULL
 );
 
 -- Collections: one owner's documents newest first (created_at DESC, id DESC), keyset paginated.
 CREATE INDEX documents_collection ON documents (owner_id, created_at DESC, id DESC);
+CREATE INDEX documents_unfinished ON documents (updated_at) WHERE state = 'uploading';
 
 -- Share links: only the SHA-256 (hex) of the token is stored. They die with their document.
 CREATE TABLE share_links (

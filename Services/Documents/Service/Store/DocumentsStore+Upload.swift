@@ -41,8 +41,9 @@ extension DocumentsStore {
             let complete = new.length == 0
             let insert = """
                 INSERT INTO \(documents) (id, owner_id, type, title, description, file_url, file_type, version, school_id, created_at,
-                    length, committed, lo_oid, sha256, state, possibly_corrupt)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', clock_timestamp()), $10, 0, $11, $12, $13, $14)
+                    length, committed, lo_oid, sha256, state, possibly_corrupt, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', clock_timestamp()), $10, 0, $11, $12, $13, $14,
+                    clock_timestamp())
                 RETURNING \(StoredDocument.columns)
                 """
             let row = try db.query(
@@ -90,7 +91,7 @@ extension DocumentsStore {
             }
             document.committed = end
             guard end == document.length else {
-                try db.execute("UPDATE \(documents) SET committed = $2 WHERE id = $1", id, end)
+                try db.execute("UPDATE \(documents) SET committed = $2, updated_at = clock_timestamp() WHERE id = $1", id, end)
                 return (document, hash)
             }
             document.sha256 = Self.hex(hash.finalize())
@@ -100,7 +101,10 @@ extension DocumentsStore {
                 document.possiblyCorrupt = !MagicNumbers.looksComplete(pdfTail: try object.read(upTo: MagicNumbers.pdfTailLength))
             }
             try db.execute(
-                "UPDATE \(documents) SET committed = $2, sha256 = $3, state = 'available', possibly_corrupt = $4 WHERE id = $1",
+                """
+                UPDATE \(documents) SET committed = $2, sha256 = $3, state = 'available', possibly_corrupt = $4, updated_at = clock_timestamp()
+                WHERE id = $1
+                """,
                 id, end, document.sha256, document.possiblyCorrupt)
             return (document, nil)
         }
