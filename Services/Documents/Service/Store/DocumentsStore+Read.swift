@@ -56,8 +56,8 @@ extension DocumentsStore {
                 throw BusError(.gone, "File no longer available")
             case .available: break
             }
+            // `missing` above already covers a large object that is gone (StoredDocument.columns).
             guard offset < document.length else { return (document, Data()) }
-            guard try Self.largeObjectExists(document.largeObject, on: db) else { throw BusError(.gone, "File no longer available") }
             let object = try db.openLargeObject(document.largeObject, mode: .read)
             try object.seek(to: offset)
             let bytes = try object.read(upTo: Int(min(Int64(length), document.length - offset)))
