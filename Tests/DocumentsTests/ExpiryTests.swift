@@ -13,7 +13,10 @@ struct ExpiryTests {
             let me = DocumentsHarness.user(owner)
             let complete = try await harness.store(owner: owner, Samples.pdf)
             let abandoned = try await harness.create(owner: owner, fileType: nil, length: DocumentsHarness.maxFileSize)
-            _ = try await harness.append(abandoned.id, owner: owner, offset: 0, Samples.bytes(1000, seed: 1))
+            let first = try await harness.append(abandoned.id, owner: owner, offset: 0, Samples.bytes(1000, seed: 1))
+            // tus Upload-Expires: the last chunk's time plus the expiry (2 s here).
+            let expiresIn = try #require(first.expiresAt).timeIntervalSinceNow
+            #expect(expiresIn > 0.5 && expiresIn <= 2.1)
             let active = try await harness.create(owner: owner, fileType: nil, length: DocumentsHarness.maxFileSize)
             let objects = try await harness.largeObjects()
             // The quota (700 MiB) is full of the two 300 MiB reservations plus the PDF.

@@ -82,6 +82,7 @@ struct UploadTests {
             let status = try await harness.upload(created.id, owner: owner, bytes, from: 2000)
             #expect(status.document?.sha256 == Samples.sha256(bytes))
             #expect(status.document?.canPreview == false)
+            #expect(status.complete && status.expiresAt == nil)
             let again = await #expect(throws: BusError.self) {
                 try await harness.append(created.id, owner: owner, offset: 5000, Data([1]))
             }

@@ -21,7 +21,8 @@ public enum DocumentsServiceDescription: ServiceDescription {
     /// Registers the handlers and the `account.deleted` consumer on a running context. Called
     /// from `main` inside ``BusServiceMain/run(_:settings:configure:)``.
     public static func configure(_ context: BusServiceContext, settings: DocumentsSettings) async throws {
-        let store = DocumentsStore(pool: context.pool, schema: context.name, chunkSize: settings.chunkSize)
+        let store = DocumentsStore(
+            pool: context.pool, schema: context.name, chunkSize: settings.chunkSize, uploadExpiry: settings.uploadExpiry)
         DocumentsHandlers(store: store, settings: settings).register(on: context.server)
         ShareHandlers(store: store, settings: settings).register(on: context.server)
         context.runtime.addService(AbandonedUploadSweeper(

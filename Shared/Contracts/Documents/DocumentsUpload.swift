@@ -77,11 +77,14 @@ public struct UploadStatus: Codable, Sendable, Equatable {
     public var complete: Bool
     /// The document once complete (with its SHA-256); nil while uploading.
     public var document: Document?
-    public init(id: UUID, offset: Int64, length: Int64, complete: Bool, document: Document?) {
+    /// While uploading: when the upload is deleted if no further chunk arrives (tus `Upload-Expires`).
+    public var expiresAt: Date?
+    public init(id: UUID, offset: Int64, length: Int64, complete: Bool, document: Document?, expiresAt: Date?) {
         self.id = id
         self.offset = offset
         self.length = length
         self.complete = complete
         self.document = document
+        self.expiresAt = expiresAt
     }
 }

@@ -51,7 +51,7 @@ extension DocumentsStore {
             for row in rows {
                 let document = try StoredDocument.decode(row)
                 page.append(document)
-                keys.append(CollectionKey(createdMicros: try row.decode(Int64.self, column: 16), id: document.id))
+                keys.append(CollectionKey(createdMicros: try row.decode(Int64.self, column: StoredDocument.columnCount), id: document.id))
             }
             var next: CollectionKey?
             if page.count > limit {

@@ -91,7 +91,9 @@ extension DocumentsStore {
             }
             document.committed = end
             guard end == document.length else {
-                try db.execute("UPDATE \(documents) SET committed = $2, updated_at = clock_timestamp() WHERE id = $1", id, end)
+                document.updatedAt = try db.query(
+                    "UPDATE \(documents) SET committed = $2, updated_at = clock_timestamp() WHERE id = $1 RETURNING updated_at", id, end
+                )[0].decode(Date.self, column: 0)
                 return (document, hash)
             }
             document.sha256 = Self.hex(hash.finalize())
@@ -109,12 +111,12 @@ extension DocumentsStore {
             return (document, nil)
         }
         if let hash { hashes.remember(hash, of: id, at: document.committed) } else { hashes.forget(id) }
-        return document.uploadStatus
+        return document.uploadStatus(expiry: uploadExpiry)
     }
 
     /// Where an upload stands.
     func uploadStatus(_ id: UUID, access: Access) async throws -> UploadStatus {
-        try await document(id: id, access: access).uploadStatus
+        try await document(id: id, access: access).uploadStatus(expiry: uploadExpiry)
     }
 
     /// The hash state after the first `end` stored bytes, read back a chunk at a time.

@@ -12,17 +12,20 @@ public struct DocumentsStore: Sendable {
     public let pool: PostgresPool
     /// Largest chunk written or read at once: the unit of memory a transfer takes.
     let chunkSize: Int
+    /// How long an unfinished upload lives after its last chunk (reported as `expiresAt`).
+    let uploadExpiry: Duration
     let documents: String
     let shareLinks: String
     let shareUses: String
     let cleanups: String
     let hashes = RunningHashes()
 
-    public init(pool: PostgresPool, schema: String = DocumentsServiceDescription.name, chunkSize: Int) {
+    public init(pool: PostgresPool, schema: String = DocumentsServiceDescription.name, chunkSize: Int, uploadExpiry: Duration) {
         precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
                      "invalid schema name \(schema)")
         self.pool = pool
         self.chunkSize = chunkSize
+        self.uploadExpiry = uploadExpiry
         self.documents = "\(schema).documents"
         self.shareLinks = "\(schema).share_links"
         self.shareUses = "\(schema).share_link_uses"

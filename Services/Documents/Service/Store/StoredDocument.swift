@@ -1,3 +1,4 @@
+import Bus
 import Contracts
 import Foundation
 import Postgres
@@ -20,6 +21,8 @@ struct StoredDocument: Sendable, Equatable {
     var sha256: String?
     var state: BytesState
     var possiblyCorrupt: Bool
+    /// When the last chunk was committed (creation, before the first).
+    var updatedAt: Date
 
     /// The columns ``decode(_:)`` reads, in order. A complete document whose large object is gone
     /// reads as `missing` (seed 002: "File no longer available"), found by one index probe.
@@ -28,21 +31,24 @@ struct StoredDocument: Sendable, Equatable {
         lo_oid, sha256, \
         CASE WHEN state = 'available' AND NOT EXISTS (SELECT 1 FROM pg_largeobject_metadata m WHERE m.oid = lo_oid::oid) \
         THEN 'missing' ELSE state END, \
-        possibly_corrupt
+        possibly_corrupt, updated_at
         """
 
+    /// How many columns ``columns`` names (a query's next column is at this index).
+    static let columnCount = 17
+
     static func decode(_ row: PostgresRow) throws -> StoredDocument {
-        let (id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt) =
+        let (id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt, updated) =
             try row.decode(
                 UUID.self, UUID.self, String.self, String.self, String?.self, String.self, String?.self, Int.self, String?.self,
-                Date.self, Int64.self, Int64.self, Int64.self, String?.self, String.self, Bool.self)
+                Date.self, Int64.self, Int64.self, Int64.self, String?.self, String.self, Bool.self, Date.self)
         guard let type = DocumentType(rawValue: type), let state = BytesState(rawValue: state), let oid = UInt32(exactly: oid) else {
             throw PostgresError(kind: .decoding, operation: "documents row", message: "unexpected type, state or large object id")
         }
         return StoredDocument(
             id: id, ownerId: owner, type: type, title: title, description: description, fileUrl: fileUrl, fileType: fileType,
             version: version, schoolId: school, createdAt: createdAt, length: length, committed: committed, largeObject: oid,
-            sha256: sha, state: state, possiblyCorrupt: corrupt)
+            sha256: sha, state: state, possiblyCorrupt: corrupt, updatedAt: updated)
     }
 
     /// The document as replies carry it.
@@ -53,8 +59,12 @@ struct StoredDocument: Sendable, Equatable {
             bytesState: state, possiblyCorrupt: possiblyCorrupt)
     }
 
-    var uploadStatus: UploadStatus {
-        UploadStatus(id: id, offset: committed, length: length, complete: state != .uploading, document: state == .uploading ? nil : contract)
+    /// Where the upload stands; an unfinished one expires `expiry` after its last chunk.
+    func uploadStatus(expiry: Duration) -> UploadStatus {
+        let uploading = state == .uploading
+        return UploadStatus(
+            id: id, offset: committed, length: length, complete: !uploading, document: uploading ? nil : contract,
+            expiresAt: uploading ? updatedAt.addingTimeInterval(expiry.inSeconds) : nil)
     }
 }
 
