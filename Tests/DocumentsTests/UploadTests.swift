@@ -90,6 +90,36 @@ struct UploadTests {
         }
     }
 
+    @Test("concurrent appends at the same offset: exactly one commits, the others are told the new offset")
+    func racingAppends() async throws {
+        try await DocumentsHarness.run { harness in
+            let owner = UUID()
+            let bytes = Samples.bytes(3000, seed: 12)
+            let created = try await harness.create(owner: owner, fileType: nil, length: 3000)
+            let first = bytes.subdata(in: 0..<1000)
+            let outcomes = Outcomes()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        do {
+                            _ = try await harness.append(created.id, owner: owner, offset: 0, first)
+                            outcomes.codes.withLock { $0.append(nil) }
+                        } catch let error as BusError {
+                            #expect(error.details?["offset"] == "1000")
+                            outcomes.codes.withLock { $0.append(error.code) }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let codes = outcomes.codes.withLock { $0 }
+            #expect(codes.filter { $0 == nil }.count == 1)
+            #expect(codes.filter { $0 == .conflict }.count == 7)
+            let done = try await harness.upload(created.id, owner: owner, bytes, from: 1000)
+            #expect(done.document?.sha256 == Samples.sha256(bytes))
+        }
+    }
+
     @Test("sizes: beyond the maximum file size or the quota is payload_too_large, a chunk over the limit too")
     func limits() async throws {
         try await DocumentsHarness.run { harness in
