@@ -5,48 +5,50 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The real Legal, Audit and Accounts executables beside Documents, so `account.deleted` comes
-/// from Accounts' own outbox exactly as in production.
-@Suite("Documents: account.deleted from the real Accounts service")
-struct AccountDeletionTests {
-    @Test("deleting an account deletes its documents (live, and caught up after Documents was down), once, and leaves others alone")
-    func cleanup() async throws {
-        try await TestDatabase.withDatabase { database in
-            try await AccountsPeers.run(database) { accounts in
-                try await DocumentsHarness.run(accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database) { harness in
-                    let alice = try await accounts.signUp()
-                    let bob = try await accounts.signUp()
-                    let carol = try await accounts.signUp()
-                    for owner in [alice, bob, carol] {
-                        let first = try await harness.store(owner: owner, Samples.pdf)
-                        _ = try await harness.store(owner: owner, Samples.png, type: .statsSheet, fileType: "image/png")
-                        _ = try await harness.client.call(
-                            DocumentsShareCreate.self, .init(documentId: first.id, expiresInSeconds: 600), principal: DocumentsHarness.user(owner))
-                    }
-                    let objects = try await harness.largeObjects()
-
-                    // Live: Documents is up when the event is published.
-                    try await accounts.delete(alice)
-                    try await harness.waitUntilEmpty(alice)
-                    #expect(try await harness.largeObjects() == objects - 2)
-
-                    // Down: the event is published while Documents is stopped; it catches up at start.
-                    await harness.stop()
-                    try await accounts.delete(bob)
-                    try await harness.start()
-                    try await harness.waitUntilEmpty(bob)
-                    #expect(try await harness.largeObjects() == objects - 4)
-
-                    let carolUsage = try await harness.client.call(DocumentsUsage.self, .init(userId: carol), principal: .service("accounts"))
-                    #expect(carolUsage.documents == 2 && carolUsage.shareLinks == 1)
-                    let reports = try await database.pool.withConnection { db in
-                        try db.query("SELECT user_id, documents, share_links FROM documents.account_cleanups ORDER BY applied_at").map {
-                            try $0.decode(UUID.self, Int.self, Int.self)
+extension DocumentsSuites {
+    /// The real Legal, Audit and Accounts executables beside Documents, so `account.deleted` comes
+    /// from Accounts' own outbox exactly as in production.
+    @Suite("Documents: account.deleted from the real Accounts service")
+    struct AccountDeletionTests {
+        @Test("deleting an account deletes its documents (live, and caught up after Documents was down), once, and leaves others alone")
+        func cleanup() async throws {
+            try await TestDatabase.withDatabase { database in
+                try await AccountsPeers.run(database) { accounts in
+                    try await DocumentsHarness.run(accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database) { harness in
+                        let alice = try await accounts.signUp()
+                        let bob = try await accounts.signUp()
+                        let carol = try await accounts.signUp()
+                        for owner in [alice, bob, carol] {
+                            let first = try await harness.store(owner: owner, Samples.pdf)
+                            _ = try await harness.store(owner: owner, Samples.png, type: .statsSheet, fileType: "image/png")
+                            _ = try await harness.client.call(
+                                DocumentsShareCreate.self, .init(documentId: first.id, expiresInSeconds: 600), principal: DocumentsHarness.user(owner))
                         }
+                        let objects = try await harness.largeObjects()
+
+                        // Live: Documents is up when the event is published.
+                        try await accounts.delete(alice)
+                        try await harness.waitUntilEmpty(alice)
+                        #expect(try await harness.largeObjects() == objects - 2)
+
+                        // Down: the event is published while Documents is stopped; it catches up at start.
+                        await harness.stop()
+                        try await accounts.delete(bob)
+                        try await harness.start()
+                        try await harness.waitUntilEmpty(bob)
+                        #expect(try await harness.largeObjects() == objects - 4)
+
+                        let carolUsage = try await harness.client.call(DocumentsUsage.self, .init(userId: carol), principal: .service("accounts"))
+                        #expect(carolUsage.documents == 2 && carolUsage.shareLinks == 1)
+                        let reports = try await database.pool.withConnection { db in
+                            try db.query("SELECT user_id, documents, share_links FROM documents.account_cleanups ORDER BY applied_at").map {
+                                try $0.decode(UUID.self, Int.self, Int.self)
+                            }
+                        }
+                        #expect(reports.count == 2)
+                        #expect(reports.map(\.0) == [alice, bob])
+                        #expect(reports.allSatisfy { $0.1 == 2 && $0.2 == 1 })
                     }
-                    #expect(reports.count == 2)
-                    #expect(reports.map(\.0) == [alice, bob])
-                    #expect(reports.allSatisfy { $0.1 == 2 && $0.2 == 1 })
                 }
             }
         }
