@@ -6,7 +6,9 @@ import Postgres
 
 /// Applies `account.deleted` from Accounts: every document of that user goes (rows, share links,
 /// large objects), inside the event consumer's transaction, so it happens exactly once even
-/// across restarts and catch-ups. Other Accounts events are ignored.
+/// across restarts and catch-ups. Other Accounts events are ignored. The counts are logged as the
+/// event is applied (should its transaction then fail, it is applied and logged again at the next
+/// catch-up) and kept in `account_cleanups`, which commits with the deletion.
 struct AccountCleanup: Sendable {
     let store: DocumentsStore
     let logger: Logger
