@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "bus-bench", targets: ["BusBench"]),
         .executable(name: "audit-bench", targets: ["AuditBench"]),
         .executable(name: "compass", targets: ["compass"]),
+        .executable(name: "documents-bench", targets: ["DocumentsBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -110,6 +111,28 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),
+        // MARK: Documents (issue 5)
+        .target(
+            name: "DocumentsService", dependencies: [
+                "Bus", "Contracts", "Postgres", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Documents/Service", resources: [.copy("Migrations")], swiftSettings: strict),
+        .executableTarget(
+            name: "Documents", dependencies: ["DocumentsService", "ServiceKit"], path: "Services/Documents/Main",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "DocumentsBench", dependencies: [
+                "Bus", "Contracts", "Postgres", "TestSupport", "Documents",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
+        .testTarget(
+            name: "DocumentsTests", dependencies: [
+                "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/DocumentsTests", swiftSettings: strict),
 
         // MARK: Benchmarks
         .executableTarget(
@@ -163,7 +186,7 @@ let package = Package(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
         .testTarget(
-            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts"],
+            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests", dependencies: [

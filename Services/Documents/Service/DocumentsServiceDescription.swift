@@ -1,0 +1,36 @@
+import Foundation
+import Postgres
+import ServiceKit
+
+/// The Documents service as ``BusServiceMain`` runs it: name and schema `documents`, the system's
+/// default addresses for it (RPC 5553, events 5653, health 5753), and its migrations, shipped as
+/// resource files (`Migrations/NNNN_name.sql`, numbered from 0100).
+public enum DocumentsServiceDescription: ServiceDescription {
+    public static let name = ServiceName.documents.rawValue
+    public static var defaultRPCBind: String { ServiceName.documents.defaultRPCEndpoint }
+    public static var defaultEventsBind: String { ServiceName.documents.defaultEventsEndpoint }
+    public static var defaultHealthPort: Int { ServiceName.documents.defaultHealthPort }
+
+    public static func migrations() throws -> [Migration] {
+        guard let url = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Migrations in the DocumentsService resource bundle"])
+        }
+        return try Migration.load(directory: url)
+    }
+
+    /// Registers the handlers and the `account.deleted` consumer on a running context. Called
+    /// from `main` inside ``BusServiceMain/run(_:settings:configure:)``.
+    public static func configure(_ context: BusServiceContext, settings: DocumentsSettings) async throws {
+        let store = DocumentsStore(
+            pool: context.pool, schema: context.name, chunkSize: settings.chunkSize, uploadExpiry: settings.uploadExpiry)
+        DocumentsHandlers(store: store, settings: settings).register(on: context.server)
+        ShareHandlers(store: store, settings: settings).register(on: context.server)
+        context.runtime.addService(AbandonedUploadSweeper(
+            store: store, expiry: settings.uploadExpiry, interval: settings.uploadSweepInterval, logger: context.logger))
+        let cleanup = AccountCleanup(store: store, logger: context.logger)
+        try await context.consumeEvents(from: .accounts) { event, db in try cleanup.apply(event, on: db) }
+        context.logger.notice("documents limits", metadata: [
+            "max_file_size": "\(settings.maxFileSize)", "user_quota": "\(settings.userQuota)", "chunk_size": "\(settings.chunkSize)",
+        ])
+    }
+}

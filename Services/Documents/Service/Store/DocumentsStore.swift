@@ -1,0 +1,52 @@
+import Bus
+import Contracts
+import Foundation
+import Postgres
+
+/// The SQL of the Documents service over `documents`, `share_links`, `share_link_uses` and
+/// `account_cleanups`, and the large objects that hold the bytes. Uploads in
+/// `DocumentsStore+Upload.swift`, reads and look-ups in `+Read`, collections in `+Collections`,
+/// deletion and usage in `+Delete`, share links in `+Share`. The schema is spliced in after
+/// validation (qualified names cannot be parameters); every value is a parameter.
+public struct DocumentsStore: Sendable {
+    public let pool: PostgresPool
+    /// Largest chunk written or read at once: the unit of memory a transfer takes.
+    let chunkSize: Int
+    /// How long an unfinished upload lives after its last chunk (reported as `expiresAt`).
+    let uploadExpiry: Duration
+    let documents: String
+    let shareLinks: String
+    let shareUses: String
+    let cleanups: String
+    let hashes = RunningHashes()
+
+    public init(pool: PostgresPool, schema: String = DocumentsServiceDescription.name, chunkSize: Int, uploadExpiry: Duration) {
+        precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
+                     "invalid schema name \(schema)")
+        self.pool = pool
+        self.chunkSize = chunkSize
+        self.uploadExpiry = uploadExpiry
+        self.documents = "\(schema).documents"
+        self.shareLinks = "\(schema).share_links"
+        self.shareUses = "\(schema).share_link_uses"
+        self.cleanups = "\(schema).account_cleanups"
+    }
+
+    /// `documents` rows match the access: `$N::uuid IS NULL OR owner_id = $N`.
+    static func ownerClause(_ parameter: Int) -> String { "($\(parameter)::uuid IS NULL OR owner_id = $\(parameter))" }
+
+    static func notFound(_ id: UUID) -> BusError { BusError(.notFound, "Document not found: \(id.uuidString.lowercased())") }
+
+    /// The document locked for update (`FOR UPDATE`), when `access` may see it.
+    static func locked(_ id: UUID, _ access: Access, table: String, on db: isolated PostgresConnection) throws -> StoredDocument {
+        let sql = "SELECT \(StoredDocument.columns) FROM \(table) WHERE id = $1 AND \(ownerClause(2)) FOR UPDATE"
+        guard let row = try db.query(sql, id, access.ownerFilter).first else { throw notFound(id) }
+        return try StoredDocument.decode(row)
+    }
+
+    /// Whether large object `oid` still exists (it can be gone while its row is not).
+    static func largeObjectExists(_ oid: UInt32, on db: isolated PostgresConnection) throws -> Bool {
+        try db.query("SELECT EXISTS (SELECT 1 FROM pg_largeobject_metadata WHERE oid = $1::bigint::oid)", Int64(oid))[0]
+            .decode(Bool.self, column: 0)
+    }
+}

@@ -1,0 +1,82 @@
+import Bus
+import Contracts
+import Foundation
+import Postgres
+
+/// One `documents` row.
+struct StoredDocument: Sendable, Equatable {
+    var id: UUID
+    var ownerId: UUID
+    var type: DocumentType
+    var title: String
+    var description: String?
+    var fileUrl: String
+    var fileType: String?
+    var version: Int
+    var schoolId: String?
+    var createdAt: Date
+    var length: Int64
+    var committed: Int64
+    var largeObject: UInt32
+    var sha256: String?
+    var state: BytesState
+    var possiblyCorrupt: Bool
+    /// When the last chunk was committed (creation, before the first).
+    var updatedAt: Date
+
+    /// The columns ``decode(_:)`` reads, in order. A complete document whose large object is gone
+    /// reads as `missing` (seed 002: "File no longer available"), found by one index probe.
+    static let columns = """
+        id, owner_id, type, title, description, file_url, file_type, version, school_id, created_at, length, committed, \
+        lo_oid, sha256, \
+        CASE WHEN state = 'available' AND NOT EXISTS (SELECT 1 FROM pg_largeobject_metadata m WHERE m.oid = lo_oid::oid) \
+        THEN 'missing' ELSE state END, \
+        possibly_corrupt, updated_at
+        """
+
+    /// How many columns ``columns`` names (a query's next column is at this index).
+    static let columnCount = 17
+
+    static func decode(_ row: PostgresRow) throws -> StoredDocument {
+        let (id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt, updated) =
+            try row.decode(
+                UUID.self, UUID.self, String.self, String.self, String?.self, String.self, String?.self, Int.self, String?.self,
+                Date.self, Int64.self, Int64.self, Int64.self, String?.self, String.self, Bool.self, Date.self)
+        guard let type = DocumentType(rawValue: type), let state = BytesState(rawValue: state), let oid = UInt32(exactly: oid) else {
+            throw PostgresError(kind: .decoding, operation: "documents row", message: "unexpected type, state or large object id")
+        }
+        return StoredDocument(
+            id: id, ownerId: owner, type: type, title: title, description: description, fileUrl: fileUrl, fileType: fileType,
+            version: version, schoolId: school, createdAt: createdAt, length: length, committed: committed, largeObject: oid,
+            sha256: sha, state: state, possiblyCorrupt: corrupt, updatedAt: updated)
+    }
+
+    /// The document as replies carry it.
+    var contract: Document {
+        Document(
+            id: id, ownerId: ownerId, type: type, title: title, description: description, fileUrl: fileUrl, fileType: fileType,
+            version: version, schoolId: schoolId, createdAt: createdAt, length: length, committedBytes: committed, sha256: sha256,
+            bytesState: state, possiblyCorrupt: possiblyCorrupt)
+    }
+
+    /// Where the upload stands; an unfinished one expires `expiry` after its last chunk.
+    func uploadStatus(expiry: Duration) -> UploadStatus {
+        let uploading = state == .uploading
+        return UploadStatus(
+            id: id, offset: committed, length: length, complete: !uploading, document: uploading ? nil : contract,
+            expiresAt: uploading ? updatedAt.addingTimeInterval(expiry.inSeconds) : nil)
+    }
+}
+
+/// Whose documents a request may touch: a user only their own (anyone else's is `not_found`,
+/// never revealing it exists); services and operators any.
+enum Access: Sendable, Equatable {
+    case owner(UUID)
+    case any
+
+    /// The owner to filter by, or nil for any.
+    var ownerFilter: UUID? {
+        if case .owner(let id) = self { return id }
+        return nil
+    }
+}
