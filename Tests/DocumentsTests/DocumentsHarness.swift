@@ -150,21 +150,33 @@ enum Samples {
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0])
     static let mp4 = Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8) + [0, 0, 0, 8] + Array("free".utf8))
 
-    /// `count` reproducible bytes for `seed`, for files of any size.
+    /// One random mebibyte, made once: files are built from copies of it, so making test data costs
+    /// a memory copy rather than a random-number loop on the cooperative threads (which tests of
+    /// other targets share and time).
+    static let block: [UInt8] = {
+        var generator = SplitMix64(seed: 0xD0C5_0005)
+        var bytes = [UInt8](repeating: 0, count: 1 << 20)
+        bytes.withUnsafeMutableBytes { raw in
+            for index in stride(from: 0, to: raw.count, by: 8) { raw.storeBytes(of: generator.next(), toByteOffset: index, as: UInt64.self) }
+        }
+        return bytes
+    }()
+
+    /// `count` reproducible bytes for `seed`: copies of ``block``, each 4 KiB page stamped with the
+    /// seed and the page's number, so different seeds and different places never hold the same bytes.
     static func bytes(_ count: Int, seed: UInt64) -> Data {
-        var generator = SplitMix64(seed: seed)
         var data = Data(count: count)
         data.withUnsafeMutableBytes { raw in
-            var index = 0
-            while index + 8 <= count {
-                raw.storeBytes(of: generator.next(), toByteOffset: index, as: UInt64.self)
-                index += 8
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < count {
+                let length = min(block.count, count - offset)
+                block.withUnsafeBytes { source in base.advanced(by: offset).copyMemory(from: source.baseAddress!, byteCount: length) }
+                offset += length
             }
-            var word = generator.next()
-            while index < count {
-                raw[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
+            for page in stride(from: 0, to: count - 15, by: 4096) {
+                raw.storeBytes(of: seed, toByteOffset: page, as: UInt64.self)
+                raw.storeBytes(of: UInt64(page), toByteOffset: page + 8, as: UInt64.self)
             }
         }
         return data

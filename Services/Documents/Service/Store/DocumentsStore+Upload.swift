@@ -74,7 +74,8 @@ extension DocumentsStore {
             }
             let object = try db.openLargeObject(document.largeObject, mode: .readWrite)
             var hash = try hashes.state(of: id, at: offset) ?? Self.rehash(object, upTo: offset, chunkSize: chunkSize)
-            let bytes = [UInt8](chunk)
+            // One memory copy (libpq's writer takes an array); a generic `[UInt8](chunk)` walks the bytes.
+            let bytes = [UInt8](unsafeUninitializedCapacity: chunk.count) { buffer, count in count = chunk.copyBytes(to: buffer) }
             try object.seek(to: offset)
             guard try object.write(bytes) == bytes.count else { throw BusError(.internal, "short write to the large object") }
             hash.update(data: bytes)
