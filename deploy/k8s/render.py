@@ -34,7 +34,9 @@ SERVICES = {
     "audit": ("Audit", "StatefulSet", 2, 2, 4, "128Mi", "512Mi", {
         "AUDIT_SIGNING_KEY": "AUDIT_SIGNING_KEY",
     }),
-    "gateway": ("Gateway", "Deployment", 2, 2, 10, "64Mi", "512Mi", {}),
+    "gateway": ("Gateway", "Deployment", 2, 2, 10, "64Mi", "512Mi", {
+        "GATEWAY_JWT_SECRET": "GATEWAY_JWT_SECRET",
+    }),
 }
 PEERS = ["legal", "accounts", "documents", "audit"]
 
@@ -55,6 +57,9 @@ def config():
         "RPC_BIND": f"tcp://0.0.0.0:{RPC_PORT}",
         "EVENTS_BIND": f"tcp://0.0.0.0:{EVENTS_PORT}",
         "ACCOUNTS_APPLE_BUNDLE_ID": "com.recruitingcompass.app",
+        "GATEWAY_APPLE_BUNDLE_ID": "com.recruitingcompass.app",
+        "GATEWAY_HTTP_HOST": "0.0.0.0",
+        "GATEWAY_HTTP_PORT": "8080",
     }
     for peer in PEERS:
         data[f"{peer.upper()}_RPC_ENDPOINTS"] = f"tcp://{peer}:{RPC_PORT}"

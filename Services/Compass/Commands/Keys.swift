@@ -30,6 +30,8 @@ struct Keys: ParsableCommand {
                 "POSTGRES_PASSWORD=\(randomBase64URL(bytes: 24))",
                 "AUDIT_SIGNING_KEY=\(randomBase64(bytes: 32))",
                 "ACCOUNTS_SESSION_SIGNING_KEY=\(randomBase64(bytes: 32))",
+                "# The gateway signs the Supabase-style anon key with this (`Gateway --print-anon-key` prints it).",
+                "GATEWAY_JWT_SECRET=\(randomBase64URL(bytes: 32))",
             ]
             var admitted: [String] = []
             for peer in peers {

@@ -1,8 +1,9 @@
 import ServiceKit
 
 /// Where each process of a local stack listens. The default is DESIGN.md §2's layout (RPC 555N,
-/// events 565N, health 575N, gateway 8080); a base port moves the whole stack (RPC base+N,
-/// events base+10+N, health base+20+N, gateway base+30) so two stacks, or a test, can run side by side.
+/// events 565N, health 575N, the gateway's HTTP 8080 and health 5750); a base port moves the whole
+/// stack (RPC base+N, events base+10+N, health base+20+N, gateway HTTP base+30 and health base+20)
+/// so two stacks, or a test, can run side by side. The gateway's readiness is read on its HTTP port.
 struct StackLayout: Sendable {
     struct Member: Sendable {
         /// The executable's name, e.g. `Legal`.
@@ -11,7 +12,10 @@ struct StackLayout: Sendable {
         let service: ServiceName?
         let rpcPort: Int?
         let eventsPort: Int?
+        /// Where `/readyz` is read: the health port, or the gateway's HTTP port.
         let healthPort: Int
+        /// The gateway's own health port (it serves health on its HTTP port too).
+        var gatewayHealthPort: Int? = nil
         /// The gateway's HTTP port.
         let httpPort: Int?
 
@@ -36,7 +40,8 @@ struct StackLayout: Sendable {
         }
         let gatewayPort = basePort.map { $0 + 30 } ?? 8080
         members.append(Member(
-            executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: gatewayPort, httpPort: gatewayPort))
+            executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: gatewayPort,
+            gatewayHealthPort: basePort.map { $0 + 20 } ?? 5750, httpPort: gatewayPort))
         self.members = members
     }
 
@@ -56,7 +61,11 @@ struct StackLayout: Sendable {
 
     /// One member's own variables: what it binds.
     func ownEnvironment(_ member: Member) -> [String: String] {
-        var environment = ["HEALTH_HOST": host, "HEALTH_PORT": String(member.healthPort)]
+        var environment = ["HEALTH_HOST": host, "HEALTH_PORT": String(member.gatewayHealthPort ?? member.healthPort)]
+        if let http = member.httpPort {
+            environment["GATEWAY_HTTP_HOST"] = host
+            environment["GATEWAY_HTTP_PORT"] = String(http)
+        }
         if let rpc = rpcEndpoint(member), let events = eventsEndpoint(member) {
             environment["RPC_BIND"] = rpc
             environment["EVENTS_BIND"] = events

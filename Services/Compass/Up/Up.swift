@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import ServiceKit
 
 /// `compass up`: the whole system on this machine, for development and trials.
@@ -58,6 +59,9 @@ struct Up: AsyncParsableCommand {
             throw ExitCode(1)
         }
         ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? ""))
+        if members.contains(where: { $0.httpPort != nil }), let anonKey = try? await Self.anonKey(binFolder, environment) {
+            ConsoleOutput.say("anon key (the apikey Supabase clients send; public reads only): \(anonKey)")
+        }
         // The same convention as the services: a line starting `ready ` for whoever waits on us.
         ConsoleOutput.write("ready \(members.map(\.name).joined(separator: ","))\n")
         let received = await signals.next()
@@ -68,6 +72,14 @@ struct Up: AsyncParsableCommand {
             ConsoleOutput.say("PostgreSQL stopped")
         }
         ConsoleOutput.say("stopped")
+    }
+
+    /// The gateway's Supabase-style anon key, made from the same secret the gateway runs with.
+    static func anonKey(_ bin: URL, _ environment: [String: String]) async throws -> String {
+        let gateway = bin.appendingPathComponent("Gateway").path
+        return try await offPool {
+            try Command.run(gateway, ["--print-anon-key"], environment: environment).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
     }
 
     static func summary(_ layout: StackLayout, _ members: [StackLayout.Member], databaseURL: String) -> String {
@@ -94,7 +106,11 @@ struct LocalKeys {
 
     func fill(_ environment: inout [String: String]) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for (variable, file) in [("AUDIT_SIGNING_KEY", "audit-signing-key"), ("ACCOUNTS_SESSION_SIGNING_KEY", "session-signing-key")] {
+        let keys = [
+            ("AUDIT_SIGNING_KEY", "audit-signing-key"), ("ACCOUNTS_SESSION_SIGNING_KEY", "session-signing-key"),
+            ("GATEWAY_JWT_SECRET", "gateway-jwt-secret"),
+        ]
+        for (variable, file) in keys {
             if let value = environment[variable], !value.isEmpty { continue }
             let path = folder.appendingPathComponent(file).path
             if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty {
@@ -107,7 +123,9 @@ struct LocalKeys {
             }
             environment[variable] = key
         }
-        environment["ACCOUNTS_APPLE_BUNDLE_ID"] = environment["ACCOUNTS_APPLE_BUNDLE_ID"] ?? "com.recruitingcompass.app"
+        let bundle = environment["ACCOUNTS_APPLE_BUNDLE_ID"] ?? "com.recruitingcompass.app"
+        environment["ACCOUNTS_APPLE_BUNDLE_ID"] = bundle
+        environment["GATEWAY_APPLE_BUNDLE_ID"] = environment["GATEWAY_APPLE_BUNDLE_ID"] ?? bundle
     }
 }
 
