@@ -4,9 +4,10 @@ import Foundation
 import Logging
 import ServiceKit
 
-/// Account deletion (seed 003): preview, request, confirm, cancel. Only the user (or a service or
-/// operator acting for them) may. Confirming deletes the account and emits `account.deleted` in
-/// one transaction; the Audit erasure is then driven by ``AuditErasure``.
+/// Account deletion (seed 003): preview, request, confirm, cancel, and the certificate by id. Only
+/// the user (or a service or operator acting for them) may act on an account. Confirming deletes
+/// the account, emits `account.deleted` and signs the certificate in one transaction; the Audit
+/// erasure (``AuditErasure``) and the Apple token revocation (``AppleTokenRevoker``) follow.
 struct DeletionHandlers: Sendable {
     let store: AccountsStore
     let outbox: Outbox
@@ -14,7 +15,7 @@ struct DeletionHandlers: Sendable {
     let documents: DocumentsLookup
     let certifier: DeletionCertifier
     /// Woken after a deletion so the Apple token is revoked without waiting for the next sweep.
-    let revoker: AppleTokenRevoker?
+    let revoker: AppleTokenRevoker
     /// How long a deletion request may wait for its confirmation.
     static let requestLifetimeSeconds = 15 * 60
 
@@ -33,7 +34,8 @@ struct DeletionHandlers: Sendable {
         }
         server.register(AccountsConfirmDeletion.self) { request, context in
             try AccountsHandlers.authorize(context, for: request.userId)
-            // Counted before the transaction, with a short deadline: Documents never holds it up.
+            // Counted before the transaction for the certificate; Documents can delay this by at
+            // most its usage deadline, and never fail it.
             let usage = try await store.user(id: request.userId) == nil ? nil : await documents.usage(of: request.userId)
             let outcome = try await store.confirmDeletion(
                 request.userId, request: request.requestId, documents: usage, certifier: certifier, outbox: outbox)
@@ -59,7 +61,7 @@ struct DeletionHandlers: Sendable {
     func afterDeletion(_ id: UUID, logger: Logger) async {
         outbox.committed()
         logger.notice("account deleted", metadata: ["user": "\(id)"])
-        if let revoker { Task { await revoker.sweep() } }
+        Task { [revoker] in await revoker.sweep() }
         await erasure.eraseNow(id)
     }
 
