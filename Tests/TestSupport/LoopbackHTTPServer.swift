@@ -59,24 +59,26 @@ public final class LoopbackHTTPServer: Sendable {
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
         let flag = self.flag
+        // The listening descriptor is closed by this thread only, once it stops accepting: its
+        // number cannot be reused by another socket (and then accepted on) while the thread lives.
         Thread {
-            while true {
+            while !flag.stopped.withLock({ $0 }) {
                 let connection = accept(fd, nil, nil)
                 if connection < 0 {
-                    if flag.stopped.withLock({ $0 }) { return }
-                    continue
+                    if errno == EINTR { continue }
+                    break  // shut down by stop() (EINVAL), or unusable
                 }
-                Self.serve(connection, handler)
+                if !flag.stopped.withLock({ $0 }) { Self.serve(connection, handler) }
                 close(connection)
             }
+            close(fd)
         }.start()
     }
 
-    /// Stops accepting; the thread ends.
+    /// Stops accepting: `shutdown` wakes the accepting thread, which closes the socket and ends.
     public func stop() {
         guard !flag.stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     deinit { stop() }

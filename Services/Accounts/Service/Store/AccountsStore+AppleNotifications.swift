@@ -27,7 +27,8 @@ extension AccountsStore {
                 key, String(notification.type.prefix(64)))
             guard fresh == 1 else { return AppliedNotification(outcome: "duplicate") }
             let sub = notification.subject
-            let user = try db.query("SELECT id FROM \(names.users) WHERE apple_id = $1", sub).first?.decode(UUID.self, column: 0)
+            // Locked: a deletion confirmed at the same moment goes first, and this one then finds no user.
+            let user = try db.query("SELECT id FROM \(names.users) WHERE apple_id = $1 FOR UPDATE", sub).first?.decode(UUID.self, column: 0)
             var result = AppliedNotification(outcome: "ignored")
             switch notification.type {
             case "email-disabled", "email-enabled":
