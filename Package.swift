@@ -99,6 +99,8 @@ let package = Package(
                 "Bus", "Contracts", "Postgres", "ServiceKit", "Identity",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Services/Accounts/Service", resources: [.copy("Migrations"), .copy("Rules")], swiftSettings: strict),
         .executableTarget(
             name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",

@@ -38,7 +38,8 @@ final class AccountsHarness: Sendable {
 
     /// Runs `body` with the three services up on a fresh database (Accounts with `rules`, a path
     /// of a rules file, or the shipped rules); stops them afterwards.
-    static func run(rules: String? = nil, _ body: (AccountsHarness) async throws -> Void) async throws {
+    /// `extra` is added to Accounts' environment (``restartAccounts(rules:extra:)`` takes its own).
+    static func run(rules: String? = nil, extra: [String: String] = [:], _ body: (AccountsHarness) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC, accountsRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
             let accountsEvents = ipcEndpoint()
@@ -53,6 +54,7 @@ final class AccountsHarness: Sendable {
             auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
             var accountsEnvironment = accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
+            accountsEnvironment.merge(extra) { $1 }
             accountsEnvironment["EVENTS_BIND"] = accountsEvents
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
             let logger = testLogger()
@@ -90,6 +92,10 @@ final class AccountsHarness: Sendable {
         environment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
         environment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
         environment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
+        // Nothing listens here: the tests run without a Documents service (the degraded preview).
+        environment["DOCUMENTS_RPC_ENDPOINTS"] = ipcEndpoint()
+        environment["ACCOUNTS_DOCUMENTS_USAGE_TIMEOUT"] = "300ms"
+        environment["ACCOUNTS_APPLE_REVOKE_SWEEP_INTERVAL"] = "100ms"
         if let rules { environment["ACCOUNTS_ELIGIBILITY_RULES"] = rules }
         return environment
     }
@@ -101,10 +107,11 @@ final class AccountsHarness: Sendable {
         if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
     }
 
-    /// Restarts Accounts on the same address and database, with other rules.
-    func restartAccounts(rules: String?) async throws {
+    /// Restarts Accounts on the same address and database, with other rules and `extra` settings.
+    func restartAccounts(rules: String?, extra: [String: String] = [:]) async throws {
         await stop("Accounts")
         var environment = Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
+        environment.merge(extra) { $1 }
         environment["EVENTS_BIND"] = auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"]
         let process = try await PeerProcess("Accounts", environment: environment)
         processes.withLock { $0["Accounts"] = process }

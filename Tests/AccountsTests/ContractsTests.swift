@@ -33,4 +33,15 @@ struct AccountsContractsTests {
         let pending = AccountsVerifySession.Reply(userId: nil, appleId: "a", sessionId: UUID(), expiresAt: Date())
         #expect(try BusJSON.decode(AccountsVerifySession.Reply.self, from: try BusJSON.encode(pending)).userId == nil)
     }
+
+    @Test func appleAndCertificateMethodsHaveTheirNamesAndOptionalFields() throws {
+        #expect(AccountsAppleNotification.type == "accounts.apple_notification" && AccountsPublicKeys.type == "accounts.public_keys")
+        #expect(AccountsDeletionCertificate.type == "accounts.deletion_certificate")
+        let signIn = try BusJSON.decode(AccountsSignInWithApple.Request.self, from: Data(#"{"identityToken":"t","authorizationCode":"c"}"#.utf8))
+        #expect(signIn.authorizationCode == "c")
+        let reply = try BusJSON.decode(AccountsConfirmDeletion.Reply.self, from: Data(#"{"userId":"\#(UUID().uuidString)","deletedAt":"2026-01-02T03:04:05.678Z"}"#.utf8))
+        #expect(reply.certificate == nil)
+        let item = try BusJSON.decode(DeletionItem.self, from: Data(#"{"category":"documents","description":"d"}"#.utf8))
+        #expect(item.count == nil && item.bytes == nil)
+    }
 }

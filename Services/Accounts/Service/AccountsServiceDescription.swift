@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Identity
 import Postgres
@@ -27,13 +28,32 @@ public enum AccountsServiceDescription: ServiceDescription {
         AccountsHandlers(store: store, rules: settings.rules, peers: peers).register(on: context.server)
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)
-        DeletionHandlers(store: store, outbox: context.outbox, erasure: erasure).register(on: context.server)
+        let documentsClient: (@Sendable () async throws -> RPCClient)? =
+            settings.documentsUsageTimeout == nil ? nil : { @Sendable in try await context.client(for: .documents) }
+        let documents = DocumentsLookup(client: documentsClient, timeout: settings.documentsUsageTimeout ?? .seconds(1), logger: context.logger)
+        let certifier = DeletionCertifier(keys: settings.certificateKeys)
+        let revoker = AppleTokenRevoker(
+            store: store, apple: settings.appleTokens, backoff: settings.appleRevokeBackoff, interval: settings.appleRevokeSweepInterval,
+            logger: context.logger)
+        context.runtime.addService(revoker)
+        let deletion = DeletionHandlers(
+            store: store, outbox: context.outbox, erasure: erasure, documents: documents, certifier: certifier, revoker: revoker)
+        deletion.register(on: context.server)
         let appleKeys = AppleKeyCache(source: settings.appleKeys, logger: context.logger)
         SessionHandlers(
             store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers),
             apple: AppleIdentityVerifier(audiences: [settings.appleBundleID], keys: appleKeys, logger: context.logger),
-            tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds)
+            tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds),
+            appleTokens: settings.appleTokens
         ).register(on: context.server)
+        AppleNotificationHandler(
+            store: store, verifier: AppleNotificationVerifier(audiences: [settings.appleBundleID], keys: appleKeys),
+            certifier: certifier, outbox: context.outbox, deletion: deletion
+        ).register(on: context.server)
+        PublicKeysHandler(sessionKeys: settings.sessionKeys, certificateKeys: settings.certificateKeys).register(on: context.server)
+        if settings.appleTokens == nil {
+            context.logger.notice("apple token endpoints not configured: authorization codes are not exchanged")
+        }
         context.logger.notice("eligibility rules in force", metadata: [
             "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
         ])

@@ -3,15 +3,19 @@ import Foundation
 
 /// One kind of data in a deletion preview (seed 003 FR-007: say what is deleted and what stays).
 public struct DeletionItem: Codable, Sendable, Equatable {
-    /// A stable key (`profile`, `eligibility_confirmations`, `consent_records`, `documents`, `sessions`).
+    /// A stable key (`profile`, `eligibility_confirmations`, `documents`, `share_links`, `sessions`,
+    /// `consent_records`, ...).
     public var category: String
     public var description: String
-    /// How many, where Accounts knows; nil otherwise.
+    /// How many, where it could be gathered; nil otherwise (the description then says so).
     public var count: Int?
-    public init(category: String, description: String, count: Int? = nil) {
+    /// Stored bytes, for kinds that have a size (documents); nil when unknown or not applicable.
+    public var bytes: Int64?
+    public init(category: String, description: String, count: Int? = nil, bytes: Int64? = nil) {
         self.category = category
         self.description = description
         self.count = count
+        self.bytes = bytes
     }
 }
 
@@ -78,15 +82,18 @@ public struct DeletionDecision: Codable, Sendable, Equatable {
 
 /// `accounts.confirm_deletion`: deletes the account and emits `account.deleted` in one
 /// transaction; Audit erasure follows. `not_found` for an unknown request, `gone` for an expired
-/// one. A repeat after success answers with the same outcome.
+/// one. A repeat after success answers with the same outcome, the same certificate included.
 public enum AccountsConfirmDeletion: RPCMethod {
     public typealias Request = DeletionDecision
     public struct Reply: Codable, Sendable, Equatable {
         public var userId: UUID
         public var deletedAt: Date
-        public init(userId: UUID, deletedAt: Date) {
+        /// The signed deletion certificate (nil only for deletions made before certificates existed).
+        public var certificate: DeletionCertificate?
+        public init(userId: UUID, deletedAt: Date, certificate: DeletionCertificate? = nil) {
             self.userId = userId
             self.deletedAt = deletedAt
+            self.certificate = certificate
         }
     }
     public static let type = "accounts.confirm_deletion"

@@ -18,9 +18,14 @@ public enum AccountsSignInWithApple: RPCMethod {
         public var name: String?
         public var clientIP: String?
         public var userAgent: String?
+        /// The authorization code Apple gave the app with the identity token: exchanged at Apple
+        /// for a refresh token, kept encrypted so deleting the account can revoke it. Optional;
+        /// a failed exchange does not fail the sign-in.
+        public var authorizationCode: String?
 
         public init(identityToken: String, nonce: String? = nil, email: String? = nil, name: String? = nil,
-                    clientIP: String? = nil, userAgent: String? = nil) {
+                    clientIP: String? = nil, userAgent: String? = nil, authorizationCode: String? = nil) {
+            self.authorizationCode = authorizationCode
             self.identityToken = identityToken
             self.nonce = nonce
             self.email = email
@@ -37,8 +42,13 @@ public enum AccountsSignInWithApple: RPCMethod {
         public var sessionExpiresAt: Date
         /// Opaque, long-lived; exchanged through `accounts.refresh_session`. Only its hash is stored.
         public var refreshToken: String
+        /// With an `authorizationCode`: whether Apple's refresh token was obtained and stored
+        /// (false: the exchange failed, logged; the sign-in stands). Nil without a code.
+        public var appleTokenStored: Bool?
 
-        public init(user: AccountUser, sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String) {
+        public init(user: AccountUser, sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
+                    appleTokenStored: Bool? = nil) {
+            self.appleTokenStored = appleTokenStored
             self.user = user
             self.sessionId = sessionId
             self.sessionToken = sessionToken

@@ -1,15 +1,21 @@
 import Bus
 import Contracts
 import Foundation
+import Logging
 import ServiceKit
 
-/// Account deletion (seed 003): preview, request, confirm, cancel. Only the user (or a service or
-/// operator acting for them) may. Confirming deletes the account and emits `account.deleted` in
-/// one transaction; the Audit erasure is then driven by ``AuditErasure``.
+/// Account deletion (seed 003): preview, request, confirm, cancel, and the certificate by id. Only
+/// the user (or a service or operator acting for them) may act on an account. Confirming deletes
+/// the account, emits `account.deleted` and signs the certificate in one transaction; the Audit
+/// erasure (``AuditErasure``) and the Apple token revocation (``AppleTokenRevoker``) follow.
 struct DeletionHandlers: Sendable {
     let store: AccountsStore
     let outbox: Outbox
     let erasure: AuditErasure
+    let documents: DocumentsLookup
+    let certifier: DeletionCertifier
+    /// Woken after a deletion so the Apple token is revoked without waiting for the next sweep.
+    let revoker: AppleTokenRevoker
     /// How long a deletion request may wait for its confirmation.
     static let requestLifetimeSeconds = 15 * 60
 
@@ -28,13 +34,19 @@ struct DeletionHandlers: Sendable {
         }
         server.register(AccountsConfirmDeletion.self) { request, context in
             try AccountsHandlers.authorize(context, for: request.userId)
-            let outcome = try await store.confirmDeletion(request.userId, request: request.requestId, outbox: outbox)
-            if outcome.created {
-                outbox.committed()
-                context.logger.notice("account deleted", metadata: ["user": "\(request.userId)"])
-                await erasure.eraseNow(request.userId)
+            // Counted before the transaction for the certificate; Documents can delay this by at
+            // most its usage deadline, and never fail it.
+            let usage = try await store.user(id: request.userId) == nil ? nil : await documents.usage(of: request.userId)
+            let outcome = try await store.confirmDeletion(
+                request.userId, request: request.requestId, documents: usage, certifier: certifier, outbox: outbox)
+            if outcome.created { await afterDeletion(request.userId, logger: context.logger) }
+            return AccountsConfirmDeletion.Reply(userId: request.userId, deletedAt: outcome.deletedAt, certificate: outcome.certificate)
+        }
+        server.register(AccountsDeletionCertificate.self) { request, _ in
+            guard let certificate = try await store.certificate(id: request.certificateId) else {
+                throw BusError(.notFound, "no deletion certificate \(request.certificateId.uuidString.lowercased())")
             }
-            return AccountsConfirmDeletion.Reply(userId: request.userId, deletedAt: outcome.deletedAt)
+            return certificate
         }
         server.register(AccountsCancelDeletion.self) { request, context in
             try AccountsHandlers.authorize(context, for: request.userId)
@@ -45,17 +57,28 @@ struct DeletionHandlers: Sendable {
         }
     }
 
-    /// What deletion removes and what stays (seed 003 FR-007).
+    /// After a deletion committed: publish the event now, erase from Audit, revoke the Apple token.
+    func afterDeletion(_ id: UUID, logger: Logger) async {
+        outbox.committed()
+        logger.notice("account deleted", metadata: ["user": "\(id)"])
+        Task { [revoker] in await revoker.sweep() }
+        await erasure.eraseNow(id)
+    }
+
+    /// What deletion removes and what stays (seed 003 FR-007). The documents counts come from the
+    /// Documents service; when it cannot answer they are nil and the description says so.
     func preview(_ id: UUID) async throws -> DeletionPreview {
         guard try await store.user(id: id) != nil else { throw try await store.missing(id) }
         let confirmations = try await store.confirmationCount(id)
         let sessions = try await store.sessionCount(id)
+        let usage = await documents.usage(of: id)
         return DeletionPreview(
             userId: id,
             deleted: [
                 DeletionItem(category: "profile", description: "Your account: Apple ID link, email, name, username and state.", count: 1),
                 DeletionItem(category: "eligibility_confirmations", description: "Your eligibility confirmations.", count: confirmations),
-                DeletionItem(category: "documents", description: "Documents you uploaded, and their share links."),
+                Self.documentsItem(usage),
+                Self.shareLinksItem(usage),
                 DeletionItem(category: "sessions", description: "Your sign-ins on every device: you are signed out.", count: sessions),
             ],
             kept: [
@@ -64,5 +87,24 @@ struct DeletionHandlers: Sendable {
                     description: "Records that a version of the terms or privacy policy was accepted or declined, kept as legal proof "
                         + "with no link to you: your identity, IP address and device are erased from them."),
             ])
+    }
+}
+
+extension DeletionHandlers {
+    static let notGathered = " How many could not be gathered just now; they are deleted all the same."
+
+    static func documentsItem(_ usage: DocumentsUsage.Reply?) -> DeletionItem {
+        guard let usage else { return DeletionItem(category: "documents", description: "Documents you uploaded." + notGathered) }
+        return DeletionItem(
+            category: "documents", description: "Documents you uploaded (\(usage.documents), \(usage.bytes) bytes).",
+            count: usage.documents, bytes: usage.bytes)
+    }
+
+    static func shareLinksItem(_ usage: DocumentsUsage.Reply?) -> DeletionItem {
+        guard let usage else { return DeletionItem(category: "share_links", description: "Share links to your documents." + notGathered) }
+        return DeletionItem(
+            category: "share_links",
+            description: "Share links to your documents (\(usage.shareLinks); \(usage.activeShareLinks) still usable stop working).",
+            count: usage.shareLinks)
     }
 }

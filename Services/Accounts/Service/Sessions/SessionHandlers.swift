@@ -2,6 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Identity
+import Logging
+import Metrics
 
 /// Sign in with Apple and sessions: `accounts.sign_in_with_apple`, `refresh_session`,
 /// `sign_out`, `verify_session`. Sign-in, refresh and verification run before (or instead of) a
@@ -14,11 +16,15 @@ struct SessionHandlers: Sendable {
     let tokens: SessionTokens
     /// Seconds a session lasts (its refresh token's life, renewed by each refresh).
     let lifetimeSeconds: Int
+    /// Apple's token endpoints; nil when not configured (authorization codes are then not exchanged).
+    let appleTokens: AppleTokenSettings?
+    static let exchanged = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "stored")])
+    static let exchangeFailed = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "failed")])
 
     func register(on server: RPCServer) {
         server.register(AccountsSignInWithApple.self) { request, context in
             try Self.gatewayOnly(context, "sign_in_with_apple")
-            return try await signIn(request)
+            return try await signIn(request, logger: context.logger)
         }
         server.register(AccountsRefreshSession.self) { request, context in
             try Self.gatewayOnly(context, "refresh_session")
@@ -35,7 +41,7 @@ struct SessionHandlers: Sendable {
 
     /// Verifies the Apple token (nothing is written when it is refused), reads or describes the
     /// user as `get_or_create` would without eligibility fields, then opens a session.
-    func signIn(_ request: AccountsSignInWithApple.Request) async throws -> AccountsSignInWithApple.Reply {
+    func signIn(_ request: AccountsSignInWithApple.Request, logger: Logger) async throws -> AccountsSignInWithApple.Reply {
         let claims: AppleIdentityClaims
         do {
             claims = try await apple.verify(request.identityToken, nonce: request.nonce)
@@ -48,8 +54,33 @@ struct SessionHandlers: Sendable {
         let refresh = RefreshToken.generate()
         let session = try await store.openSession(appleId: claims.subject, refreshHash: refresh.hash, lifetimeSeconds: lifetimeSeconds)
         let grant = try issue(session, refresh: refresh)
+        var stored: Bool?
+        if let code = request.authorizationCode { stored = await storeAppleToken(code: code, appleId: claims.subject, logger: logger) }
         return .init(user: user, sessionId: grant.sessionId, sessionToken: grant.sessionToken,
-                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken)
+                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, appleTokenStored: stored)
+    }
+
+    /// Exchanges the authorization code at Apple and stores the refresh token sealed; false (logged
+    /// and counted) when that fails: the sign-in stands, only a later revocation has nothing to revoke.
+    func storeAppleToken(code: String, appleId: String, logger: Logger) async -> Bool {
+        guard let apple = appleTokens else {
+            logger.warning("authorization code not exchanged: Apple's token endpoints are not configured")
+            Self.exchangeFailed.increment()
+            return false
+        }
+        do {
+            let grant = try await apple.client.exchange(code: code)
+            try await store.storeAppleToken(appleId: appleId) { id in
+                try apple.box.seal(Data(grant.refreshToken.utf8), context: id.uuidString.lowercased())
+            }
+            Self.exchanged.increment()
+            return true
+        } catch {
+            // AppleTokenError and IdentityError carry no token material.
+            logger.warning("apple authorization code exchange failed; the sign-in stands", metadata: ["error": "\(error)"])
+            Self.exchangeFailed.increment()
+            return false
+        }
     }
 
     /// Rotates the refresh token: the presented one stops working in the same statement.

@@ -5,6 +5,13 @@ import Postgres
 import ServiceKit
 
 /// A pending deletion as stored.
+/// What a deletion did: when, whether this call did it (false: a repeat), and its certificate.
+public struct DeletionOutcome: Sendable {
+    public var deletedAt: Date
+    public var created: Bool
+    public var certificate: DeletionCertificate?
+}
+
 public struct PendingDeletion: Sendable, Equatable {
     public var requestId: UUID
     public var userId: UUID
@@ -39,28 +46,72 @@ extension AccountsStore {
         return try await pool.withConnection { db in try db.execute(sql, request, id) == 1 }
     }
 
-    /// Deletes the user (eligibility confirmations and the request go with it), writes the
-    /// tombstone and the `account.deleted` event, in one transaction. A request already carried
-    /// out returns its tombstone; an unknown one is `not_found`, an expired one `gone`.
-    public func confirmDeletion(_ id: UUID, request: UUID, outbox: Outbox) async throws -> (deletedAt: Date, created: Bool) {
-        let (users, requests, tombstones) = (self.users, deletionRequests, deletedAccounts)
+    /// Deletes the user (eligibility confirmations, sessions and the request go with it), queues
+    /// the revocation of the stored Apple token, writes the tombstone, the certificate and the
+    /// `account.deleted` event, in one transaction. A request already carried out returns its
+    /// tombstone and certificate; an unknown one is `not_found`, an expired one `gone`.
+    public func confirmDeletion(
+        _ id: UUID, request: UUID, documents: DocumentsUsage.Reply?, certifier: DeletionCertifier, outbox: Outbox
+    ) async throws -> DeletionOutcome {
+        let (requests, tombstones, certificates) = (deletionRequests, deletedAccounts, deletionCertificates)
+        let names = self
         return try await pool.withTransaction { db in
-            if let done = try db.query("SELECT deleted_at FROM \(tombstones) WHERE user_id = $1 AND request_id = $2", id, request).first {
-                return (try done.decode(Date.self, column: 0), false)
+            let done = try db.query(
+                """
+                SELECT t.deleted_at, c.token FROM \(tombstones) t LEFT JOIN \(certificates) c ON c.user_id = t.user_id
+                WHERE t.user_id = $1 AND t.request_id = $2
+                """, id, request).first
+            if let done {
+                let (at, token) = try done.decode(Date.self, String?.self)
+                return DeletionOutcome(deletedAt: at, created: false, certificate: try token.map(DeletionCertifier.decode))
             }
             let pending = try db.query(
-                "SELECT expires_at <= now() FROM \(requests) WHERE id = $1 AND user_id = $2 FOR UPDATE", request, id).first
+                "SELECT expires_at <= now(), requested_at FROM \(requests) WHERE id = $1 AND user_id = $2 FOR UPDATE", request, id).first
             guard let pending else { throw BusError(.notFound, "no pending deletion \(request.uuidString.lowercased()) for this user") }
-            guard try !pending.decode(Bool.self, column: 0) else {
-                throw BusError(.gone, "the deletion request has expired; request it again")
-            }
-            let deletedAt = try db.query(
-                "INSERT INTO \(tombstones) (user_id, request_id, deleted_at) VALUES ($1, $2, date_trunc('milliseconds', now())) RETURNING deleted_at",
-                id, request)[0].decode(Date.self, column: 0)
-            try db.execute("DELETE FROM \(users) WHERE id = $1", id)
-            try outbox.append(type: AccountsEvents.deleted, AccountDeleted(userId: id, deletedAt: deletedAt), on: db)
-            return (deletedAt, true)
+            let (expired, requestedAt) = try pending.decode(Bool.self, Date.self)
+            guard !expired else { throw BusError(.gone, "the deletion request has expired; request it again") }
+            return try Self.delete(
+                id, request: request, requestedAt: requestedAt, trigger: .inApp, documents: documents, names: names,
+                certifier: certifier, outbox: outbox, on: db)
         }
+    }
+
+    /// The deletion itself, inside the caller's transaction: shared by a confirmed request and
+    /// Apple's `account-delete`. `inApp` queues the Apple token for revocation; after Apple's own
+    /// account deletion there is nothing to revoke, so the token is dropped.
+    static func delete(
+        _ id: UUID, request: UUID, requestedAt: Date, trigger: DeletionTrigger, documents: DocumentsUsage.Reply?,
+        names: AccountsStore, certifier: DeletionCertifier, outbox: Outbox, on db: isolated PostgresConnection
+    ) throws -> DeletionOutcome {
+        guard let appleId = try db.query("SELECT apple_id FROM \(names.users) WHERE id = $1 FOR UPDATE", id).first?.decode(String.self, column: 0)
+        else { throw BusError(.notFound, "no user \(id.uuidString.lowercased())") }
+        let confirmations = try db.query("SELECT count(*)::bigint FROM \(names.confirmations) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
+        let sessions = try db.query("SELECT count(*)::bigint FROM \(names.sessions) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
+        let appleTokens = switch trigger {
+        case .inApp:
+            try db.execute("UPDATE \(names.appleTokens) SET apple_id = NULL, revoke_due_at = now() WHERE apple_id = $1", appleId)
+        case .appleAccountDelete:
+            try db.execute("DELETE FROM \(names.appleTokens) WHERE apple_id = $1", appleId)
+        }
+        let deletedAt = try db.query(
+            "INSERT INTO \(names.deletedAccounts) (user_id, request_id, deleted_at) VALUES ($1, $2, date_trunc('milliseconds', now())) RETURNING deleted_at",
+            id, request)[0].decode(Date.self, column: 0)
+        try db.execute("DELETE FROM \(names.users) WHERE id = $1", id)
+        try outbox.append(type: AccountsEvents.deleted, AccountDeleted(userId: id, deletedAt: deletedAt), on: db)
+        let certificate = try certifier.certify(DeletionFacts(
+            userId: id, trigger: trigger, requestedAt: requestedAt, deletedAt: deletedAt, confirmations: confirmations,
+            sessions: sessions, appleTokens: appleTokens, documents: documents))
+        try db.execute(
+            "INSERT INTO \(names.deletionCertificates) (id, user_id, token) VALUES ($1, $2, $3)",
+            certificate.certificateId, id, certificate.token)
+        return DeletionOutcome(deletedAt: deletedAt, created: true, certificate: certificate)
+    }
+
+    /// A certificate by id.
+    public func certificate(id: UUID) async throws -> DeletionCertificate? {
+        let sql = "SELECT token FROM \(deletionCertificates) WHERE id = $1"
+        let token = try await pool.withConnection { db in try db.query(sql, id).first?.decode(String.self, column: 0) }
+        return try token.map(DeletionCertifier.decode)
     }
 
     /// The error for a user id with no row: `gone` when the account was deleted, else `not_found`.

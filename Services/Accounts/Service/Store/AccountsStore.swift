@@ -12,6 +12,9 @@ public struct AccountsStore: Sendable {
     let deletionRequests: String
     let deletedAccounts: String
     let sessions: String
+    let appleTokens: String
+    let appleNotifications: String
+    let deletionCertificates: String
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
@@ -22,6 +25,9 @@ public struct AccountsStore: Sendable {
         self.deletionRequests = "\(schema).deletion_requests"
         self.deletedAccounts = "\(schema).deleted_accounts"
         self.sessions = "\(schema).sessions"
+        self.appleTokens = "\(schema).apple_tokens"
+        self.appleNotifications = "\(schema).apple_notifications"
+        self.deletionCertificates = "\(schema).deletion_certificates"
     }
 
     public func user(appleId: String) async throws -> StoredUser? {

@@ -1,0 +1,58 @@
+import Bus
+import Foundation
+import Postgres
+
+/// A stored Apple refresh token due for revocation.
+public struct DueRevocation: Sendable {
+    public var id: UUID
+    public var sealedToken: String
+    /// Attempts made before this one.
+    public var attempts: Int
+}
+
+/// The SQL over `apple_tokens`: Apple refresh tokens sealed at rest (the ciphertext only).
+extension AccountsStore {
+    /// Stores (or replaces) the sealed refresh token of `appleId`; `seal` gets the row id, the
+    /// context the token is sealed under.
+    public func storeAppleToken(appleId: String, seal: @Sendable (UUID) throws -> String) async throws {
+        let id = UUID()
+        let sealed = try seal(id)
+        let sql = """
+            INSERT INTO \(appleTokens) (id, apple_id, sealed_refresh_token) VALUES ($1, $2, $3)
+            ON CONFLICT (apple_id) DO UPDATE SET id = excluded.id, sealed_refresh_token = excluded.sealed_refresh_token, stored_at = now()
+            """
+        _ = try await pool.withConnection { db in try db.execute(sql, id, appleId, sealed) }
+    }
+
+    /// Claims up to `limit` due revocations: each is pushed `lease` seconds ahead, so another
+    /// instance (or the next sweep, after a crash) does not try it at the same time.
+    public func claimRevocations(limit: Int, leaseSeconds: Int) async throws -> [DueRevocation] {
+        let sql = """
+            UPDATE \(appleTokens) SET revoke_due_at = now() + $2::bigint * interval '1 second'
+            WHERE id IN (
+                SELECT id FROM \(appleTokens) WHERE revoke_due_at IS NOT NULL AND revoke_due_at <= now()
+                ORDER BY revoke_due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+            RETURNING id, sealed_refresh_token, revoke_attempts
+            """
+        return try await pool.withConnection { db in
+            try db.query(sql, limit, leaseSeconds).map { row in
+                let (id, sealed, attempts) = try row.decode(UUID.self, String.self, Int.self)
+                return DueRevocation(id: id, sealedToken: sealed, attempts: attempts)
+            }
+        }
+    }
+
+    /// Removes a token row: revoked at Apple, or given up.
+    public func dropAppleToken(_ id: UUID) async throws {
+        let sql = "DELETE FROM \(appleTokens) WHERE id = $1"
+        _ = try await pool.withConnection { db in try db.execute(sql, id) }
+    }
+
+    /// Records a failed attempt and when to try next.
+    public func revocationFailed(_ id: UUID, attempts: Int, retryAfterMilliseconds: Int64) async throws {
+        let sql = """
+            UPDATE \(appleTokens) SET revoke_attempts = $2, revoke_due_at = now() + $3::bigint * interval '1 millisecond' WHERE id = $1
+            """
+        _ = try await pool.withConnection { db in try db.execute(sql, id, attempts, retryAfterMilliseconds) }
+    }
+}
