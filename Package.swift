@@ -27,6 +27,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
         // Latency percentiles in the benchmarks.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // The HTTP gateway only (Services/Gateway). Default traits off but FullFoundation, so
+        // swift-configuration is not built.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
+        // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -100,6 +105,22 @@ let package = Package(
             name: "Accounts", dependencies: ["AccountsService", "ServiceKit"], path: "Services/Accounts/Main",
             swiftSettings: strict),
 
+        // MARK: Gateway
+        .target(
+            name: "GatewayService", dependencies: [
+                "Bus", "Contracts", "ServiceKit", "Identity",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Gateway/Service", swiftSettings: strict),
+        .executableTarget(
+            name: "Gateway", dependencies: ["GatewayService", "ServiceKit"], path: "Services/Gateway/Main",
+            swiftSettings: strict),
+
         // MARK: Benchmarks
         .executableTarget(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
@@ -153,5 +174,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests", dependencies: [
+                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Contracts", "Bus", "TestSupport", "Identity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ], path: "Tests/GatewayTests", swiftSettings: strict),
     ]
 )
