@@ -34,7 +34,7 @@ final class GatewayHarness: Sendable {
 
     /// Runs `body` with the four executables up on a fresh database; stops them afterwards.
     /// `gateway` adds to (or overrides) the gateway's environment.
-    static func run(gateway extra: [String: String] = [:], _ body: (GatewayHarness) async throws -> Void) async throws {
+    static func run(gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], _ body: (GatewayHarness) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
             let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
@@ -50,6 +50,7 @@ final class GatewayHarness: Sendable {
             accountsEnvironment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
             accountsEnvironment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
             accountsEnvironment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
+            for (key, value) in accountsExtra { accountsEnvironment[key] = value }
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
             var gatewayEnvironment = ProcessInfo.processInfo.environment
             gatewayEnvironment.removeValue(forKey: "DATABASE_URL")

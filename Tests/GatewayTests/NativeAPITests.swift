@@ -109,8 +109,9 @@ import TestSupport
         }
     }
 
+    /// Deletion, and the caller's W3C trace id reaching the service's log through the envelope.
     @Test func accountDeletion() async throws {
-        try await GatewayHarness.run { harness in
+        try await GatewayHarness.run(accounts: ["LOG_LEVEL": "notice"]) { harness in
             let user = try await harness.signedUpUser()
             let bearer = HTTPClient.bearer(user.token)
             let preview = try await harness.http.get("/api/me/deletion/preview", headers: bearer)
@@ -123,7 +124,19 @@ import TestSupport
             #expect(try await harness.http.send("POST", "/api/me/deletion/not-a-uuid/confirm", headers: bearer).status == 400)
             let second = try await harness.http.send("POST", "/api/me/deletion", headers: bearer)
             let secondId = try #require(second.json["requestId"] as? String)
-            let confirmed = try await harness.http.send("POST", "/api/me/deletion/\(secondId)/confirm", headers: bearer)
+            let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+            let confirmed = try await harness.http.send(
+                "POST", "/api/me/deletion/\(secondId)/confirm",
+                headers: bearer.merging(["traceparent": "00-\(traceID)-00f067aa0ba902b7-01"]) { a, _ in a })
+            // Accounts logs the deletion with the envelope's traceparent (read from its output pipe).
+            let accountsLog = try await withTimeout(.seconds(10), "the deletion log line") {
+                while true {
+                    let lines = harness.output(of: "Accounts").split(separator: "\n").filter { $0.contains("account deleted") }
+                    if !lines.isEmpty { return lines.map(String.init) }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(accountsLog.count == 1 && accountsLog[0].contains("00-\(traceID)-"), "\(accountsLog)")
             #expect(confirmed.status == 200 && (confirmed.json["userId"] as? String)?.lowercased() == user.id.lowercased())
             // The session died with the account.
             #expect(try await harness.http.get("/api/me", headers: bearer).status == 401)
