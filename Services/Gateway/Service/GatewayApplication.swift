@@ -46,7 +46,7 @@ public enum GatewayApplication {
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
-                audiences: [bundle], keys: AppleKeyCache(source: (try? AppleKeySource(configuration: settings.appleKeySet)) ?? .apple, logger: runtime.logger),
+                audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
                 logger: runtime.logger)
         }
         let authenticator = Authenticator(services: services, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed))

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Identity
 import ServiceKit
 
 /// The gateway's own settings (besides ServiceKit's common ones), read from the environment.
@@ -23,7 +24,7 @@ public struct GatewaySettings: EnvironmentSettings {
     public var busTimeout: Duration
     public var legacyUnauthenticatedClients: Bool
     public var appleBundleID: String?
-    public var appleKeySet: String
+    public var appleKeySet: AppleKeySource
     public var jwtSecret: Secret<String>
     public var peers: GatewayPeers
 
@@ -43,8 +44,14 @@ public struct GatewaySettings: EnvironmentSettings {
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
         let bundle = env.string("GATEWAY_APPLE_BUNDLE_ID", default: "", "Audience (bundle id) of Apple identity tokens accepted as credentials on the seed routes; empty: not accepted.")
         appleBundleID = bundle.isEmpty ? nil : bundle
-        appleKeySet = env.string("GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
+        let keySet = env.string("GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
+        do { appleKeySet = try AppleKeySource(configuration: keySet) } catch {
+            throw ConfigurationError(variable: "GATEWAY_APPLE_JWKS", value: keySet, expected: "an https URL or a file path")
+        }
         jwtSecret = env.secret("GATEWAY_JWT_SECRET", default: "", "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
+        if !jwtSecret.revealed.isEmpty, jwtSecret.revealed.utf8.count < 32 {
+            throw ConfigurationError(variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least 32 characters")
+        }
         peers = try GatewayPeers(environment: env)
     }
 }
