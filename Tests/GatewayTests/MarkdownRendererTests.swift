@@ -69,6 +69,14 @@ struct MarkdownRendererTests {
         #expect(!html.contains("href=\"https://example.com/?a=1&amp;b=\"2\""))
     }
 
+    @Test func bareAddressesBecomeMailtoLinks() {
+        let (html, _) = renderer.render("Write to support@recruitingcompass.com. Or a@b, x@y.c and me@host.io!")
+        #expect(html == "<p>Write to <a href=\"mailto:support@recruitingcompass.com\">support@recruitingcompass.com</a>. Or a@b, x@y.c and <a href=\"mailto:me@host.io\">me@host.io</a>!</p>\n")
+        // Inside a link's text the address is not linked twice.
+        let (linked, _) = renderer.render("[privacy@x.com](mailto:privacy@x.com)")
+        #expect(linked.components(separatedBy: "<a ").count == 2)
+    }
+
     @Test func unclosedMarkersStayText() {
         let (html, _) = renderer.render("2 * 3 = 6 and a_b_c and **open")
         #expect(html == "<p>2 * 3 = 6 and a_b_c and **open</p>\n")

@@ -150,7 +150,7 @@ public struct MarkdownRenderer: Sendable {
     // MARK: Inline
 
     /// Escaped text with `**strong**`, `*em*`/`_em_`, `` `code` `` and safe links.
-    func inline(_ text: String) -> String {
+    func inline(_ text: String, autolink: Bool = true) -> String {
         let characters = Array(text)
         var out = ""
         var index = 0
@@ -198,6 +198,12 @@ public struct MarkdownRenderer: Sendable {
                     continue
                 }
             }
+            if autolink, let (address, end) = email(in: characters, at: index) {
+                let escaped = HTMLText.escape(address)
+                out += "<a href=\"mailto:" + escaped + "\">" + escaped + "</a>"
+                index = end
+                continue
+            }
             if character == "[", let link = link(in: characters, at: index) {
                 out += link.html
                 index = link.end
@@ -211,6 +217,27 @@ public struct MarkdownRenderer: Sendable {
         return out
     }
 
+    /// A bare e-mail address starting at `index` (GFM's autolink extension): `name@host.tld`, the
+    /// local part `[A-Za-z0-9._%+-]`, the domain labels `[A-Za-z0-9-]` with a final label of two or
+    /// more letters; a trailing dot is left out. Linked as `mailto:`.
+    func email(in characters: [Character], at index: Int) -> (String, Int)? {
+        func isLocal(_ c: Character) -> Bool { c.isASCII && (c.isLetter || c.isNumber || "._%+-".contains(c)) }
+        func isDomain(_ c: Character) -> Bool { c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == ".") }
+        guard isLocal(characters[index]), index == 0 || !isLocal(characters[index - 1]) else { return nil }
+        var at = index
+        while at < characters.count, isLocal(characters[at]) { at += 1 }
+        guard at < characters.count, at > index, characters[at] == "@" else { return nil }
+        var end = at + 1
+        while end < characters.count, isDomain(characters[end]) { end += 1 }
+        while end > at + 1, characters[end - 1] == "." || characters[end - 1] == "-" { end -= 1 }
+        let domain = String(characters[(at + 1)..<end])
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), let last = labels.last, last.count >= 2, last.allSatisfy(\.isLetter) else {
+            return nil
+        }
+        return (String(characters[index..<end]), end)
+    }
+
     func hasClosing(_ marker: String, in characters: [Character], after start: Int) -> Bool {
         guard start < characters.count else { return false }
         return String(characters[start...]).contains(marker)
@@ -221,7 +248,7 @@ public struct MarkdownRenderer: Sendable {
         guard let close = characters[(index + 1)...].firstIndex(of: "]"), close + 1 < characters.count, characters[close + 1] == "(",
             let end = characters[(close + 2)...].firstIndex(of: ")")
         else { return nil }
-        let text = inline(String(characters[(index + 1)..<close]))
+        let text = inline(String(characters[(index + 1)..<close]), autolink: false)
         let target = String(characters[(close + 2)..<end]).trimmingLeadingSpaces()
         guard Self.isAllowedTarget(target) else { return (text, end + 1) }
         return ("<a href=\"" + HTMLText.escape(target) + "\">" + text + "</a>", end + 1)
