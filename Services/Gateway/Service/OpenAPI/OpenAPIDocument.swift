@@ -63,12 +63,13 @@ enum OpenAPIDocument {
             "operationId": .string(operationID(entry)),
             "responses": responses(entry),
         ]
-        let pathParameters = parameters(of: entry.path)
-        if !pathParameters.isEmpty {
-            operation["parameters"] = .array(pathParameters.map { name in
-                .object(["name": .string(name), "in": .string("path"), "required": .bool(true), "schema": .object(["type": .string("string")])])
-            })
+        let pathParameters: [JSONValue] = parameters(of: entry.path).map { name in
+            .object(["name": .string(name), "in": .string("path"), "required": .bool(true), "schema": .object(["type": .string("string")])])
         }
+        let queryParameters: [JSONValue] = (Self.queryParameters[entry.path] ?? []).map { name, schema in
+            .object(["name": .string(name), "in": .string("query"), "required": .bool(false), "schema": schema])
+        }
+        if !(pathParameters + queryParameters).isEmpty { operation["parameters"] = .array(pathParameters + queryParameters) }
         if !entry.isPublic { operation["security"] = .array([.object(["bearer": .array([])])]) }
         if ["POST", "PUT", "PATCH"].contains(entry.method) {
             operation["requestBody"] = .object([
@@ -78,6 +79,20 @@ enum OpenAPIDocument {
         }
         return .object(operation)
     }
+
+    /// The query parameters routes read, by route.
+    static let queryParameters: [String: [(String, JSONValue)]] = [
+        "/api/me/consents/history": [
+            ("documentType", .object(["type": .string("string"), "enum": .array([.string("privacy_policy"), .string("terms_of_service")])])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(500)])),
+            ("before", .object(["type": .string("string")])),
+        ],
+        "/rest/v1/legal_documents": [
+            ("select", .object(["type": .string("string")])), ("type", .object(["type": .string("string")])),
+            ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
+            ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
+        ],
+    ]
 
     static func operationID(_ entry: RouteCatalog.Entry) -> String {
         let words = entry.path.split(whereSeparator: { $0 == "/" || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_" }).map(String.init)
