@@ -21,6 +21,8 @@ import TestSupport
                 #expect(!html.contains("<script") && !html.contains("src=") && !html.contains("http://") && !html.contains("<link"))
                 let etag = try #require(page.header("ETag"))
                 #expect(try await harness.http.get(path, headers: ["If-None-Match": etag]).status == 304)
+                let head = try await harness.http.send("HEAD", path)
+                #expect(head.status == 200 && head.body.isEmpty && head.header("ETag") == etag)
             }
             let privacy = try await harness.http.get("/legal/privacy")
             #expect(privacy.text.contains("<blockquote>") && privacy.text.contains("href=\"mailto:privacy@recruitingcompass.com\""))

@@ -28,8 +28,10 @@ public enum GatewayApplication {
             logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
         }
         let router = makeRouter(runtime: runtime, settings: settings, services: services, catalog: RouteCatalog())
+        // Idle keep-alive connections are closed after a minute, so a client cannot hold sockets
+        // open for nothing.
         let app = Application(
-            router: router,
+            router: router, server: .http1(configuration: .init(idleTimeout: .seconds(60))),
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
             logger: logger)
@@ -42,7 +44,7 @@ public enum GatewayApplication {
     public static func makeRouter(
         runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, catalog: RouteCatalog
     ) -> Router<GatewayContext> {
-        let router = Router(context: GatewayContext.self)
+        let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
