@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 
@@ -17,5 +18,13 @@ public struct GatewayContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress
+    }
+}
+
+extension GatewayContext {
+    /// A path parameter, percent-decoded (the router hands them over as they were sent).
+    func pathParameter(_ name: String) -> String? {
+        guard let raw = parameters.get(name) else { return nil }
+        return raw.removingPercentEncoding ?? raw
     }
 }

@@ -61,7 +61,7 @@ struct AccountRoutes {
 
     private func decision(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
         let id = try await authenticator.requireUser(request, context: context)
-        guard let requestId = UUID(uuidString: context.parameters.get("requestId") ?? "") else {
+        guard let requestId = UUID(uuidString: context.pathParameter("requestId") ?? "") else {
             throw BusError(.invalidArgument, "the deletion request id is not a UUID")
         }
         return (id, requestId)

@@ -43,7 +43,7 @@ struct ConsentRoutes {
         catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt.", public: false) { request, context in
             let id = try await authenticator.requireUser(request, context: context)
             let type = try LegalRoutes.type(context)
-            guard let action = AcceptanceAction(rawValue: context.parameters.get("action") ?? "") else {
+            guard let action = AcceptanceAction(rawValue: context.pathParameter("action") ?? "") else {
                 throw BusError(.notFound, "the action must be accept, acknowledge or decline")
             }
             let body = try await JSONBodies.decode(ActionBody.self, from: request, limit: maxBodyBytes)

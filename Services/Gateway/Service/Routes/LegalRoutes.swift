@@ -26,7 +26,7 @@ struct LegalRoutes {
             return try JSONBodies.response(history)
         }
         catalog.add(router, .get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) { request, context in
-            guard let version = context.parameters.get("version"), !version.isEmpty else { throw BusError(.invalidArgument, "version is required") }
+            guard let version = context.pathParameter("version"), !version.isEmpty else { throw BusError(.invalidArgument, "version is required") }
             let document = try await services.call(
                 .legal, LegalVersion.self, .init(type: try Self.type(context), version: version), principal: .anonymous, context: context)
             return try Self.cached(document, digest: document.summary.digest, request: request)
@@ -34,7 +34,7 @@ struct LegalRoutes {
     }
 
     static func type(_ context: GatewayContext) throws -> LegalDocumentType {
-        guard let raw = context.parameters.get("type"), let type = LegalDocumentType(rawValue: raw) else {
+        guard let raw = context.pathParameter("type"), let type = LegalDocumentType(rawValue: raw) else {
             throw BusError(.notFound, "no such legal document type; use privacy_policy or terms_of_service")
         }
         return type

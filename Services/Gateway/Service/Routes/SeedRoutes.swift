@@ -64,7 +64,7 @@ struct SeedRoutes {
     }
 
     func acceptTerms(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        guard let id = UUID(uuidString: context.parameters.get("id") ?? "") else {
+        guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else {
             throw BusError(.invalidArgument, "the user id in the path is not a UUID")
         }
         let credential = try await authenticator.credential(of: request, context: context)
