@@ -110,6 +110,11 @@ final class GatewayHarness: Sendable {
         processes.withLock { $0.removeValue(forKey: name) }?.kill()
     }
 
+    /// Sends a signal to one service (SIGSTOP freezes it with its connections open).
+    func signal(_ name: String, _ number: Int32) {
+        processes.withLock { $0[name] }?.signal(number)
+    }
+
     func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
 
     // MARK: Helpers

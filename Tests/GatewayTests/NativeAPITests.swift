@@ -34,6 +34,12 @@ import TestSupport
             #expect(out.status == 200)
             #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(newToken)).status == 401)
             #expect(try await harness.http.send("POST", "/api/auth/sign-out").status == 401)
+            // Sign-out by refresh token (no session header), then nothing of that session works.
+            let other = try await harness.signIn(appleId: appleId)
+            let byRefresh = try await harness.http.send("POST", "/api/auth/sign-out", json: ["refreshToken": other["refreshToken"] as? String ?? ""])
+            #expect(byRefresh.status == 200)
+            #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": other["refreshToken"] as? String ?? ""]).status == 401)
+            #expect(try await harness.http.send("POST", "/api/me/eligibility", json: ["state": "OH"]).status == 401)
             // A refused Apple token is 401 and writes nothing.
             let forged = try await harness.http.send(
                 "POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "x", signer: AppleStandIn.otherKey)])
@@ -104,6 +110,8 @@ import TestSupport
             tampered["version"] = "1999"
             let refused = try await harness.http.send("POST", "/api/receipts/verify", json: tampered)
             #expect(refused.json["valid"] as? Bool == false)
+            let garbage = try await harness.http.send("POST", "/api/receipts/verify", json: ["recordId": "nope"])
+            #expect(garbage.status == 400 && garbage.json["error"] as? String == "invalid_argument")
             // Without a session: 401.
             #expect(try await harness.http.get("/api/me/consents").status == 401)
         }
@@ -122,6 +130,7 @@ import TestSupport
             #expect(try await harness.http.send("DELETE", "/api/me/deletion/\(firstId)", headers: bearer).status == 204)
             #expect(try await harness.http.send("POST", "/api/me/deletion/\(firstId)/confirm", headers: bearer).status == 404)
             #expect(try await harness.http.send("POST", "/api/me/deletion/not-a-uuid/confirm", headers: bearer).status == 400)
+            #expect(try await harness.http.send("DELETE", "/api/me/deletion/\(UUID().uuidString)", headers: bearer).status == 404)
             let second = try await harness.http.send("POST", "/api/me/deletion", headers: bearer)
             let secondId = try #require(second.json["requestId"] as? String)
             let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"

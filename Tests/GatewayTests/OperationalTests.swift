@@ -78,6 +78,23 @@ import TestSupport
         }
     }
 
+    /// A service that is connected but does not answer: the bus deadline (3 s here) becomes 504.
+    @Test func aStalledServiceIsA504AtTheDeadline() async throws {
+        try await GatewayHarness.run { harness in
+            try await waitUntilReady(harness)
+            harness.signal("Legal", SIGSTOP)
+            let started = ContinuousClock.now
+            let stalled = try await harness.http.get("/api/terms")
+            let waited = ContinuousClock.now - started
+            harness.signal("Legal", SIGCONT)
+            #expect(stalled.status == 504)
+            #expect(stalled.json["error"] is String)
+            #expect(waited >= .seconds(2) && waited < .seconds(10), "\(waited)")
+            let recovered = try await harness.http.get("/api/terms")
+            #expect(recovered.status == 200)
+        }
+    }
+
     func waitUntilReady(_ harness: GatewayHarness) async throws {
         try await withTimeout(.seconds(15), "gateway readiness") {
             while try await harness.http.get("/readyz").status != 200 { try await Task.sleep(for: .milliseconds(50)) }

@@ -115,6 +115,25 @@ import TestSupport
         }
     }
 
+    /// An Apple identity token is a credential on both write routes: sign-up, then accept-tos
+    /// for the account it names (and no other).
+    @Test func appleIdentityTokensActForTheirOwnAccount() async throws {
+        try await GatewayHarness.run { harness in
+            let appleId = "001122.apple." + UUID().uuidString
+            let bearer = HTTPClient.bearer(try AppleStandIn.token(subject: appleId))
+            let created = try await harness.http.send(
+                "POST", "/api/users",
+                json: ["apple_id": appleId, "email": "ap@example.com", "name": "Ap", "state": "GA", "eligibility_certified": true, "tos_version": "2025-12-12"],
+                headers: bearer)
+            let user = try JSONDecoder().decode(SeedUser.self, from: created.body)
+            let accept = try await harness.http.send("PUT", "/api/users/\(user.id.uuidString)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
+            #expect(accept.status == 200 && accept.json["hasAcceptedTOS"] as? Bool == true)
+            let someoneElse = try await harness.signedUpUser()
+            let forbidden = try await harness.http.send("PUT", "/api/users/\(someoneElse.id)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
+            #expect(forbidden.status == 403 && forbidden.json["error"] is String)
+        }
+    }
+
     /// The legacy-client setting lets the seed's client work exactly as written.
     @Test func legacyClientsWorkWithoutCredentialsWhenEnabled() async throws {
         try await GatewayHarness.run(gateway: ["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS": "true", "LOG_LEVEL": "info"]) { harness in
