@@ -31,6 +31,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // Latency percentiles in the benchmarks.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // The HTTP gateway only (Services/Gateway). Default traits off but FullFoundation, so
+        // swift-configuration is not built.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
+        // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -135,6 +140,21 @@ let package = Package(
                 "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/DocumentsTests", swiftSettings: strict),
+        // MARK: Gateway
+        .target(
+            name: "GatewayService", dependencies: [
+                "Bus", "Contracts", "ServiceKit", "Identity",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "Services/Gateway/Service", swiftSettings: strict),
+        .executableTarget(
+            name: "Gateway", dependencies: ["GatewayService", "ServiceKit"], path: "Services/Gateway/Main",
+            swiftSettings: strict),
 
         // MARK: Benchmarks
         .executableTarget(
@@ -188,7 +208,7 @@ let package = Package(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
         .testTarget(
-            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents"],
+            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests", dependencies: [
@@ -203,5 +223,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests", dependencies: [
+                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Contracts", "Bus", "TestSupport", "Identity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ], path: "Tests/GatewayTests", swiftSettings: strict),
     ]
 )

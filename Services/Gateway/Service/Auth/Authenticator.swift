@@ -1,0 +1,69 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+import Identity
+import Logging
+
+/// Reads `Authorization: Bearer <token>` and finds out who the caller is.
+///
+/// The token's header says which kind it is before anything is trusted: `EdDSA` is our session
+/// token, checked by Accounts (`accounts.verify_session`: signature, expiry, and that the session
+/// is not revoked and the account not deleted, so sign-out and deletion take effect at once);
+/// `RS256` is an Apple identity token, verified here against Apple's keys when
+/// `GATEWAY_APPLE_BUNDLE_ID` is set; `HS256` is the `anon` key. Anything else, or a token that
+/// fails its check, is `unauthenticated` (401); no token is ever logged.
+struct Authenticator: Sendable {
+    let services: ServiceClients
+    let apple: AppleIdentityVerifier?
+    let anonymousKey: AnonymousKey?
+
+    /// The caller's credential; nil when the request carries no `Authorization` header.
+    func credential(of request: Request, context: GatewayContext) async throws -> Credential? {
+        guard let header = request.headers[.authorization] else { return nil }
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw BusError(.unauthenticated, "use Authorization: Bearer <token>")
+        }
+        return try await credential(token: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), context: context)
+    }
+
+    func credential(token: String, context: GatewayContext) async throws -> Credential {
+        guard let jws = try? CompactJWS(parsing: token) else { throw BusError(.unauthenticated, "the bearer token is malformed") }
+        switch jws.header.alg {
+        case "EdDSA":
+            do {
+                let session = try await services.call(
+                    .accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
+                return .session(userId: session.userId, appleId: session.appleId, sessionId: session.sessionId)
+            } catch let error as BusError where error.code == .unauthenticated || error.code == .invalidArgument {
+                throw BusError(.unauthenticated, "the session token is not valid")
+            }
+        case "RS256":
+            guard let apple else { throw BusError(.unauthenticated, "Apple identity tokens are not accepted here; sign in first") }
+            do {
+                return .apple(appleId: try await apple.verify(token).subject)
+            } catch IdentityError.keySetUnavailable {
+                throw BusError(.unavailable, "Apple's keys cannot be loaded")
+            } catch {
+                throw BusError(.unauthenticated, "the Apple identity token is not valid")
+            }
+        case "HS256":
+            guard let anonymousKey, anonymousKey.isValid(token) else { throw BusError(.unauthenticated, "the key is not valid") }
+            return .anonymousKey
+        default:
+            throw BusError(.unauthenticated, "unsupported token type")
+        }
+    }
+
+    /// A credential that names an account (a session bound to one), or 401/403.
+    func requireUser(_ request: Request, context: GatewayContext) async throws -> UUID {
+        guard let credential = try await credential(of: request, context: context) else {
+            throw BusError(.unauthenticated, "sign in: send Authorization: Bearer <session token>")
+        }
+        guard case .session(let userId, _, _) = credential else {
+            throw BusError(.unauthenticated, "this route takes a session token")
+        }
+        guard let userId else { throw BusError(.forbidden, "confirm eligibility first: the account does not exist yet") }
+        return userId
+    }
+}

@@ -1,0 +1,29 @@
+import Bus
+import Foundation
+
+/// Who a request's `Authorization: Bearer` token says the caller is.
+enum Credential: Sendable, Equatable {
+    /// A session token Accounts confirmed (`accounts.verify_session`). `userId` is nil while the
+    /// Apple id has no account yet (sign-in before eligibility).
+    case session(userId: UUID?, appleId: String, sessionId: UUID)
+    /// An Apple identity token verified here (signature, issuer, audience, expiry).
+    case apple(appleId: String)
+    /// The deployment's Supabase-style `anon` key: public reads only.
+    case anonymousKey
+
+    var appleId: String? {
+        switch self {
+        case .session(_, let appleId, _), .apple(let appleId): appleId
+        case .anonymousKey: nil
+        }
+    }
+
+    /// The account the credential speaks for, when it names one.
+    var userId: UUID? {
+        if case .session(let userId, _, _) = self { return userId }
+        return nil
+    }
+
+    /// The bus principal for acting as this caller on `user`'s behalf.
+    static func principal(for user: UUID) -> Principal { .user(user.uuidString.lowercased()) }
+}

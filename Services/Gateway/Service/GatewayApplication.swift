@@ -1,0 +1,77 @@
+import Bus
+import Foundation
+import Hummingbird
+import Identity
+import Logging
+
+import ServiceKit
+import ServiceLifecycle
+
+/// Assembles the gateway on a ServiceKit runtime: bus clients, the router with every route, and
+/// the Hummingbird server as one of the runtime's services (so SIGTERM drains it gracefully).
+public enum GatewayApplication {
+    /// The services the gateway calls. Documents joins when its routes land.
+    static let peers: [ServiceName] = [.legal, .accounts, .audit]
+
+    /// Registers everything on `runtime`; `onListening` receives the bound HTTP port.
+    public static func configure(
+        _ runtime: ServiceRuntime, settings: GatewaySettings, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws {
+        let logger = runtime.logger
+        let services = try await ServiceClients.connect(peers, peers: settings.peers, timeout: settings.busTimeout, logger: logger)
+        for peer in peers {
+            runtime.addReadinessCheck("bus.\(peer.rawValue)") {
+                guard services.isConnected(peer) else { throw BusError(.unavailable, "not connected") }
+            }
+        }
+        if settings.legacyUnauthenticatedClients {
+            logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
+        }
+        let router = makeRouter(runtime: runtime, settings: settings, services: services, catalog: RouteCatalog())
+        // Idle keep-alive connections are closed after a minute, so a client cannot hold sockets
+        // open for nothing.
+        let app = Application(
+            router: router, server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
+            logger: logger)
+        // Added before the server, so it stops after it: clients close once no request is left.
+        runtime.addService(ClientCloser(services: services))
+        runtime.addService(app)
+    }
+
+    /// The router with every route, recorded in `catalog`.
+    public static func makeRouter(
+        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, catalog: RouteCatalog
+    ) -> Router<GatewayContext> {
+        let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
+        let apple = settings.appleBundleID.map { bundle in
+            AppleIdentityVerifier(
+                audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
+                logger: runtime.logger)
+        }
+        let authenticator = Authenticator(services: services, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed))
+        OperationalRoutes(runtime: runtime).register(on: router, catalog: catalog)
+        SeedRoutes(services: services, authenticator: authenticator, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
+            .register(on: router, catalog: catalog)
+        SessionRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        LegalRoutes(services: services).register(on: router, catalog: catalog)
+        AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        ConsentRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        PageRoutes(services: services).register(on: router, catalog: catalog)
+        PostgRESTRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
+        return router
+    }
+}
+
+/// Closes the bus clients at shutdown, after the HTTP server has drained.
+struct ClientCloser: Service {
+    let services: ServiceClients
+
+    func run() async {
+        try? await gracefulShutdown()
+        await services.close()
+    }
+}

@@ -1,0 +1,83 @@
+import Bus
+import Logging
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The three error bodies the gateway answers with, chosen by route family.
+///
+/// - `seed`: seed 004's `{"error": "<message>"}` (its client shows the message as is).
+/// - `postgrest`: PostgREST's `{"code","details","hint","message"}` under `/rest/v1`, so Supabase
+///   clients report it as they would a PostgREST error.
+/// - `native`: everything else, `{"error": "<code>", "message": "…", "details": {…}, "requestId": "…"}`,
+///   `error` being one of the bus's closed set of codes (`invalid_argument`, `not_found`, …).
+enum ErrorStyle {
+    case seed, postgrest, native
+
+    init(path: String) {
+        if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
+            self = .postgrest
+        } else if path == "/api/terms" || path == "/api/users" || path.hasPrefix("/api/users/") {
+            self = .seed
+        } else {
+            self = .native
+        }
+    }
+}
+
+/// Turns anything a route throws into a JSON error response.
+enum ErrorResponses {
+    static func response(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
+        if let rest = error as? PostgRESTError { return rest.response() }
+        let busError = busError(from: error, logger: logger)
+        let status = HTTPResponse.Status(code: busError.code.httpStatus)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if busError.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer" }
+        let body: Data
+        switch style {
+        case .seed:
+            body = JSONBodies.object(["error": .string(busError.message)])
+        case .postgrest:
+            return PostgRESTError(status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
+                                  details: busError.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") })
+                .response()
+        case .native:
+            var members: [String: JSONValue] = ["error": .string(busError.code.rawValue), "message": .string(busError.message), "requestId": .string(requestID)]
+            if let details = busError.details { members["details"] = .object(details.mapValues { .string($0) }) }
+            body = JSONBodies.object(members)
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The bus error a thrown error stands for. Errors of unknown kind become `internal`, with
+    /// their text in the log only.
+    static func busError(from error: any Error, logger: Logger) -> BusError {
+        switch error {
+        case let error as BusError:
+            if error.code == .internal { logger.error("internal error from a service", metadata: ["error": "\(error.message)"]) }
+            return error
+        case let error as HTTPError:
+            let code: ErrorCode =
+                switch error.status.code {
+                case 400: .invalidArgument
+                case 401: .unauthenticated
+                case 403: .forbidden
+                case 404, 405: .notFound
+                case 409: .conflict
+                case 410: .gone
+                case 413: .payloadTooLarge
+                case 415: .unsupportedMediaType
+                case 503: .unavailable
+                case 504: .deadlineExceeded
+                default: .internal
+                }
+            let message = error.body ?? (code == .notFound ? "no such route" : error.status.reasonPhrase)
+            return BusError(code, message)
+        case is CancellationError:
+            return BusError(.unavailable, "the request was cancelled")
+        default:
+            logger.error("unexpected error", metadata: ["error": "\(error)"])
+            return BusError(.internal, "internal error")
+        }
+    }
+}

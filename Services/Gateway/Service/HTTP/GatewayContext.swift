@@ -1,0 +1,30 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// What the gateway knows of one request while it runs: Hummingbird's core storage, the peer
+/// address of the connection, and what ``RequestTracingMiddleware`` adds (request id, the W3C
+/// trace context sent on every bus call, the client's address as trusted proxies report it).
+public struct GatewayContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The TCP peer: the client, or the last proxy.
+    public let peerAddress: String?
+    public var requestID = ""
+    /// `00-<trace id>-<this request's span id>-<flags>`, put into every envelope.
+    public var traceparent = ""
+    /// The client's address (see ``TrustedProxies``), forwarded to Accounts and Audit.
+    public var clientIP: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress
+    }
+}
+
+extension GatewayContext {
+    /// A path parameter, percent-decoded (the router hands them over as they were sent).
+    func pathParameter(_ name: String) -> String? {
+        guard let raw = parameters.get(name) else { return nil }
+        return raw.removingPercentEncoding ?? raw
+    }
+}

@@ -1,0 +1,86 @@
+import Bus
+import Foundation
+import Hummingbird
+
+/// A JSON value for bodies the gateway writes by hand (errors, the seed's shapes).
+indirect enum JSONValue: Sendable, Equatable, Encodable {
+    case string(String), number(Double), int(Int64), bool(Bool), null
+    case array([JSONValue]), object([String: JSONValue])
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+/// Reading JSON request bodies and writing JSON responses.
+///
+/// Request bodies are read up to a limit (413 `payload_too_large` past it), must say
+/// `Content-Type: application/json` when they say anything (415 otherwise), and must decode into
+/// the route's type (400 `invalid_argument` naming the field otherwise). Responses use the bus's
+/// encoder: RFC 3339 dates with milliseconds, sorted keys.
+enum JSONBodies {
+    static let encoder = BusJSON.encoder()
+
+    static func object(_ members: [String: JSONValue]) -> Data {
+        (try? encoder.encode(members)) ?? Data("{}".utf8)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int, decoder: JSONDecoder = BusJSON.decoder()) async throws -> T {
+        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json"),
+            !contentType.lowercased().hasPrefix("application/vnd.pgrst")
+        {
+            throw BusError(.unsupportedMediaType, "send the body as application/json")
+        }
+        let data = try await collect(request, limit: limit)
+        guard !data.isEmpty else { throw BusError(.invalidArgument, "a JSON body is required") }
+        do { return try decoder.decode(T.self, from: data) } catch let error as DecodingError {
+            throw BusError(.invalidArgument, "the body is not valid: \(describe(error))")
+        } catch {
+            throw BusError(.invalidArgument, "the body is not valid JSON")
+        }
+    }
+
+    /// The whole body, or `payload_too_large` as soon as it passes `limit` (a `Content-Length`
+    /// over the limit is refused before anything is read).
+    static func collect(_ request: Request, limit: Int) async throws -> Data {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw BusError(.payloadTooLarge, "the body is larger than \(limit) bytes")
+        }
+        var data = Data()
+        for try await chunk in request.body {
+            guard data.count + chunk.readableBytes <= limit else { throw BusError(.payloadTooLarge, "the body is larger than \(limit) bytes") }
+            data.append(contentsOf: chunk.readableBytesView)
+        }
+        return data
+    }
+
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], encoder: JSONEncoder = JSONBodies.encoder) throws -> Response {
+        var headers = headers
+        if headers[.contentType] == nil { headers[.contentType] = "application/json; charset=utf-8" }
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let prefix = path(context)
+            return "missing field \(prefix.isEmpty ? "" : prefix + ".")\(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "wrong type at \(path(context))"
+        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not valid JSON" : "bad value at \(path(context))"
+        @unknown default: return "undecodable"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Metrics
+
+/// The first middleware of every route: gives the request an id and a trace context, works out
+/// the client's address, logs one line per request, counts it, and turns any error into the JSON
+/// error body of the route's family (``ErrorStyle``). Nothing below it has to catch.
+struct RequestTracingMiddleware: RouterMiddleware {
+    typealias Context = GatewayContext
+    let trustedProxies: TrustedProxies
+
+    static let requestIDHeader = HTTPField.Name("X-Request-Id")!
+    static let forwardedForHeader = HTTPField.Name("X-Forwarded-For")!
+    static let traceparentHeader = HTTPField.Name("traceparent")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        var context = context
+        let trace = TraceContext(incoming: request.headers[Self.traceparentHeader])
+        context.traceparent = trace.header
+        context.requestID = Self.acceptableRequestID(request.headers[Self.requestIDHeader]) ?? trace.spanID + trace.traceID.prefix(8)
+        context.clientIP = trustedProxies.clientAddress(peer: context.peerAddress, forwardedFor: request.headers[values: Self.forwardedForHeader])
+        context.logger[metadataKey: "request_id"] = "\(context.requestID)"
+        context.logger[metadataKey: "trace_id"] = "\(trace.traceID)"
+
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = ErrorResponses.response(
+                for: error, style: ErrorStyle(path: request.uri.path), requestID: context.requestID, logger: context.logger)
+        }
+        response.headers[Self.requestIDHeader] = context.requestID
+        let elapsed = ContinuousClock.now - started
+        let route = context.endpointPath ?? "unmatched"
+        let status = response.status.code
+        context.logger.log(
+            level: status >= 500 ? .warning : .info, "request",
+            metadata: [
+                "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "route": "\(route)", "status": "\(status)",
+                "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                "client": "\(context.clientIP ?? "-")",
+            ])
+        let dimensions = [("method", request.method.rawValue), ("route", route), ("status", String(status))]
+        Counter(label: "gateway_http_requests_total", dimensions: dimensions).increment()
+        Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)]).recordElapsed(since: started)
+        return response
+    }
+
+    /// A client-chosen request id is kept when it is short and plain (letters, digits, `-_.`).
+    static func acceptableRequestID(_ value: String?) -> String? {
+        guard let value, (1...64).contains(value.utf8.count),
+            value.utf8.allSatisfy({ $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber || $0 == 0x2d || $0 == 0x5f || $0 == 0x2e) })
+        else { return nil }
+        return value
+    }
+}
+
+extension Metrics.Timer {
+    func recordElapsed(since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+    }
+}

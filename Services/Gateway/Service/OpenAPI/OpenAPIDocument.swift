@@ -1,0 +1,132 @@
+import Foundation
+
+/// `/openapi.json`: an OpenAPI 3.0 document built from the ``RouteCatalog`` the router was
+/// registered with, so every served route appears in it by construction (a test checks it too).
+///
+/// Each operation gets its summary, its path parameters, the bearer security scheme unless public,
+/// a JSON request body for methods that take one, and the error responses in the shape of its
+/// route family (``ErrorStyle``).
+enum OpenAPIDocument {
+    static func build(_ entries: [RouteCatalog.Entry], version: String) -> JSONValue {
+        var paths: [String: [String: JSONValue]] = [:]
+        for entry in entries {
+            let path = openAPIPath(entry.path)
+            paths[path, default: [:]][entry.method.lowercased()] = operation(entry)
+        }
+        return .object([
+            "openapi": .string("3.0.3"),
+            "info": .object([
+                "title": .string("Recruiting Compass gateway"), "version": .string(version),
+                "description": .string("The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API, public legal pages and a Supabase-compatible subset."),
+            ]),
+            "paths": .object(paths.mapValues { .object($0) }),
+            "components": .object([
+                "securitySchemes": .object([
+                    "bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string("JWT")]),
+                ]),
+                "schemas": .object([
+                    "Error": .object([
+                        "type": .string("object"), "required": .array([.string("error")]),
+                        "properties": .object([
+                            "error": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
+                            "requestId": .object(["type": .string("string")]),
+                            "details": .object(["type": .string("object"), "additionalProperties": .object(["type": .string("string")])]),
+                        ]),
+                    ]),
+                    "PostgRESTError": .object([
+                        "type": .string("object"), "required": .array([.string("code"), .string("message")]),
+                        "properties": .object([
+                            "code": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
+                            "details": .object(["type": .string("string"), "nullable": .bool(true)]),
+                            "hint": .object(["type": .string("string"), "nullable": .bool(true)]),
+                        ]),
+                    ]),
+                ]),
+            ]),
+        ])
+    }
+
+    /// `/api/users/:id/accept-tos` → `/api/users/{id}/accept-tos`.
+    static func openAPIPath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") ? "{" + segment.dropFirst() + "}" : String(segment)
+        }.joined(separator: "/")
+    }
+
+    static func parameters(of path: String) -> [String] {
+        path.split(separator: "/").filter { $0.hasPrefix(":") }.map { String($0.dropFirst()) }
+    }
+
+    static func operation(_ entry: RouteCatalog.Entry) -> JSONValue {
+        var operation: [String: JSONValue] = [
+            "summary": .string(entry.summary),
+            "operationId": .string(operationID(entry)),
+            "responses": responses(entry),
+        ]
+        let pathParameters: [JSONValue] = parameters(of: entry.path).map { name in
+            .object(["name": .string(name), "in": .string("path"), "required": .bool(true), "schema": .object(["type": .string("string")])])
+        }
+        let queryParameters: [JSONValue] = (Self.queryParameters[entry.path] ?? []).map { name, schema in
+            .object(["name": .string(name), "in": .string("query"), "required": .bool(false), "schema": schema])
+        }
+        if !(pathParameters + queryParameters).isEmpty { operation["parameters"] = .array(pathParameters + queryParameters) }
+        if !entry.isPublic { operation["security"] = .array([.object(["bearer": .array([])])]) }
+        if ["POST", "PUT", "PATCH"].contains(entry.method) {
+            operation["requestBody"] = .object([
+                "required": .bool(entry.path != "/api/auth/sign-out"),
+                "content": .object(["application/json": .object(["schema": .object(["type": .string("object")])])]),
+            ])
+        }
+        return .object(operation)
+    }
+
+    /// The query parameters routes read, by route.
+    static let queryParameters: [String: [(String, JSONValue)]] = [
+        "/api/me/consents/history": [
+            ("documentType", .object(["type": .string("string"), "enum": .array([.string("privacy_policy"), .string("terms_of_service")])])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(500)])),
+            ("before", .object(["type": .string("string")])),
+        ],
+        "/rest/v1/legal_documents": [
+            ("select", .object(["type": .string("string")])), ("type", .object(["type": .string("string")])),
+            ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
+            ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
+        ],
+    ]
+
+    static func operationID(_ entry: RouteCatalog.Entry) -> String {
+        let words = entry.path.split(whereSeparator: { $0 == "/" || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_" }).map(String.init)
+        return entry.method.lowercased() + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
+    static func responses(_ entry: RouteCatalog.Entry) -> JSONValue {
+        let style = ErrorStyle(path: entry.path)
+        let errorSchema: JSONValue =
+            switch style {
+            case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
+            case .seed: .object(["type": .string("object"), "required": .array([.string("error")]), "properties": .object(["error": .object(["type": .string("string")])])])
+            case .native: .object(["$ref": .string("#/components/schemas/Error")])
+            }
+        let error: JSONValue = .object([
+            "description": .string("An error (see the gateway README for the codes)."),
+            "content": .object(["application/json": .object(["schema": errorSchema])]),
+        ])
+        let isPage = entry.path.hasPrefix("/legal/")
+        let isMetrics = entry.path == "/metrics"
+        let success: JSONValue = .object([
+            "description": .string("Success."),
+            "content": .object([
+                isPage ? "text/html" : isMetrics ? "text/plain" : "application/json": .object(["schema": isPage || isMetrics ? .object(["type": .string("string")]) : .object([:])]),
+            ]),
+        ])
+        var responses: [String: JSONValue] = ["default": error]
+        let successStatus =
+            entry.method == "DELETE" ? "204"
+            : entry.path == "/api/me/deletion" || entry.path.hasPrefix("/api/me/consents/:") ? "201" : "200"
+        responses[successStatus] = successStatus == "204" ? .object(["description": .string("Done.")]) : success
+        if entry.method == "GET", entry.path.hasPrefix("/api/legal/") || isPage {
+            responses["304"] = .object(["description": .string("Not modified: the client's ETag is current.")])
+        }
+        return .object(responses)
+    }
+}

@@ -1,0 +1,67 @@
+import Contracts
+import Foundation
+
+/// The `legal_documents` table as Supabase clients see it: one row per document type, the
+/// version in effect now (what seeds 000 and 001 read with `.eq("type", …).single()`).
+///
+/// Columns: `id` (`<type>:<version>`), `type`, `version`, `content`, `last_updated`,
+/// `effective_at`, `content_sha256`, `requires_reacceptance`.
+enum LegalDocumentsTable {
+    static let columns = ["id", "type", "version", "content", "last_updated", "effective_at", "content_sha256", "requires_reacceptance"]
+
+    static func row(_ document: LegalDocument) -> [String: JSONValue] {
+        let summary = document.summary
+        return [
+            "id": .string("\(summary.type.rawValue):\(summary.version)"),
+            "type": .string(summary.type.rawValue),
+            "version": .string(summary.version),
+            "content": .string(document.content),
+            "last_updated": .string(Timestamp.iso(summary.lastUpdated)),
+            "effective_at": .string(Timestamp.iso(summary.effectiveAt)),
+            "content_sha256": .string(summary.digest),
+            "requires_reacceptance": .bool(summary.material),
+        ]
+    }
+
+    /// Applies the query's column checks, filters, order, offset/limit and projection.
+    static func apply(_ query: PostgRESTQuery, to rows: [[String: JSONValue]]) throws(PostgRESTError) -> [[String: JSONValue]] {
+        for column in (query.select ?? []) + query.filters.map(\.column) + query.order.map(\.column) where !columns.contains(column) {
+            throw PostgRESTError(status: .badRequest, code: "42703", message: "column legal_documents.\(column) does not exist")
+        }
+        var result = rows.filter { row in
+            query.filters.allSatisfy { filter in text(row[filter.column]) == filter.value }
+        }
+        for (column, ascending) in query.order.reversed() {
+            result.sort { a, b in
+                let (x, y) = (text(a[column]), text(b[column]))
+                return ascending ? x < y : x > y
+            }
+        }
+        result = Array(result.dropFirst(query.offset))
+        if let limit = query.limit { result = Array(result.prefix(limit)) }
+        if let select = query.select {
+            result = result.map { row in row.filter { select.contains($0.key) } }
+        }
+        return result
+    }
+
+    static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text): text
+        case .bool(let flag): flag ? "true" : "false"
+        case .int(let number): String(number)
+        default: ""
+        }
+    }
+}
+
+extension Timestamp {
+    /// `2025-12-12T00:00:00Z`: the bus's timestamp without milliseconds when they are zero, as
+    /// PostgREST prints `timestamptz` in JSON.
+    static func iso(_ date: Date) -> String {
+        let text = format(date)
+        return text.hasSuffix(".000Z") ? String(text.dropLast(5)) + "Z" : text
+    }
+}
+
+import Bus

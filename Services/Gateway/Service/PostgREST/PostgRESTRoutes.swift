@@ -1,0 +1,115 @@
+import Bus
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The Supabase-compatible subset under `/rest/v1` that seeds 000–002 call with the official
+/// Supabase client: reading `legal_documents` and inserting into `legal_acceptances`.
+///
+/// Keys: Supabase clients send `apikey` and `Authorization: Bearer`. The `apikey` must be the
+/// deployment's anon key or a session token (401 otherwise); the bearer token decides who the
+/// caller is: the anon key reads public data only, a session token acts for its user.
+/// An insert into `legal_acceptances` becomes an Audit record of the caller and no one else: a
+/// row naming another `user_id` is refused as PostgREST refuses a row-level-security violation
+/// (403, 42501). The row's `accepted_at` and `ip_address` are not trusted: the record gets the
+/// time Audit commits it and the address the gateway saw.
+struct PostgRESTRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let maxBodyBytes: Int
+
+    static let objectMediaType = "application/vnd.pgrst.object+json"
+    static let apiKeyHeader = HTTPField.Name("apikey")!
+    static let preferHeader = HTTPField.Name("Prefer")!
+
+    struct AcceptanceRow: Decodable {
+        let user_id: UUID
+        let document_type: LegalDocumentType
+        let version: String
+        /// `accept`, `acknowledge` or `decline`; by default acknowledge for the privacy policy
+        /// (seed 000) and accept for the terms (seed 001).
+        let action: AcceptanceAction?
+    }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .get, "/rest/v1/legal_documents", "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true) { request, context in
+            _ = try await caller(request, context)
+            let query = try PostgRESTQuery(rawQuery: request.uri.query)
+            var rows: [[String: JSONValue]] = []
+            for type in LegalDocumentType.allCases {
+                // Only the types a `type=eq.` filter can match are fetched.
+                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
+                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
+                rows.append(LegalDocumentsTable.row(document))
+            }
+            let result = try LegalDocumentsTable.apply(query, to: rows)
+            return try respond(result, request: request, status: .ok)
+        }
+        catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in
+            guard case .session(let userId?, _, _) = try await caller(request, context) else {
+                throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
+            }
+            let rows = try await decodeRows(request)
+            guard !rows.isEmpty else { return try respond([], request: request, status: .created) }
+            for row in rows where row.user_id != userId {
+                throw PostgRESTError(status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
+            }
+            var inserted: [[String: JSONValue]] = []
+            for (index, row) in rows.enumerated() {
+                let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
+                let key = IdempotencyKeys.key(of: request, scope: userId).map { "\($0):\(index)" }
+                    ?? "rest:\(userId.uuidString.lowercased()):\(context.requestID):\(index)"
+                let receipt = try await services.call(
+                    .audit, AuditRecord.self,
+                    .init(userId: userId, documentType: row.document_type, version: row.version, action: action,
+                          clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                    principal: Credential.principal(for: userId), context: context, idempotencyKey: key)
+                inserted.append([
+                    "id": .string(receipt.recordId.uuidString.lowercased()), "user_id": .string(userId.uuidString.lowercased()),
+                    "document_type": .string(receipt.documentType.rawValue), "version": .string(receipt.version),
+                    "action": .string(receipt.action.rawValue), "accepted_at": .string(Timestamp.format(receipt.recordedAt)),
+                    "content_sha256": .string(receipt.digest),
+                ])
+            }
+            return try respond(inserted, request: request, status: .created)
+        }
+    }
+
+    /// Checks `apikey` and the bearer token; the bearer token's credential (the anon key when none).
+    func caller(_ request: Request, _ context: GatewayContext) async throws -> Credential {
+        guard let apiKey = request.headers[Self.apiKeyHeader] else {
+            throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "No API key found in request", hint: "send the anon key as apikey")
+        }
+        let keyCredential: Credential
+        do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
+            throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
+        }
+        guard let bearer = try await authenticator.credential(of: request, context: context) else { return keyCredential }
+        return bearer
+    }
+
+    func decodeRows(_ request: Request) async throws -> [AcceptanceRow] {
+        let data = try await JSONBodies.collect(request, limit: maxBodyBytes)
+        let decoder = JSONDecoder()
+        if let rows = try? decoder.decode([AcceptanceRow].self, from: data) { return rows }
+        do { return [try decoder.decode(AcceptanceRow.self, from: data)] } catch let error as DecodingError {
+            throw PostgRESTError(status: .badRequest, code: "PGRST102", message: "Invalid body: \(JSONBodies.describe(error))")
+        }
+    }
+
+    /// Rows as JSON, or one object for `Accept: application/vnd.pgrst.object+json` (406 PGRST116
+    /// unless exactly one row), or nothing for inserts under `Prefer: return=minimal` (the default).
+    func respond(_ rows: [[String: JSONValue]], request: Request, status: HTTPResponse.Status) throws -> Response {
+        let prefer = request.headers[values: Self.preferHeader].joined(separator: ",")
+        if request.method == .post, !prefer.contains("return=representation") {
+            return Response(status: status)
+        }
+        let wantsObject = request.headers[.accept]?.contains(Self.objectMediaType) == true
+        if wantsObject {
+            guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
+            return try JSONBodies.response(JSONValue.object(rows[0]), status: status, headers: [.contentType: Self.objectMediaType])
+        }
+        return try JSONBodies.response(JSONValue.array(rows.map { .object($0) }), status: status)
+    }
+}

@@ -1,0 +1,69 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+
+/// The signed-in user's account (`/api/me`…): read it, confirm eligibility (which creates the
+/// account of a session bound only to an Apple id), and deletion (preview, request, confirm,
+/// cancel). Each acts as the user (`principal` `user:<id>`), so Accounts applies its own rule that
+/// a user acts only for itself.
+struct AccountRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let maxBodyBytes: Int
+
+    struct EligibilityBody: Decodable {
+        let state: String
+        let eligibilityCertified: Bool
+        let tosVersion: String
+        let email: String?
+        let name: String?
+    }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .get, "/api/me", "The signed-in user.", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            return try JSONBodies.response(try await services.call(.accounts, AccountsGet.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+        }
+        catalog.add(router, .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false) { request, context in
+            guard let credential = try await authenticator.credential(of: request, context: context), let appleId = credential.appleId else {
+                throw BusError(.unauthenticated, "sign in with Apple first")
+            }
+            let body = try await JSONBodies.decode(EligibilityBody.self, from: request, limit: maxBodyBytes)
+            let user = try await services.call(
+                .accounts, AccountsGetOrCreate.self,
+                .init(appleId: appleId, email: body.email, name: body.name, state: body.state, eligibilityCertified: body.eligibilityCertified,
+                      tosVersion: body.tosVersion, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                principal: .service("gateway"), context: context)
+            return try JSONBodies.response(user)
+        }
+        catalog.add(router, .get, "/api/me/deletion/preview", "What deleting the account would delete and keep.", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            return try JSONBodies.response(try await services.call(.accounts, AccountsDeletionPreview.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+        }
+        catalog.add(router, .post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            let pending = try await services.call(.accounts, AccountsRequestDeletion.self, .init(userId: id), principal: Credential.principal(for: id), context: context)
+            return try JSONBodies.response(pending, status: .created)
+        }
+        catalog.add(router, .post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) { request, context in
+            let (id, requestId) = try await decision(request, context)
+            return try JSONBodies.response(try await services.call(
+                .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context))
+        }
+        catalog.add(router, .delete, "/api/me/deletion/:requestId", "Cancel a deletion request.", public: false) { request, context in
+            let (id, requestId) = try await decision(request, context)
+            _ = try await services.call(
+                .accounts, AccountsCancelDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context)
+            return Response(status: .noContent)
+        }
+    }
+
+    private func decision(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
+        let id = try await authenticator.requireUser(request, context: context)
+        guard let requestId = UUID(uuidString: context.pathParameter("requestId") ?? "") else {
+            throw BusError(.invalidArgument, "the deletion request id is not a UUID")
+        }
+        return (id, requestId)
+    }
+}

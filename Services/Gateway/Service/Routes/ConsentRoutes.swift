@@ -1,0 +1,77 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+
+/// The signed-in user's consent (`/api/me/consents`…): where they stand with each document,
+/// accept / acknowledge / decline a version, their history, and checking a receipt.
+///
+/// Accepting or declining the terms goes through Accounts (`accounts.accept_terms` /
+/// `decline_terms`), which keeps the user's `tos_version` and records through Audit; the privacy
+/// policy (and acknowledging either) is recorded with Audit directly. The reply is the consent
+/// receipt either way. An `Idempotency-Key` header makes a retried request record once.
+struct ConsentRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let maxBodyBytes: Int
+
+    struct ActionBody: Decodable { let version: String }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            return try JSONBodies.response(try await services.call(.audit, AuditStatus.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+        }
+        catalog.add(router, .get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            let query = request.uri.queryParameters
+            var type: LegalDocumentType?
+            if let raw = query["documentType"] {
+                guard let parsed = LegalDocumentType(rawValue: String(raw)) else { throw BusError(.invalidArgument, "documentType must be privacy_policy or terms_of_service") }
+                type = parsed
+            }
+            var limit = 100
+            if let raw = query["limit"] {
+                guard let parsed = Int(raw), (1...500).contains(parsed) else { throw BusError(.invalidArgument, "limit must be 1…500") }
+                limit = parsed
+            }
+            let history = try await services.call(
+                .audit, AuditHistory.self, .init(userId: id, documentType: type, limit: limit, before: query["before"].map(String.init)),
+                principal: Credential.principal(for: id), context: context)
+            return try JSONBodies.response(history)
+        }
+        catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt.", public: false) { request, context in
+            let id = try await authenticator.requireUser(request, context: context)
+            let type = try LegalRoutes.type(context)
+            guard let action = AcceptanceAction(rawValue: context.pathParameter("action") ?? "") else {
+                throw BusError(.notFound, "the action must be accept, acknowledge or decline")
+            }
+            let body = try await JSONBodies.decode(ActionBody.self, from: request, limit: maxBodyBytes)
+            let key = IdempotencyKeys.key(of: request, scope: id)
+            let principal = Credential.principal(for: id)
+            let userAgent = request.headers[.userAgent]
+            if type == .termsOfService, action != .acknowledge {
+                let terms = AccountsTermsRequest(userId: id, tosVersion: body.version, clientIP: context.clientIP, userAgent: userAgent)
+                if action == .accept {
+                    _ = try await services.call(.accounts, AccountsAcceptTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
+                } else {
+                    _ = try await services.call(.accounts, AccountsDeclineTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
+                }
+                // Accounts answers with the user; the receipt is the newest record of the terms.
+                let history = try await services.call(
+                    .audit, AuditHistory.self, .init(userId: id, documentType: .termsOfService, limit: 1), principal: principal, context: context)
+                guard let receipt = history.records.first?.receipt else { throw BusError(.internal, "the record is missing from the history") }
+                return try JSONBodies.response(receipt, status: .created)
+            }
+            let receipt = try await services.call(
+                .audit, AuditRecord.self,
+                .init(userId: id, documentType: type, version: body.version, action: action, clientIP: context.clientIP, userAgent: userAgent),
+                principal: principal, context: context, idempotencyKey: key ?? "http:\(id.uuidString.lowercased()):\(context.requestID)")
+            return try JSONBodies.response(receipt, status: .created)
+        }
+        catalog.add(router, .post, "/api/receipts/verify", "Check a consent receipt against the audit trail: {valid, reason}.", public: true) { request, context in
+            let receipt = try await JSONBodies.decode(ConsentReceipt.self, from: request, limit: maxBodyBytes)
+            return try JSONBodies.response(try await services.call(.audit, AuditVerifyReceipt.self, receipt, principal: .anonymous, context: context))
+        }
+    }
+}

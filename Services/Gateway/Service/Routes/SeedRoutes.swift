@@ -1,0 +1,99 @@
+import Bus
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Seed 004's three routes, as its Swift client calls them.
+///
+/// By default `POST /api/users` and `PUT /api/users/{id}/accept-tos` need credentials: a session
+/// token, or an Apple identity token (when `GATEWAY_APPLE_BUNDLE_ID` is set), whose Apple id must
+/// be the body's `apple_id` / whose account must be `{id}` (else 403). `GET /api/terms` is public,
+/// like the terms themselves. With `GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS` on, a request without
+/// an `Authorization` header is let through as the seed's client sends it (a header that is sent
+/// is still checked): anyone can then act for any Apple id, which is why it is off by default and
+/// logged at start and on every such request.
+struct SeedRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let legacyClients: Bool
+    let maxBodyBytes: Int
+
+    struct SignUpBody: Decodable {
+        let apple_id: String
+        let email: String?
+        let name: String?
+        let state: String?
+        let eligibility_certified: Bool?
+        let tos_version: String?
+    }
+
+    struct AcceptBody: Decodable {
+        let tos_version: String
+    }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .get, "/api/terms", "Seed 004: the terms of service in effect, {content, version}.", public: true) { _, context in
+            let terms = try await services.call(.legal, LegalCurrent.self, .init(type: .termsOfService), principal: .anonymous, context: context)
+            return try JSONBodies.response(["content": terms.content, "version": terms.summary.version])
+        }
+        catalog.add(router, .post, "/api/users", "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false) { request, context in
+            try await getOrCreate(request, context)
+        }
+        catalog.add(router, .put, "/api/users/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) { request, context in
+            try await acceptTerms(request, context)
+        }
+    }
+
+    func getOrCreate(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        let credential = try await authenticator.credential(of: request, context: context)
+        if credential == nil { try allowLegacy(context) }
+        let body = try await JSONBodies.decode(SignUpBody.self, from: request, limit: maxBodyBytes)
+        guard !body.apple_id.isEmpty else { throw BusError(.invalidArgument, "apple_id is required") }
+        if let credential, credential.appleId != body.apple_id {
+            throw BusError(.forbidden, "you may only sign up your own Apple id")
+        }
+        let user = try await services.call(
+            .accounts, AccountsGetOrCreate.self,
+            .init(appleId: body.apple_id, email: body.email, name: body.name, state: body.state,
+                  eligibilityCertified: body.eligibility_certified, tosVersion: body.tos_version,
+                  clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+            principal: .service("gateway"), context: context)
+        return try JSONBodies.response(SeedUserJSON(user: user))
+    }
+
+    func acceptTerms(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else {
+            throw BusError(.invalidArgument, "the user id in the path is not a UUID")
+        }
+        let credential = try await authenticator.credential(of: request, context: context)
+        if credential == nil { try allowLegacy(context) }
+        let body = try await JSONBodies.decode(AcceptBody.self, from: request, limit: maxBodyBytes)
+        let principal: Principal
+        switch credential {
+        case .session(let userId, _, _):
+            guard userId == id else { throw BusError(.forbidden, "you may only accept the terms for yourself") }
+            principal = Credential.principal(for: id)
+        case .apple(let appleId):
+            let user = try await services.call(
+                .accounts, AccountsGetOrCreate.self, .init(appleId: appleId), principal: .service("gateway"), context: context)
+            guard user.id == id else { throw BusError(.forbidden, "you may only accept the terms for yourself") }
+            principal = Credential.principal(for: id)
+        case .anonymousKey:
+            throw BusError(.forbidden, "the anon key cannot accept terms")
+        case nil:
+            principal = .service("gateway")
+        }
+        let user = try await services.call(
+            .accounts, AccountsAcceptTerms.self,
+            .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+            principal: principal, context: context, idempotencyKey: IdempotencyKeys.key(of: request, scope: id))
+        return try JSONBodies.response(SeedUserJSON(user: user))
+    }
+
+    private func allowLegacy(_ context: GatewayContext) throws {
+        guard legacyClients else { throw BusError(.unauthenticated, "sign in: send Authorization: Bearer <session token>") }
+        context.logger.warning("legacy client: unauthenticated request let through (GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is on)")
+    }
+}

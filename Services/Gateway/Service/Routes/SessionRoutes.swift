@@ -1,0 +1,53 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+
+/// Sign in with Apple, refresh and sign out (`/api/auth/…`): translations of the Accounts session
+/// methods. Bodies and replies use the Contracts' camelCase names.
+struct SessionRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let maxBodyBytes: Int
+
+    struct SignInBody: Decodable {
+        let identityToken: String
+        let nonce: String?
+        let email: String?
+        let name: String?
+    }
+
+    struct RefreshBody: Decodable { let refreshToken: String }
+    struct SignOutBody: Decodable { let refreshToken: String? }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
+            let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
+            let reply = try await services.call(
+                .accounts, AccountsSignInWithApple.self,
+                .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
+                      clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                principal: .service("gateway"), context: context)
+            return try JSONBodies.response(reply)
+        }
+        catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) { request, context in
+            let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
+            let grant = try await services.call(
+                .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
+            return try JSONBodies.response(grant)
+        }
+        catalog.add(router, .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true) { request, context in
+            let body = request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)
+            let out: AccountsSignOut.Reply
+            if let refreshToken = body?.refreshToken {
+                out = try await services.call(
+                    .accounts, AccountsSignOut.self, .init(refreshToken: refreshToken), principal: .service("gateway"), context: context)
+            } else if case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) {
+                out = try await services.call(.accounts, AccountsSignOut.self, .init(sessionId: sessionId), principal: .service("gateway"), context: context)
+            } else {
+                throw BusError(.unauthenticated, "send the session token or {\"refreshToken\": …}")
+            }
+            return try JSONBodies.response(out)
+        }
+    }
+}

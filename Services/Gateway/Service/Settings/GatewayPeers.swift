@@ -1,0 +1,43 @@
+import Bus
+import ServiceKit
+
+/// Where the gateway reaches each service, with the same variables the services use for their
+/// peers (`LEGAL_RPC_ENDPOINTS`, `LEGAL_PUBLIC_KEY`, …, `BUS_SECRET_KEY`). The gateway binds no bus
+/// socket, so it reads only the client side of ``BusSettings``.
+public struct GatewayPeers: Sendable {
+    public var keys: CurveKeyPair?
+    public var endpoints: [ServiceName: [String]]
+    public var publicKeys: [ServiceName: String]
+
+    public init(environment env: EnvironmentReader) throws {
+        let secret = env.secret("BUS_SECRET_KEY", default: "", "The gateway's CURVE secret key (Z85, 40 characters). Empty: plaintext bus, local development only.")
+        if secret.revealed.isEmpty {
+            keys = nil
+        } else {
+            do { keys = try CurveKeyPair(secretKey: secret.revealed) } catch {
+                throw ConfigurationError(variable: "BUS_SECRET_KEY", value: nil, expected: "a 40-character Z85 CURVE secret key")
+            }
+        }
+        var endpoints: [ServiceName: [String]] = [:]
+        var publicKeys: [ServiceName: String] = [:]
+        for peer in ServiceName.allCases {
+            let prefix = peer.variablePrefix
+            endpoints[peer] = env.list(
+                "\(prefix)_RPC_ENDPOINTS", default: [peer.defaultRPCEndpoint],
+                "Where to reach the \(peer.rawValue) service's RPC socket (several: requests spread over them).")
+            let key = env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).")
+            if !key.isEmpty { publicKeys[peer] = key }
+        }
+        self.endpoints = endpoints
+        self.publicKeys = publicKeys
+    }
+
+    /// Client security towards `peer`; CURVE needs the peer's public key.
+    public func security(for peer: ServiceName) throws -> ClientSecurity {
+        guard let keys else { return .plaintext }
+        guard let serverKey = publicKeys[peer] else {
+            throw ConfigurationError.missing("\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
+        }
+        return .curve(keys, serverPublicKey: serverKey)
+    }
+}

@@ -1,0 +1,57 @@
+import Bus
+import Foundation
+import Identity
+import ServiceKit
+
+/// The gateway's own settings (besides ServiceKit's common ones), read from the environment.
+///
+/// | Variable | Default | Description |
+/// | --- | --- | --- |
+/// | `GATEWAY_HTTP_HOST` | `127.0.0.1` | Address the HTTP server binds (0.0.0.0 in containers). |
+/// | `GATEWAY_HTTP_PORT` | `8080` | Port of the HTTP server; 0 picks a free one. |
+/// | `GATEWAY_TRUSTED_PROXIES` | (empty) | Proxies whose `X-Forwarded-For` is believed (addresses or CIDR blocks). |
+/// | `GATEWAY_MAX_BODY_BYTES` | `65536` | Largest JSON request body. |
+/// | `GATEWAY_BUS_TIMEOUT` | `5s` | Deadline of one bus call made for a request. |
+/// | `GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS` | `false` | Lets seed 004's client call its routes without credentials. |
+/// | `GATEWAY_APPLE_BUNDLE_ID` | (empty) | Audience of Apple identity tokens accepted as credentials. |
+/// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
+/// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
+public struct GatewaySettings: EnvironmentSettings {
+    public var httpHost: String
+    public var httpPort: Int
+    public var trustedProxies: TrustedProxies
+    public var maxBodyBytes: Int
+    public var busTimeout: Duration
+    public var legacyUnauthenticatedClients: Bool
+    public var appleBundleID: String?
+    public var appleKeySet: AppleKeySource
+    public var jwtSecret: Secret<String>
+    public var peers: GatewayPeers
+
+    public init(environment env: EnvironmentReader) throws {
+        httpHost = env.string("GATEWAY_HTTP_HOST", default: "127.0.0.1", "Numeric address the HTTP server binds (0.0.0.0 in containers).")
+        httpPort = try env.int("GATEWAY_HTTP_PORT", default: 8080, in: 0...65535, "Port of the HTTP server; 0 picks a free port.")
+        let proxies = env.list(
+            "GATEWAY_TRUSTED_PROXIES", default: [],
+            "Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For is believed; the client IP goes to Audit.")
+        do { trustedProxies = try TrustedProxies(proxies) } catch {
+            throw ConfigurationError(variable: "GATEWAY_TRUSTED_PROXIES", value: proxies.joined(separator: ","), expected: "IP addresses or CIDR blocks")
+        }
+        maxBodyBytes = try env.int("GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
+        busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
+        legacyUnauthenticatedClients = try env.bool(
+            "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
+            "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
+        let bundle = env.string("GATEWAY_APPLE_BUNDLE_ID", default: "", "Audience (bundle id) of Apple identity tokens accepted as credentials on the seed routes; empty: not accepted.")
+        appleBundleID = bundle.isEmpty ? nil : bundle
+        let keySet = env.string("GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
+        do { appleKeySet = try AppleKeySource(configuration: keySet) } catch {
+            throw ConfigurationError(variable: "GATEWAY_APPLE_JWKS", value: keySet, expected: "an https URL or a file path")
+        }
+        jwtSecret = env.secret("GATEWAY_JWT_SECRET", default: "", "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
+        if !jwtSecret.revealed.isEmpty, jwtSecret.revealed.utf8.count < 32 {
+            throw ConfigurationError(variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least 32 characters")
+        }
+        peers = try GatewayPeers(environment: env)
+    }
+}

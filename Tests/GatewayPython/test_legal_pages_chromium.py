@@ -1,0 +1,69 @@
+"""The public legal pages loaded in headless Chromium (Debian's `chromium`): the DOM as the
+browser built it, checked for its headings and contact links, and a phone-sized screenshot saved
+as a test artifact (`.local/results/artifacts/`)."""
+import html.parser
+import shutil
+import subprocess
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (deploy/lib/install-deps installs it)")
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--hide-scrollbars"]
+
+
+class Outline(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.headings, self.links, self.scripts, self.lang, self.inside = [], [], 0, None, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "html":
+            self.lang = attrs.get("lang")
+        if tag in ("h1", "h2", "h3", "h4"):
+            self.headings.append([int(tag[1]), ""])
+            self.inside = "h"
+        if tag == "a":
+            self.links.append(attrs.get("href", ""))
+        if tag in ("script", "iframe", "img", "link", "object"):
+            self.scripts += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("h1", "h2", "h3", "h4"):
+            self.inside = None
+
+    def handle_data(self, data):
+        if self.inside == "h":
+            self.headings[-1][1] += data
+
+
+def chromium(*arguments):
+    return subprocess.run([CHROMIUM, *FLAGS, *arguments], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("page,title,contact", [
+    ("privacy", "Privacy Policy", "mailto:privacy@recruitingcompass.com"),
+    ("terms", "Terms and Conditions", "mailto:"),
+])
+def test_page_in_a_real_browser(stack, artifacts, page, title, contact):
+    url = f"{stack.url}/legal/{page}"
+    dom = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    outline = Outline()
+    outline.feed(dom.stdout)
+    assert outline.lang == "en"
+    levels = [level for level, _ in outline.headings]
+    assert levels.count(1) == 1 and levels[0] == 1 and outline.headings[0][1].strip() == title
+    # Ordered headings: never deeper by more than one level.
+    assert all(b - a <= 1 for a, b in zip(levels, levels[1:]))
+    assert levels.count(2) >= 11
+    assert any(link.startswith(contact) for link in outline.links)
+    assert outline.scripts == 0
+    assert "Last Updated:" in dom.stdout
+    # The strict policy let the page's own stylesheet apply: no violation in the console.
+    assert "Content Security Policy" not in dom.stderr and "Refused to" not in dom.stderr
+    shot = artifacts / f"legal-{page}.png"
+    result = chromium(f"--screenshot={shot}", "--window-size=390,2200", url)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert shot.stat().st_size > 10_000

@@ -1,0 +1,150 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+import Synchronization
+import TestSupport
+
+/// The real Legal, Audit, Accounts and Gateway executables on a private database, with an HTTP
+/// client of the gateway and bus clients for checking what the services stored.
+final class GatewayHarness: Sendable {
+    let database: TestDatabaseInstance
+    let http: HTTPClient
+    let httpPort: Int
+    let accountsClient: RPCClient
+    let auditClient: RPCClient
+    let legalClient: RPCClient
+    let gatewayEnvironment: [String: String]
+    private let processes: Mutex<[String: PeerProcess]>
+
+    static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
+    static let gateway = Principal.service("gateway")
+
+    private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
+                 legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]) {
+        self.database = database
+        self.httpPort = httpPort
+        self.http = HTTPClient(port: httpPort)
+        self.accountsClient = accountsClient
+        self.auditClient = auditClient
+        self.legalClient = legalClient
+        self.gatewayEnvironment = gatewayEnvironment
+        self.processes = Mutex(processes)
+    }
+
+    /// Runs `body` with the four executables up on a fresh database; stops them afterwards.
+    /// `gateway` adds to (or overrides) the gateway's environment.
+    static func run(gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], _ body: (GatewayHarness) async throws -> Void) async throws {
+        try await TestDatabase.withDatabase { database in
+            let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
+            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
+            var auditEnvironment = ServiceEnvironment.audit(
+                databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
+                signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString())
+            auditEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
+            auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
+            let audit = try await PeerProcess("Audit", environment: auditEnvironment)
+            var accountsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents)
+            accountsEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            accountsEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
+            accountsEnvironment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
+            accountsEnvironment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
+            accountsEnvironment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
+            for (key, value) in accountsExtra { accountsEnvironment[key] = value }
+            let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
+            var gatewayEnvironment = ProcessInfo.processInfo.environment
+            gatewayEnvironment.removeValue(forKey: "DATABASE_URL")
+            gatewayEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            gatewayEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
+            gatewayEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
+            gatewayEnvironment["GATEWAY_HTTP_PORT"] = "0"
+            gatewayEnvironment["HEALTH_PORT"] = "0"
+            gatewayEnvironment["LOG_LEVEL"] = "warning"
+            gatewayEnvironment["GATEWAY_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
+            gatewayEnvironment["GATEWAY_APPLE_JWKS"] = AppleStandIn.jwksPath
+            gatewayEnvironment["GATEWAY_JWT_SECRET"] = jwtSecret
+            gatewayEnvironment["GATEWAY_TRUSTED_PROXIES"] = "127.0.0.1"
+            gatewayEnvironment["GATEWAY_BUS_TIMEOUT"] = "3s"
+            gatewayEnvironment["READINESS_INTERVAL"] = "100ms"
+            for (key, value) in extra { gatewayEnvironment[key] = value }
+            let gateway = try await PeerProcess("Gateway", environment: gatewayEnvironment)
+            let logger = testLogger()
+            let harness = GatewayHarness(
+                database: database, httpPort: try port(of: gateway),
+                accountsClient: try await RPCClient.connect(to: "accounts", endpoints: [accountsRPC], logger: logger),
+                auditClient: try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger),
+                legalClient: try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger),
+                gatewayEnvironment: gatewayEnvironment,
+                processes: ["Legal": legal, "Audit": audit, "Accounts": accounts, "Gateway": gateway])
+            let result: Result<Void, any Error>
+            do { result = .success(try await body(harness)) } catch {
+                result = .failure(error)
+            }
+            if case .failure = result {
+                for (name, process) in harness.processes.withLock({ $0 }) { print("\(name) output:\n\(process.output)") }
+            }
+            await harness.accountsClient.close()
+            await harness.auditClient.close()
+            await harness.legalClient.close()
+            for name in ["Gateway", "Accounts", "Audit", "Legal"] { await harness.stop(name) }
+            try result.get()
+        }
+    }
+
+    static func port(of gateway: PeerProcess) throws -> Int {
+        guard let field = gateway.readyLine.split(separator: " ").first(where: { $0.hasPrefix("http=") }),
+            let port = Int(field.dropFirst(5))
+        else { throw TestSupportError("no http port in the ready line: \(gateway.readyLine)") }
+        return port
+    }
+
+    /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
+    func stop(_ name: String) async {
+        guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }
+        process.signal(SIGTERM)
+        if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
+    }
+
+    /// SIGKILL one service (to see the gateway's 503/504).
+    func kill(_ name: String) {
+        processes.withLock { $0.removeValue(forKey: name) }?.kill()
+    }
+
+    /// Sends a signal to one service (SIGSTOP freezes it with its connections open).
+    func signal(_ name: String, _ number: Int32) {
+        processes.withLock { $0[name] }?.signal(number)
+    }
+
+    func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
+
+    // MARK: Helpers
+
+    func currentTerms() async throws -> String {
+        try await legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+    }
+
+    /// Signs in through the gateway with an Apple identity token; returns the reply's JSON.
+    func signIn(appleId: String) async throws -> [String: Any] {
+        let reply = try await http.send("POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: appleId)])
+        guard reply.status == 200 else { throw TestSupportError("sign-in answered \(reply.status): \(reply.text)") }
+        return reply.json
+    }
+
+    /// A signed-up user with a session: Apple sign-in, then the seed's sign-up with eligibility.
+    func signedUpUser(appleId: String = "apple." + UUID().uuidString, state: String = "AL") async throws -> (id: String, token: String, refresh: String) {
+        let session = try await signIn(appleId: appleId)
+        let token = session["sessionToken"] as? String ?? ""
+        let reply = try await http.send(
+            "POST", "/api/users",
+            json: ["apple_id": appleId, "email": "a@example.com", "name": "Alex", "state": state, "eligibility_certified": true,
+                   "tos_version": try await currentTerms()],
+            headers: HTTPClient.bearer(token))
+        guard reply.status == 200, let id = reply.json["id"] as? String else { throw TestSupportError("sign-up answered \(reply.status): \(reply.text)") }
+        return (id, token, session["refreshToken"] as? String ?? "")
+    }
+
+    /// How many users Accounts stores.
+    func userCount() async throws -> Int {
+        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.users")[0].decode(Int.self, column: 0) }
+    }
+}

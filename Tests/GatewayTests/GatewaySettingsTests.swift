@@ -1,0 +1,36 @@
+@testable import GatewayService
+import ServiceKit
+import Testing
+
+/// The gateway's settings: defaults, and refusals that name the variable without echoing secrets.
+struct GatewaySettingsTests {
+    @Test func defaults() throws {
+        let settings = try GatewaySettings(environment: EnvironmentReader([:]))
+        #expect(settings.httpPort == 8080 && settings.httpHost == "127.0.0.1")
+        #expect(!settings.legacyUnauthenticatedClients && settings.appleBundleID == nil)
+        #expect(settings.maxBodyBytes == 65536 && settings.busTimeout == .seconds(5))
+        #expect(settings.peers.endpoints[.accounts] == ["tcp://127.0.0.1:5552"] && settings.peers.keys == nil)
+        #expect(AnonymousKey(secret: settings.jwtSecret.revealed) == nil)
+    }
+
+    @Test func refusals() {
+        func refusal(_ environment: [String: String]) -> ConfigurationError? {
+            do { _ = try GatewaySettings(environment: EnvironmentReader(environment)); return nil } catch { return error as? ConfigurationError }
+        }
+        #expect(refusal(["GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, nonsense"])?.variable == "GATEWAY_TRUSTED_PROXIES")
+        let short = refusal(["GATEWAY_JWT_SECRET": "too-short-secret"])
+        #expect(short?.variable == "GATEWAY_JWT_SECRET" && !"\(short!)".contains("too-short-secret"))
+        #expect(refusal(["GATEWAY_APPLE_JWKS": "http://appleid.apple.com/auth/keys"])?.variable == "GATEWAY_APPLE_JWKS")
+        #expect(refusal(["GATEWAY_HTTP_PORT": "70000"])?.variable == "GATEWAY_HTTP_PORT")
+        #expect(refusal(["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS": "maybe"])?.variable == "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS")
+    }
+
+    @Test func anonymousKeyIsHS256WithRoleAnon() throws {
+        let key = try #require(AnonymousKey(secret: String(repeating: "s", count: 40)))
+        let token = key.issue()
+        #expect(key.isValid(token))
+        let other = try #require(AnonymousKey(secret: String(repeating: "t", count: 40)))
+        #expect(!other.isValid(token))
+        #expect(!key.isValid(token + "x") && !key.isValid("a.b.c"))
+    }
+}

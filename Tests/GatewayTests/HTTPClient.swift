@@ -1,0 +1,61 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP exchange with the gateway, as a test sees it.
+struct HTTPReply: Sendable {
+    let status: Int
+    let headers: [String: String]
+    let body: Data
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object (empty when it is not one).
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    var jsonArray: [[String: Any]] { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] ?? [] }
+}
+
+/// A plain URLSession client (FoundationNetworking: libcurl on its own threads), no cache, no cookies.
+struct HTTPClient: Sendable {
+    let base: String
+    private let session: URLSession
+
+    init(port: Int) {
+        base = "http://127.0.0.1:\(port)"
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.timeoutIntervalForRequest = 30
+        session = URLSession(configuration: configuration)
+    }
+
+    func send(
+        _ method: String, _ path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]
+    ) async throws -> HTTPReply {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        } else if let body {
+            request.httpBody = body
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
+        return HTTPReply(status: http.statusCode, headers: headers, body: data)
+    }
+
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPReply {
+        try await send("GET", path, headers: headers)
+    }
+
+    static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer " + token] }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension GatewayIntegration {
+    /// Health, readiness, metrics, request ids, error mapping and limits, against the real gateway.
+    @Suite(.serialized) struct OperationalTests {
+        @Test func healthReadinessMetricsAndRequestIDs() async throws {
+            try await GatewayHarness.run { harness in
+                let health = try await harness.http.get("/healthz")
+                #expect(health.status == 200 && health.json["status"] as? String == "ok" && health.json["service"] as? String == "gateway")
+                try await waitUntilReady(harness)
+                let ready = try await harness.http.get("/readyz")
+                let checks = ready.json["checks"] as? [String: String] ?? [:]
+                #expect(Set(checks.keys) == ["bus.legal", "bus.accounts", "bus.audit"])
+                // A request id is made up when none is sent, and a plain one sent is kept.
+                #expect((health.header("X-Request-Id") ?? "").count >= 16)
+                let named = try await harness.http.get("/healthz", headers: ["X-Request-Id": "client-id.42"])
+                #expect(named.header("X-Request-Id") == "client-id.42")
+                let spoofed = try await harness.http.get("/healthz", headers: ["X-Request-Id": "bad id\u{7f}"])
+                #expect(spoofed.header("X-Request-Id") != "bad id\u{7f}")
+                _ = try await harness.http.get("/api/terms")
+                let metrics = try await harness.http.get("/metrics")
+                #expect(metrics.status == 200 && metrics.text.contains("gateway_http_requests_total"))
+                #expect(metrics.text.contains("route=\"/api/terms\""))
+            }
+        }
+
+        @Test func errorsAreJSONEverywhere() async throws {
+            try await GatewayHarness.run { harness in
+                let missing = try await harness.http.get("/no/such/route")
+                #expect(missing.status == 404 && missing.json["error"] as? String == "not_found")
+                #expect(missing.header("Content-Type")?.hasPrefix("application/json") == true)
+                #expect((missing.json["requestId"] as? String) == missing.header("X-Request-Id"))
+                // Seed routes answer {"error": message}.
+                let noBody = try await harness.http.send("POST", "/api/users", body: Data(), headers: ["Content-Type": "application/json"])
+                #expect(noBody.status == 401 && noBody.json["error"] is String && noBody.json["message"] == nil)
+                #expect(noBody.header("WWW-Authenticate") == "Bearer")
+                // Bodies: wrong media type 415, too large 413, broken JSON 400; checked before any service is called.
+                let session = try await harness.signIn(appleId: "limits." + UUID().uuidString)
+                let bearer = HTTPClient.bearer(session["sessionToken"] as? String ?? "")
+                let xml = try await harness.http.send("POST", "/api/auth/refresh", body: Data("<a/>".utf8), headers: ["Content-Type": "application/xml"])
+                #expect(xml.status == 415 && xml.json["error"] as? String == "unsupported_media_type")
+                let huge = try await harness.http.send(
+                    "POST", "/api/auth/refresh", json: ["refreshToken": String(repeating: "x", count: 70_000)])
+                #expect(huge.status == 413 && huge.json["error"] as? String == "payload_too_large", "\(huge.status) \(huge.text)")
+                let broken = try await harness.http.send("POST", "/api/auth/refresh", body: Data("{".utf8), headers: ["Content-Type": "application/json"].merging(bearer) { a, _ in a })
+                #expect(broken.status == 400 && broken.json["error"] as? String == "invalid_argument")
+                let missingField = try await harness.http.send("POST", "/api/auth/refresh", json: ["other": 1])
+                #expect(missingField.status == 400 && (missingField.json["message"] as? String ?? "").contains("refreshToken"))
+                // A token that is not one is 401, not 500.
+                let garbage = try await harness.http.get("/api/me", headers: HTTPClient.bearer("not-a-token"))
+                #expect(garbage.status == 401 && garbage.json["error"] as? String == "unauthenticated")
+            }
+        }
+
+        /// A service that is gone answers 503 quickly; none hangs the request.
+        @Test func aDeadServiceIsA503NotAHang() async throws {
+            try await GatewayHarness.run { harness in
+                try await waitUntilReady(harness)
+                harness.kill("Legal")
+                let started = ContinuousClock.now
+                let first = try await harness.http.get("/api/terms")
+                // The first call after the kill may still find the connection up (heartbeats take a
+                // moment to notice): then it is the deadline, 504.
+                #expect([503, 504].contains(first.status))
+                let http = harness.http
+                let reply = try await withTimeout(.seconds(15), "the gateway noticing Legal is gone") {
+                    while true {
+                        let reply = try await http.get("/api/terms")
+                        if reply.status == 503 { return reply }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+                #expect(reply.json["error"] is String)
+                #expect(ContinuousClock.now - started < .seconds(20))
+                let unready = try await harness.http.get("/readyz")
+                #expect(unready.status == 503)
+            }
+        }
+
+        /// A service that is connected but does not answer: the bus deadline (3 s here) becomes 504.
+        @Test func aStalledServiceIsA504AtTheDeadline() async throws {
+            try await GatewayHarness.run { harness in
+                try await waitUntilReady(harness)
+                harness.signal("Legal", SIGSTOP)
+                let started = ContinuousClock.now
+                let stalled = try await harness.http.get("/api/terms")
+                let waited = ContinuousClock.now - started
+                harness.signal("Legal", SIGCONT)
+                #expect(stalled.status == 504)
+                #expect(stalled.json["error"] is String)
+                #expect(waited >= .seconds(2) && waited < .seconds(10), "\(waited)")
+                let recovered = try await harness.http.get("/api/terms")
+                #expect(recovered.status == 200)
+            }
+        }
+
+        func waitUntilReady(_ harness: GatewayHarness) async throws {
+            try await withTimeout(.seconds(15), "gateway readiness") {
+                while try await harness.http.get("/readyz").status != 200 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+        }
+    }
+}
