@@ -70,9 +70,10 @@ def config():
 
 
 def container(name, executable, memory_request, memory_limit, extra):
-    env = [secret_env("DATABASE_URL", "uri", secret="compass-db-app"),
-           secret_env("BUS_SECRET_KEY", f"{name.upper()}_SECRET_KEY"),
-           secret_env("BUS_ADMITTED_KEYS", "BUS_ADMITTED_KEYS")]
+    env = [secret_env("BUS_SECRET_KEY", f"{name.upper()}_SECRET_KEY")]
+    if name != "gateway":  # the gateway only calls: no database, no socket of its own to admit clients to
+        env += [secret_env("DATABASE_URL", "uri", secret="compass-db-app"),
+                secret_env("BUS_ADMITTED_KEYS", "BUS_ADMITTED_KEYS")]
     env += [secret_env(f"{peer.upper()}_PUBLIC_KEY", f"{peer.upper()}_PUBLIC_KEY") for peer in PEERS]
     env += [secret_env(variable, key) for variable, key in extra.items()]
     command = [executable]
