@@ -13,8 +13,11 @@ extension DocumentsSuites {
         @Test("deleting an account deletes its documents (live, and caught up after Documents was down), once, and leaves others alone")
         func cleanup() async throws {
             try await TestDatabase.withDatabase { database in
-                try await AccountsPeers.run(database) { accounts in
-                    try await DocumentsHarness.run(accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database) { harness in
+                let documentsRPC = ipcEndpoint()
+                try await AccountsPeers.run(database, documentsRPC: documentsRPC) { accounts in
+                    try await DocumentsHarness.run(
+                        accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database, rpc: documentsRPC
+                    ) { harness in
                         let alice = try await accounts.signUp()
                         let bob = try await accounts.signUp()
                         let carol = try await accounts.signUp()
@@ -25,6 +28,16 @@ extension DocumentsSuites {
                                 DocumentsShareCreate.self, .init(documentId: first.id, expiresInSeconds: 600), principal: DocumentsHarness.user(owner))
                         }
                         let objects = try await harness.largeObjects()
+
+                        // Accounts' deletion preview counts what Documents holds for the user.
+                        let usage = try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts"))
+                        let preview = try await accounts.accounts.call(
+                            AccountsDeletionPreview.self, .init(userId: alice), principal: .user(alice.uuidString.lowercased()))
+                        let documents = try #require(preview.deleted.first { $0.category == "documents" })
+                        #expect(documents.count == 2)
+                        #expect(documents.bytes == usage.bytes && usage.bytes > 0)
+                        let links = try #require(preview.deleted.first { $0.category == "share_links" })
+                        #expect(links.count == 1)
 
                         // Live: Documents is up when the event is published.
                         try await accounts.delete(alice)
@@ -75,7 +88,10 @@ struct AccountsPeers: Sendable {
     let accounts: RPCClient
     let legal: RPCClient
 
-    static func run(_ database: TestDatabaseInstance, _ body: (AccountsPeers) async throws -> Void) async throws {
+    /// `documentsRPC`: where Accounts asks Documents for its deletion preview counts.
+    static func run(
+        _ database: TestDatabaseInstance, documentsRPC: String = ipcEndpoint(), _ body: (AccountsPeers) async throws -> Void
+    ) async throws {
         let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
         var legalEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents)
         legalEnvironment["LOG_LEVEL"] = "error"
@@ -92,6 +108,7 @@ struct AccountsPeers: Sendable {
             var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents, logLevel: "error")
             environment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             environment["AUDIT_RPC_ENDPOINTS"] = auditRPC
+            environment["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
             environment["ACCOUNTS_APPLE_JWKS"] = try Self.emptyKeySet()
             environment["ACCOUNTS_APPLE_BUNDLE_ID"] = "com.recruitingcompass.tests"
             environment["ACCOUNTS_SESSION_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()

@@ -30,22 +30,24 @@ final class DocumentsHarness: Sendable {
 
     /// Runs `body` with Documents up on a fresh database; `accounts` gives the Accounts addresses it
     /// follows (unused addresses by default: nothing publishes there).
+    /// `rpc` fixes Documents' address, for peers started before it that must reach it.
     static func run(
         accounts: (rpc: String, events: String)? = nil, database given: TestDatabaseInstance? = nil, settings: [String: String] = [:],
-        _ body: (DocumentsHarness) async throws -> Void
+        rpc: String = ipcEndpoint(), _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
         if let given {
-            try await run(accounts: accounts, on: given, settings: settings, body)
+            try await run(accounts: accounts, on: given, settings: settings, rpc: rpc, body)
         } else {
-            try await TestDatabase.withDatabase { database in try await run(accounts: accounts, on: database, settings: settings, body) }
+            try await TestDatabase.withDatabase { database in
+                try await run(accounts: accounts, on: database, settings: settings, rpc: rpc, body)
+            }
         }
     }
 
     private static func run(
-        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, settings: [String: String],
+        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, settings: [String: String], rpc: String,
         _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
-        let rpc = ipcEndpoint()
         var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: rpc, logLevel: "error")
         environment["ACCOUNTS_RPC_ENDPOINTS"] = accounts?.rpc ?? ipcEndpoint()
         environment["ACCOUNTS_EVENTS_ENDPOINTS"] = accounts?.events ?? ipcEndpoint()
