@@ -192,3 +192,9 @@ def test_audit_instances_write_disjoint_chains():
             capture_output=True, text=True, check=True)
         offsets.append(int(result.stdout))
     assert offsets == [0, writers, 2 * writers]
+
+
+def test_configuration_reference_is_current():
+    result = subprocess.run([str(ROOT / "deploy/config-reference"), "--bin", str(BIN), "--check"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
