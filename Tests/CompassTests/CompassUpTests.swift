@@ -15,6 +15,8 @@ import FoundationNetworking
             let base = Int.random(in: 300...600) * 100
             var environment = ProcessInfo.processInfo.environment
             environment["DATABASE_URL"] = database.url
+            // The seed's own client sends no credentials: the stack runs as a test deployment would.
+            environment["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS"] = "true"
             let up = try await PeerProcess(
                 "compass", arguments: ["up", "--base-port", String(base)], environment: environment, timeout: .seconds(180))
             let started = up.readyLine.split(separator: ",").map(String.init)
@@ -24,6 +26,27 @@ import FoundationNetworking
                 let port = try #require(healthPorts[name])
                 #expect(try await status(of: "http://127.0.0.1:\(port)/readyz") == 200, "\(name) not ready")
             }
+
+            // Seed 004's sign-up through the gateway URL compass printed.
+            let api = try #require(up.output.split(separator: "\n").first { $0.contains("API ") }.flatMap { line in
+                line.split(separator: " ").last.map(String.init)
+            }, "\(up.output)")
+            #expect(api == "http://127.0.0.1:\(base + 30)/api")
+            let (terms, termsStatus) = try await http("GET", "\(api)/terms")
+            #expect(termsStatus == 200)
+            let version = try #require(terms["version"] as? String)
+            let allowed: [String: Any] = [
+                "apple_id": "compass-test.\(UUID())", "email": "a@example.com", "name": "Alex", "state": "CA",
+                "eligibility_certified": true, "tos_version": version,
+            ]
+            let (user, created) = try await http("POST", "\(api)/users", allowed)
+            #expect(created == 200 && user["id"] as? String != nil, "\(user)")
+            var restricted = allowed
+            restricted["apple_id"] = "compass-test.\(UUID())"
+            restricted["state"] = "NV"
+            let (refusal, refused403) = try await http("POST", "\(api)/users", restricted)
+            #expect(refused403 == 403)
+            #expect(refusal["error"] as? String == "Fantasy contests are not available in your state")
 
             // The operator commands, pointed at this stack through the services' own variables.
             var cli = ProcessInfo.processInfo.environment
@@ -65,6 +88,14 @@ import FoundationNetworking
             let stored = try #require(report["stored"] as? [String: Any])
             #expect(stored["checked"] as? Int == acknowledged)
             #expect(stored["missing"] as? Int == 0)
+            let viaHTTP = try run(
+                "compass", ["load", "acceptances", "--via", "http", "--gateway", "http://127.0.0.1:\(base + 30)", "--max",
+                            "--concurrency", "8", "--duration", "2", "--users", "4", "--json"], cli)
+            #expect(viaHTTP.status == 0, "\(viaHTTP.output)")
+            let httpReport = try #require(
+                try JSONSerialization.jsonObject(with: Data(viaHTTP.output.utf8)) as? [String: Any], "\(viaHTTP.output)")
+            #expect((httpReport["acknowledged"] as? Int ?? 0) > 0)
+            #expect((httpReport["stored"] as? [String: Any])?["missing"] as? Int == 0, "\(viaHTTP.output)")
             let badFlags = try run("compass", ["load", "acceptances", "--max", "--rate", "10"], cli)
             #expect(badFlags.status != 0)
             #expect(badFlags.output.contains("--rate") && badFlags.output.contains("--max"), "\(badFlags.output)")
@@ -83,11 +114,24 @@ import FoundationNetworking
             // Ctrl-C: every child stops, nothing listens any more.
             up.signal(SIGINT)
             #expect(await up.waitForExit(timeout: .seconds(60)) == 0)
-            for port in [base + 1, base + 2, base + 4, base + 21, base + 22, base + 24] {
+            for port in [base + 1, base + 2, base + 3, base + 4, base + 20, base + 21, base + 22, base + 23, base + 24, base + 30] {
                 #expect(listener(onPort: port) == nil, "port \(port) still open")
             }
             #expect(up.output.contains("stopped"))
         }
+    }
+
+    /// One JSON request; the reply's object (empty when not an object) and status.
+    func http(_ method: String, _ url: String, _ body: [String: Any]? = nil) async throws -> ([String: Any], Int) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return (object, (response as? HTTPURLResponse)?.statusCode ?? 0)
     }
 
     func status(of url: String) async throws -> Int {

@@ -28,6 +28,9 @@ struct Load: AsyncParsableCommand {
         @Option(help: "Seconds to run.") var duration = 10
         @Option(help: "Distinct users the writes are spread over.") var users = 1000
         @Option(help: "Bus client sockets.") var clients = 2
+        @Option(help: "bus: audit.record on the bus; http: the gateway's seed routes (a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true).")
+        var via: Transport = .bus
+        @Option(help: "The gateway's URL, with --via http.") var gateway = "http://127.0.0.1:8080"
         @Flag(help: "Measure pgbench's one-INSERT-per-commit rate on DATABASE_URL first.") var baseline = false
         @Flag(help: "Skip checking that acknowledged writes are stored.") var noCheck = false
         @Flag(help: "Print the report as JSON.") var json = false
@@ -44,11 +47,21 @@ struct Load: AsyncParsableCommand {
             }
         }
 
+        enum Transport: String, ExpressibleByArgument, CaseIterable { case bus, http }
+
         func run() async throws {
             let bus = try BusAccess(verbose: verbose)
-            var report = LoadReport(mode: max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s", seconds: duration)
+            var report = LoadReport(
+                mode: "\(via.rawValue), " + (max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s"), seconds: duration)
             if baseline, let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
                 report.baselineTPS = try await BaselineTable.measure(url: url, seconds: duration)
+            }
+            if via == .http {
+                let load = try await HTTPAcceptances.prepare(gateway: gateway, users: users)
+                report.measured = await measure(load.driver)
+                if !noCheck { report.check = try await load.check(with: bus) }
+                try finish(report)
+                return
             }
             let version = try await bus.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             var sockets: [RPCClient] = []
@@ -70,17 +83,24 @@ struct Load: AsyncParsableCommand {
                     return "client"
                 }
             }
-            let recorder = LoadRecorder()
-            let progress = ProgressLine(recorder: recorder, quiet: json)
-            let measured = max
-                ? await driver.closedLoop(concurrency: concurrency, for: .seconds(duration), into: recorder)
-                : await driver.openLoop(rate: rate ?? 1, for: .seconds(duration), into: recorder)
-            progress.finish()
-            report.measured = measured
+            report.measured = await measure(driver)
             if !noCheck {
                 report.check = await StoredCheck.run(receipts.withLock { $0 }, on: sockets)
             }
             for socket in sockets { await socket.close() }
+            try finish(report)
+        }
+
+        func measure(_ driver: LoadDriver) async -> LoadRecorder.Snapshot {
+            let recorder = LoadRecorder()
+            let progress = ProgressLine(recorder: recorder, quiet: json)
+            defer { progress.finish() }
+            return max
+                ? await driver.closedLoop(concurrency: concurrency, for: .seconds(duration), into: recorder)
+                : await driver.openLoop(rate: rate ?? 1, for: .seconds(duration), into: recorder)
+        }
+
+        func finish(_ report: LoadReport) throws {
             print(json ? report.json : report.text)
             if let check = report.check, check.missing > 0 { throw ExitCode(1) }
         }
