@@ -42,6 +42,7 @@ extension GatewayIntegration {
                     ("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics"), ("get", "/openapi.json"),
                     ("get", "/api/terms"), ("post", "/api/users"), ("put", "/api/users/{id}/accept-tos"),
                     ("post", "/api/auth/apple"), ("post", "/api/auth/refresh"), ("post", "/api/auth/sign-out"),
+                    ("post", "/api/apple/notifications"),
                     ("get", "/api/legal/{type}"), ("get", "/api/legal/{type}/outline"), ("get", "/api/legal/{type}/versions"),
                     ("get", "/api/legal/{type}/versions/{version}"),
                     ("get", "/api/me"), ("post", "/api/me/eligibility"), ("get", "/api/me/deletion/preview"), ("post", "/api/me/deletion"),
