@@ -207,6 +207,13 @@ let package = Package(
         .testTarget(
             name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
             path: "Tests/LegalTests", swiftSettings: strict),
+        // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
+        .target(
+            name: "AppleStandIn", dependencies: [
+                "Identity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ], path: "Tests/Support/AppleStandIn", swiftSettings: strict),
         .testTarget(
             name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
             path: "Tests/CompassTests", swiftSettings: strict),
@@ -219,13 +226,13 @@ let package = Package(
             ], path: "Tests/IdentityTests", swiftSettings: strict),
         .testTarget(
             name: "AccountsTests", dependencies: [
-                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity", "ServiceKit",
+                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity", "ServiceKit", "AppleStandIn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests", dependencies: [
-                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Contracts", "Bus", "TestSupport", "Identity",
+                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),

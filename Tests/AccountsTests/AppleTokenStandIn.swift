@@ -1,3 +1,4 @@
+import AppleStandIn
 import Crypto
 import Foundation
 import Identity

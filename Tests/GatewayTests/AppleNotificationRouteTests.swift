@@ -1,3 +1,4 @@
+import AppleStandIn
 import Crypto
 import Foundation
 import Identity
@@ -31,22 +32,5 @@ extension GatewayIntegration {
                 #expect(try await harness.userCount() == 0)
             }
         }
-    }
-}
-
-extension AppleStandIn {
-    /// A server-to-server notification as Apple signs it: RS256, `events` a JSON string.
-    static func notification(type: String, subject: String, signer: _RSA.Signing.PrivateKey = key) throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        let events: [String: Any] = ["type": type, "sub": subject, "event_time": now]
-        let eventsText = String(decoding: try JSONSerialization.data(withJSONObject: events, options: [.sortedKeys]), as: UTF8.self)
-        let claims: [String: Any] = [
-            "iss": "https://appleid.apple.com", "aud": bundleID, "iat": now, "jti": UUID().uuidString, "events": eventsText,
-        ]
-        let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": kid], options: [.sortedKeys])
-        let body = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
-        let input = Base64URL.encode(header) + "." + Base64URL.encode(body)
-        let signature = try signer.signature(for: SHA256.hash(data: Data(input.utf8)), padding: .insecurePKCS1v1_5)
-        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 }

@@ -1,3 +1,4 @@
+import AppleStandIn
 import Bus
 import Contracts
 import Crypto

@@ -1,3 +1,4 @@
+import AppleStandIn
 import Contracts
 import Foundation
 import Testing
