@@ -131,7 +131,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "DocumentsBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Documents",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),

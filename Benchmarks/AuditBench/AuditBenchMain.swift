@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import LoadKit
 import Logging
 import Postgres
 import TestSupport
@@ -25,13 +26,7 @@ struct AuditBenchMain {
         }
     }
 
-    static func option(_ name: String, default value: Int) -> Int {
-        let arguments = CommandLine.arguments
-        guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Int(arguments[index + 1]) else {
-            return value
-        }
-        return parsed
-    }
+    static func option(_ name: String, default value: Int) -> Int { BenchArguments.int(name, default: value) }
 
     static func run() async throws {
         let seconds = option("--seconds", default: 5)
