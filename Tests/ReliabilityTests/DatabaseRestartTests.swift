@@ -21,14 +21,14 @@ struct DatabaseRestartTests {
             try await Stack.run { stack in
                 let terms = try await stack.currentTerms()
                 let outcomes = Outcomes()
-                let stopLoad = Mutex(false)
+                let stopLoad = Flag()
                 // A steady load of writers, each a fresh user and key, until told to stop.
                 let load = Task {
                     await withTaskGroup(of: Void.self) { group in
                         for worker in 0..<16 {
                             group.addTask {
                                 var index = 0
-                                while !stopLoad.withLock({ $0 }) {
+                                while !stopLoad.isSet {
                                     index += 1
                                     let key = "restart-\(worker)-\(index)"
                                     let started = ContinuousClock.now
@@ -61,7 +61,7 @@ struct DatabaseRestartTests {
                     while outcomes.acknowledgedCount < acknowledgedAtRestart + 50 { try await Task.sleep(for: .milliseconds(5)) }
                     return ContinuousClock.now - restartBegan - restartTook
                 }
-                stopLoad.withLock { $0 = true }
+                stopLoad.set()
                 await load.value
 
                 // Every other service reconnected by itself too.

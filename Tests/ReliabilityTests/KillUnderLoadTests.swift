@@ -17,7 +17,7 @@ struct KillUnderLoadTests {
             let terms = try await stack.currentTerms()
             let users = (0..<Self.writes).map { _ in UUID() }
             let acknowledged = Tally()
-            let receipts = Mutex<[Int: ConsentReceipt]>([:])
+            let receipts = Locked<[Int: ConsentReceipt]>([:])
             let load = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for index in 0..<Self.writes {
@@ -81,7 +81,7 @@ struct KillUnderLoadTests {
             let terms = try await stack.currentTerms()
             let appleIds = (0..<signUps).map { "apple.kill.\($0).\(UUID().uuidString)" }
             let acknowledged = Tally()
-            let users = Mutex<[Int: UUID]>([:])
+            let users = Locked<[Int: UUID]>([:])
             let load = Task {
                 await withTaskGroup(of: Void.self) { group in
                     for index in 0..<signUps {

@@ -162,9 +162,10 @@ final class Stack: Sendable {
 
     /// A complete sign-up; returns the new user's id.
     func signUp(terms: String? = nil) async throws -> UUID {
-        let terms = try await terms ?? currentTerms()
+        var version = terms ?? ""
+        if terms == nil { version = try await currentTerms() }
         let user = try await accounts.call(
-            AccountsGetOrCreate.self, signUpRequest(appleId: "apple." + UUID().uuidString, terms: terms), principal: Self.gateway)
+            AccountsGetOrCreate.self, signUpRequest(appleId: "apple." + UUID().uuidString, terms: version), principal: Self.gateway)
         guard let id = user.id else { throw TestSupportError("sign-up returned no user id") }
         return id
     }

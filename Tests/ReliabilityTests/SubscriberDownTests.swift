@@ -39,8 +39,9 @@ struct SubscriberDownTests {
             try await stack.start("Documents")
             try await stack.start("Audit")
             try await waitUntil("Documents and Audit caught up", stack) {
-                try await $0.count("SELECT count(*)::bigint FROM documents.account_cleanups") == deletedCount
-                    && $0.count("SELECT count(*)::bigint FROM audit.legal_versions WHERE version = $1", version) == 1
+                let cleanups = try await $0.count("SELECT count(*)::bigint FROM documents.account_cleanups")
+                let versions = try await $0.count("SELECT count(*)::bigint FROM audit.legal_versions WHERE version = $1", version)
+                return cleanups == deletedCount && versions == 1
             }
             let caughtUpIn = ContinuousClock.now - restarted
 
