@@ -14,6 +14,8 @@ struct DatabaseRestartTests {
     /// How long each call may take; a call that returns later than this plus the slack hung.
     static let callTimeout: Duration = .seconds(2)
     static let slack: Duration = .seconds(1)
+    /// How long the cluster stays down: longer than a call's deadline, so callers must see it.
+    static let outage: Duration = .seconds(4)
 
     @Test(arguments: [RestartMode.fast, .immediate])
     func servicesRideOutARestart(mode: RestartMode) async throws {
@@ -53,7 +55,7 @@ struct DatabaseRestartTests {
                     while outcomes.acknowledgedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
                 }
                 let restartBegan = ContinuousClock.now
-                try await TestDatabase.restartCluster(mode: mode)
+                try await TestDatabase.restartCluster(mode: mode, downFor: Self.outage)
                 let restartTook = ContinuousClock.now - restartBegan
                 let acknowledgedAtRestart = outcomes.acknowledgedCount
                 // Recovery: the first acknowledgement after the cluster is back.
@@ -76,6 +78,7 @@ struct DatabaseRestartTests {
                 let lost = summary.acknowledged.filter { !stored.contains($0) }
                 #expect(lost.isEmpty, "\(lost.count) of \(summary.acknowledged.count) acknowledged records are missing")
                 let allowed: Set<ErrorCode?> = [.unavailable, .deadlineExceeded]
+                #expect(summary.failures.values.reduce(0, +) > 0, "no call failed during a \(Self.outage) outage")
                 #expect(summary.failures.keys.allSatisfy { allowed.contains($0) }, "failures: \(summary.failures)")
                 #expect(summary.slowest <= Self.callTimeout + Self.slack, "a call took \(summary.slowest)")
                 print("RELIABILITY pg-restart-\(mode.rawValue) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) restart-script=\(restartTook) recovery-after-restart=\(recovery)")
