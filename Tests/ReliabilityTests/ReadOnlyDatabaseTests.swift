@@ -4,90 +4,92 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The database turns read-only under running services (as after a fail-over to a standby:
-/// `default_transaction_read_only` on the database, every session reconnected). Every write
-/// method answers a clear `unavailable` ("read-only"), nothing is partly written, and writes work
-/// again once the database is writable, without restarting any service.
-@Suite("Reliability: a read-only database", .tags(.long))
-struct ReadOnlyDatabaseTests {
-    static let tables = ["audit.records", "audit.subjects", "accounts.users", "accounts.outbox", "legal.versions", "legal.outbox",
-                         "documents.documents"]
+extension ReliabilityTests {
+    /// The database turns read-only under running services (as after a fail-over to a standby:
+    /// `default_transaction_read_only` on the database, every session reconnected). Every write
+    /// method answers a clear `unavailable` ("read-only"), nothing is partly written, and writes work
+    /// again once the database is writable, without restarting any service.
+    @Suite("Reliability: a read-only database")
+    struct ReadOnlyDatabaseTests {
+        static let tables = ["audit.records", "audit.subjects", "accounts.users", "accounts.outbox", "legal.versions", "legal.outbox",
+                             "documents.documents"]
 
-    @Test func writesAreRefusedClearlyAndNothingIsPartlyWritten() async throws {
-        try await Stack.run { stack in
-            let terms = try await stack.currentTerms()
-            let owner = try await stack.signUp(terms: terms)
-            try await setReadOnly(true, stack)
-            let before = try await counts(stack)
+        @Test func writesAreRefusedClearlyAndNothingIsPartlyWritten() async throws {
+            try await Stack.run { stack in
+                let terms = try await stack.currentTerms()
+                let owner = try await stack.signUp(terms: terms)
+                try await setReadOnly(true, stack)
+                let before = try await counts(stack)
 
-            var codes: [String: ErrorCode?] = [:]
-            var messages: [String: String] = [:]
-            func attempt(_ name: String, _ call: () async throws -> Void) async {
-                do {
-                    try await call()
-                    codes[name] = nil
-                } catch let error as BusError {
-                    codes[name] = error.code
-                    messages[name] = error.message
-                } catch {
-                    codes[name] = .some(nil)
+                var codes: [String: ErrorCode?] = [:]
+                var messages: [String: String] = [:]
+                func attempt(_ name: String, _ call: () async throws -> Void) async {
+                    do {
+                        try await call()
+                        codes[name] = nil
+                    } catch let error as BusError {
+                        codes[name] = error.code
+                        messages[name] = error.message
+                    } catch {
+                        codes[name] = .some(nil)
+                    }
                 }
-            }
-            let timeout: Duration = .seconds(3)
-            await attempt("audit.record") {
-                _ = try await stack.audit.call(
-                    AuditRecord.self, .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                    timeout: timeout)
-            }
-            await attempt("accounts.get_or_create") {
-                _ = try await stack.accounts.call(
-                    AccountsGetOrCreate.self, stack.signUpRequest(appleId: "apple.ro." + UUID().uuidString, terms: terms),
-                    principal: Stack.gateway, timeout: timeout)
-            }
-            await attempt("legal.publish") {
-                _ = try await stack.legal.call(
-                    LegalPublish.self,
-                    .init(type: .privacyPolicy, version: "ro-\(UUID().uuidString.prefix(8))", content: "# P\n\n## 1. T\n\nText.\n",
-                          material: false),
-                    principal: Stack.operatorPrincipal, timeout: timeout)
-            }
-            await attempt("documents.create") {
-                _ = try await stack.documents.call(
-                    DocumentsCreate.self,
-                    .init(ownerId: owner, type: .transcript, title: "T", fileType: "application/pdf", fileName: "t.pdf", length: 10),
-                    principal: .user(owner.uuidString.lowercased()), timeout: timeout)
-            }
-            #expect(try await counts(stack) == before, "a refused write changed a table")
-            for (method, code) in codes.sorted(by: { $0.key < $1.key }) {
-                #expect(code == .unavailable, "\(method) answered \(String(describing: code)): \(messages[method] ?? "")")
-                #expect(messages[method]?.contains("read-only") == true, "\(method): \(messages[method] ?? "")")
-            }
+                let timeout: Duration = .seconds(3)
+                await attempt("audit.record") {
+                    _ = try await stack.audit.call(
+                        AuditRecord.self, .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
+                        timeout: timeout)
+                }
+                await attempt("accounts.get_or_create") {
+                    _ = try await stack.accounts.call(
+                        AccountsGetOrCreate.self, stack.signUpRequest(appleId: "apple.ro." + UUID().uuidString, terms: terms),
+                        principal: Stack.gateway, timeout: timeout)
+                }
+                await attempt("legal.publish") {
+                    _ = try await stack.legal.call(
+                        LegalPublish.self,
+                        .init(type: .privacyPolicy, version: "ro-\(UUID().uuidString.prefix(8))", content: "# P\n\n## 1. T\n\nText.\n",
+                              material: false),
+                        principal: Stack.operatorPrincipal, timeout: timeout)
+                }
+                await attempt("documents.create") {
+                    _ = try await stack.documents.call(
+                        DocumentsCreate.self,
+                        .init(ownerId: owner, type: .transcript, title: "T", fileType: "application/pdf", fileName: "t.pdf", length: 10),
+                        principal: .user(owner.uuidString.lowercased()), timeout: timeout)
+                }
+                #expect(try await counts(stack) == before, "a refused write changed a table")
+                for (method, code) in codes.sorted(by: { $0.key < $1.key }) {
+                    #expect(code == .unavailable, "\(method) answered \(String(describing: code)): \(messages[method] ?? "")")
+                    #expect(messages[method]?.contains("read-only") == true, "\(method): \(messages[method] ?? "")")
+                }
 
-            try await setReadOnly(false, stack)
-            let writable = ContinuousClock.now
-            _ = try await stack.signUp(terms: terms)
-            let recovered = ContinuousClock.now - writable
-            print("RELIABILITY read-only codes=\(codes.map { "\($0.key)=\($0.value?.rawValue ?? "ok")" }.sorted()) rows-changed=0 first-write-after-writable=\(recovered)")
+                try await setReadOnly(false, stack)
+                let writable = ContinuousClock.now
+                _ = try await stack.signUp(terms: terms)
+                let recovered = ContinuousClock.now - writable
+                print("RELIABILITY read-only codes=\(codes.map { "\($0.key)=\($0.value?.rawValue ?? "ok")" }.sorted()) rows-changed=0 first-write-after-writable=\(recovered)")
+            }
         }
-    }
 
-    /// Sets (or resets) `default_transaction_read_only` on the stack's database and ends every
-    /// other session on it, so the services' pools reconnect with the new default.
-    func setReadOnly(_ readOnly: Bool, _ stack: Stack) async throws {
-        let name = stack.database.name
-        try await stack.withDatabase { db in
-            // The name is generated by TestDatabase (hex digits only): safe in DDL.
-            try db.executeScript(readOnly
-                ? "ALTER DATABASE \(name) SET default_transaction_read_only = on"
-                : "SET default_transaction_read_only = off; ALTER DATABASE \(name) RESET default_transaction_read_only")
-            _ = try db.query(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name)
+        /// Sets (or resets) `default_transaction_read_only` on the stack's database and ends every
+        /// other session on it, so the services' pools reconnect with the new default.
+        func setReadOnly(_ readOnly: Bool, _ stack: Stack) async throws {
+            let name = stack.database.name
+            try await stack.withDatabase { db in
+                // The name is generated by TestDatabase (hex digits only): safe in DDL.
+                try db.executeScript(readOnly
+                    ? "ALTER DATABASE \(name) SET default_transaction_read_only = on"
+                    : "SET default_transaction_read_only = off; ALTER DATABASE \(name) RESET default_transaction_read_only")
+                _ = try db.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name)
+            }
         }
-    }
 
-    func counts(_ stack: Stack) async throws -> [Int] {
-        var result: [Int] = []
-        for table in Self.tables { result.append(try await stack.count("SELECT count(*)::bigint FROM \(table)")) }
-        return result
+        func counts(_ stack: Stack) async throws -> [Int] {
+            var result: [Int] = []
+            for table in Self.tables { result.append(try await stack.count("SELECT count(*)::bigint FROM \(table)")) }
+            return result
+        }
     }
 }

@@ -110,6 +110,8 @@ final class Stack: Sendable {
             environment.merge(peers) { _, peer in peer }
             result[name] = environment
         }
+        // Small pools: a stack then holds about 25 connections, beside every other test's.
+        for name in ["Legal", "Accounts", "Documents"] { result[name]!["DATABASE_POOL_SIZE"] = "4" }
         result["Audit"]!["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
         result["Audit"]!["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
         result["Accounts"]!["ACCOUNTS_APPLE_JWKS"] = emptyKeySet()
