@@ -28,13 +28,14 @@ import TestSupport
         let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
         let began = ContinuousClock.now
         let error = await #expect(throws: BusError.self) {
-            _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .milliseconds(600))
+            _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .seconds(2))
         }
         let took = ContinuousClock.now - began
         #expect(error?.code == .unavailable)
         #expect(error?.message == "the database is read-only; try again later")
         #expect(runs.count > 1, "the client did not retry")
-        #expect(took < .milliseconds(900), "took \(took)")
+        // Not much past the deadline (the bound allows for a loaded machine).
+        #expect(took < .seconds(3.5), "took \(took)")
         await client.close()
         await server.shutdown()
     }

@@ -21,7 +21,7 @@ extension ReliabilityTests {
         @Test(arguments: [RestartMode.fast, .immediate])
         func servicesRideOutARestart(mode: RestartMode) async throws {
             try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
-                try await Stack.run { stack in
+                try await Stack.run(exclusive: false) { stack in
                     let terms = try await stack.currentTerms()
                     let outcomes = Outcomes()
                     let stopLoad = Flag()

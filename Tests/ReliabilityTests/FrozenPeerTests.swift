@@ -18,12 +18,12 @@ extension ReliabilityTests {
                 options.heartbeatTimeoutMs = 800
                 let client = try await RPCClient.connect(
                     to: service.lowercased(), endpoints: [stack.rpc[service]!], options: options, logger: testLogger())
-                defer { Task { await client.close() } }
                 try await probe(service, client, timeout: .seconds(10))
                 #expect(client.isConnected)
 
                 let process = try #require(stack.process(service))
                 process.signal(SIGSTOP)
+                try await waitUntilStopped(process.process.processIdentifier)
                 let timeout: Duration = .milliseconds(700)
                 let began = ContinuousClock.now
                 let error = await #expect(throws: BusError.self) { try await probe(service, client, timeout: timeout) }
@@ -47,6 +47,7 @@ extension ReliabilityTests {
                 try await withTimeout(.seconds(5), "the client to see \(service)'s connection up again") {
                     while !client.isConnected { try await Task.sleep(for: .milliseconds(20)) }
                 }
+                await client.close()
                 print("RELIABILITY sigstop-\(service) deadline=\(timeout) failed-after=\(took) code=\(error?.code.rawValue ?? "none") marked-dead-after=\(markedDead) served-after-sigcont=\(servedAgain)")
             }
         }
@@ -60,6 +61,19 @@ extension ReliabilityTests {
                 _ = try await client.call(AccountsGetOrCreate.self, .init(appleId: "apple.probe"), principal: Stack.gateway, timeout: timeout)
             default: _ = try await client.call(DocumentsUsage.self, .init(userId: UUID()), principal: .service("accounts"), timeout: timeout)
             }
+        }
+    }
+}
+
+/// Waits (up to 5 s) until the kernel reports `pid` stopped (state `T` in /proc): SIGSTOP is
+/// delivered asynchronously, and a request sent in between could still be answered.
+func waitUntilStopped(_ pid: Int32) async throws {
+    try await withTimeout(.seconds(5), "process \(pid) to stop") {
+        while true {
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "T" { return }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -37,17 +37,25 @@ final class Stack: Sendable {
         self.processes = Mutex(processes)
     }
 
-    /// Runs `body` with every service up on a fresh database (inside whatever cluster gate the
-    /// caller holds); stops them all afterwards, printing their output when `body` failed.
-    /// `settings` adds to (or overrides) one service's environment; `clientOptions` is used by
-    /// every client.
+    /// Runs `body` with every service up on a fresh database; stops them all afterwards, printing
+    /// their output when `body` failed. `settings` adds to (or overrides) one service's
+    /// environment; `clientOptions` is used by every client.
+    ///
+    /// With `exclusive` (the default) the stack has the test cluster to itself: four debug-built
+    /// services under load take both cores, and the timing-sensitive tests of other targets
+    /// (deadlines, heartbeats, first acknowledgements) must not run beside it. A caller already
+    /// inside ``TestDatabase/withExclusiveCluster`` passes `false`.
     static func run(
-        on given: TestDatabaseInstance? = nil, settings: [String: [String: String]] = [:],
+        exclusive: Bool = true, settings: [String: [String: String]] = [:],
         clientOptions: RPCClientOptions = Stack.defaultClientOptions,
         _ body: (Stack) async throws -> Void
     ) async throws {
-        if let given { return try await run(given, settings, clientOptions, body) }
-        try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+        guard exclusive else {
+            return try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+        }
+        try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
+            try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+        }
     }
 
     static var defaultClientOptions: RPCClientOptions {
