@@ -19,20 +19,17 @@ extension ReliabilityTests {
                 let users = (0..<Self.writes).map { _ in UUID() }
                 let acknowledged = Tally()
                 let receipts = Locked<[Int: ConsentReceipt]>([:])
+                // 256 clients at a time, each writing as fast as it is answered.
                 let load = Task {
-                    await withTaskGroup(of: Void.self) { group in
-                        for index in 0..<Self.writes {
-                            group.addTask {
-                                guard let receipt = try? await stack.audit.call(
-                                    AuditRecord.self,
-                                    .init(userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
-                                          clientIP: "203.0.113.7", userAgent: "reliability"),
-                                    idempotencyKey: "kill-\(index)", timeout: .seconds(2))
-                                else { return }
-                                acknowledged.add()
-                                receipts.withLock { $0[index] = receipt }
-                            }
-                        }
+                    try? await forEachConcurrently(Self.writes, width: 256) { index in
+                        guard let receipt = try? await stack.audit.call(
+                            AuditRecord.self,
+                            .init(userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
+                                  clientIP: "203.0.113.7", userAgent: "reliability"),
+                            idempotencyKey: "kill-\(index)", timeout: .seconds(5))
+                        else { return }
+                        acknowledged.add()
+                        receipts.withLock { $0[index] = receipt }
                     }
                 }
                 try await withTimeout(.seconds(60), "the first 300 acknowledgements") {
@@ -78,18 +75,15 @@ extension ReliabilityTests {
                 let appleIds = (0..<signUps).map { "apple.kill.\($0).\(UUID().uuidString)" }
                 let acknowledged = Tally()
                 let users = Locked<[Int: UUID]>([:])
+                // 32 clients at a time (each sign-up is three services and two transactions).
                 let load = Task {
-                    await withTaskGroup(of: Void.self) { group in
-                        for index in 0..<signUps {
-                            group.addTask {
-                                guard let user = try? await stack.accounts.call(
-                                    AccountsGetOrCreate.self, stack.signUpRequest(appleId: appleIds[index], terms: terms),
-                                    principal: Stack.gateway, timeout: .seconds(3)), let id = user.id
-                                else { return }
-                                acknowledged.add()
-                                users.withLock { $0[index] = id }
-                            }
-                        }
+                    try? await forEachConcurrently(signUps, width: 32) { index in
+                        guard let user = try? await stack.accounts.call(
+                            AccountsGetOrCreate.self, stack.signUpRequest(appleId: appleIds[index], terms: terms),
+                            principal: Stack.gateway, timeout: .seconds(10)), let id = user.id
+                        else { return }
+                        acknowledged.add()
+                        users.withLock { $0[index] = id }
                     }
                 }
                 try await withTimeout(.seconds(60), "the first 50 sign-ups") {
