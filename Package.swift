@@ -236,5 +236,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
+
+        // MARK: Reliability (issue 8): faults and attacks against the real executables
+        .testTarget(
+            name: "ReliabilityTests", dependencies: [
+                "Legal", "Audit", "Accounts", "Documents", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/ReliabilityTests", swiftSettings: strict),
     ]
 )

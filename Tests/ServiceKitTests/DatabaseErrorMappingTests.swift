@@ -20,6 +20,26 @@ import TestSupport
         static let type = "test.broken"
     }
 
+    /// A read-only database (a standby after a fail-over, `default_transaction_read_only`) and a
+    /// full disk are temporary states the caller should wait out, not internal errors.
+    @Test func readOnlyAndOutOfSpaceAreUnavailable() async throws {
+        try await TestDatabase.withSchema { schema in
+            let name = schema.name
+            let error = await #expect(throws: PostgresError.self) {
+                try await schema.pool.withConnection { db in
+                    try db.executeScript("SET default_transaction_read_only = on")
+                    defer { try? db.executeScript("SET default_transaction_read_only = off") }
+                    _ = try db.execute("CREATE TABLE \(name).refused (id int)")
+                }
+            }
+            #expect(error?.sqlState == "25006")
+            #expect(error?.busError.code == .unavailable)
+            #expect(error?.busError.message.contains("read-only") == true)
+            let full = PostgresError(kind: .server, operation: "PQexecParams", message: "could not extend file", sqlState: "53100")
+            #expect(full.busError.code == .unavailable)
+        }
+    }
+
     @Test func postgresErrorsBecomeTheRightBusCodes() async throws {
         try await TestDatabase.withSchema { schema in
             let name = schema.name

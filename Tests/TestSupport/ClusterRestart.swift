@@ -14,9 +14,10 @@ extension TestDatabase {
     }
 
     /// Restarts the test cluster with `deploy/pg restart --dir $COMPASS_PG_DIR --mode <mode>`
-    /// and returns when it accepts connections again. Only allowed inside
+    /// (staying down for `downFor` between stop and start) and returns when it accepts
+    /// connections again. Only allowed inside
     /// ``withExclusiveCluster(maxConnections:checkoutTimeout:_:)``: other tests would break.
-    public static func restartCluster(mode: RestartMode) async throws {
+    public static func restartCluster(mode: RestartMode, downFor: Duration = .zero) async throws {
         guard ClusterGate.holdsExclusive else {
             throw TestSupportError("restartCluster needs TestDatabase.withExclusiveCluster")
         }
@@ -29,7 +30,8 @@ extension TestDatabase {
         // that socket and hold it open forever, so close every inherited descriptor above
         // stderr before running the script.
         let closeInherited = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$0" "$@""#
-        try await run("/bin/bash", ["-c", closeInherited, script, "restart", "--dir", directory, "--mode", mode.rawValue])
+        try await run("/bin/bash", ["-c", closeInherited, script, "restart", "--dir", directory, "--mode", mode.rawValue,
+            "--down", String(format: "%.3f", Double(downFor.components.seconds) + Double(downFor.components.attoseconds) / 1e18)])
     }
 
     /// Runs a program and waits for it without blocking a cooperative thread.

@@ -100,6 +100,10 @@ public final class RPCClient: Sendable {
         let overall = clock.now + timeout
         let deadline = Date().addingTimeInterval(timeout.inSeconds)
         var attempt = 0
+        // The last `unavailable` the server answered: when the deadline runs out while retrying
+        // it, the caller gets the server's reason (e.g. "the database is read-only") rather than
+        // a bare `deadline_exceeded` that says nothing of why.
+        var lastRefusal: (envelope: Envelope, attachments: [Data])?
         while true {
             attempt += 1
             var envelope = request
@@ -110,14 +114,19 @@ public final class RPCClient: Sendable {
             do {
                 let reply = try await attemptOnce(envelope, attachments: attachments, until: attemptEnd)
                 if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
-                    try await Task.sleep(for: .milliseconds(min(20 * attempt, 200)))
+                    lastRefusal = reply
+                    try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
                     continue
                 }
                 return reply
-            } catch let error as BusError where retry && error.code == .deadlineExceeded && clock.now < overall {
-                metrics.increment("bus_rpc_retries_total", [("type", request.type)])
-                logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
-                continue
+            } catch let error as BusError where retry && error.code == .deadlineExceeded {
+                if clock.now < overall {
+                    metrics.increment("bus_rpc_retries_total", [("type", request.type)])
+                    logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
+                    continue
+                }
+                if let lastRefusal { return lastRefusal }
+                throw error
             }
         }
     }

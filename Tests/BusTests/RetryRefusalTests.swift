@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import Bus
+
+/// An idempotent call the server keeps refusing with `unavailable` is retried until its deadline;
+/// then the caller gets the server's refusal (code and reason), not a bare `deadline_exceeded`.
+@Suite struct RetryRefusalTests {
+    enum AlwaysRefused: RPCMethod {
+        typealias Request = Empty
+        typealias Reply = Empty
+        static let type = "test.always_refused"
+        static let isIdempotent = true
+    }
+
+    @Test func deadlineDuringRetriesReturnsTheServersReason() async throws {
+        let logger = testLogger()
+        let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
+        let runs = Tally()
+        let refuse: @Sendable (Empty, RequestContext) async throws -> Empty = { _, _ in
+            runs.add()
+            throw BusError(.unavailable, "the database is read-only; try again later")
+        }
+        server.register(AlwaysRefused.self, refuse)
+        try await server.start()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        let began = ContinuousClock.now
+        let error = await #expect(throws: BusError.self) {
+            _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .seconds(2))
+        }
+        let took = ContinuousClock.now - began
+        #expect(error?.code == .unavailable)
+        #expect(error?.message == "the database is read-only; try again later")
+        #expect(runs.count > 1, "the client did not retry")
+        // Not much past the deadline (the bound allows for a loaded machine).
+        #expect(took < .seconds(3.5), "took \(took)")
+        await client.close()
+        await server.shutdown()
+    }
+}
+
+/// Counts handler runs from the server's tasks.
+private final class Tally: Sendable {
+    private let value = Atomic<Int>(0)
+    func add() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}

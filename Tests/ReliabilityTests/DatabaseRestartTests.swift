@@ -1,0 +1,111 @@
+import Bus
+import Contracts
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+extension ReliabilityTests {
+    /// PostgreSQL restarted (fast and immediate shutdown) under load: calls fail `unavailable` or
+    /// `deadline_exceeded` while it is down and never hang past their deadlines; the services
+    /// reconnect by themselves and nothing acknowledged is lost. The cluster is the shared test
+    /// cluster, taken exclusively (no other database test runs meanwhile), as `ReconnectTests` does.
+    @Suite("Reliability: PostgreSQL restart under load")
+    struct DatabaseRestartTests {
+        /// How long each call may take; a call that returns later than this plus the slack hung.
+        static let callTimeout: Duration = .seconds(2)
+        static let slack: Duration = .seconds(2)
+        /// How long the cluster stays down: longer than a call's deadline, so callers must see it.
+        static let outage: Duration = .seconds(4)
+
+        @Test(arguments: [RestartMode.fast, .immediate])
+        func servicesRideOutARestart(mode: RestartMode) async throws {
+            try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
+                try await Stack.run(exclusive: false) { stack in
+                    let terms = try await stack.currentTerms()
+                    let outcomes = Outcomes()
+                    let stopLoad = Flag()
+                    // A steady load of writers, each a fresh user and key, until told to stop.
+                    let load = Task {
+                        await withTaskGroup(of: Void.self) { group in
+                            for worker in 0..<16 {
+                                group.addTask {
+                                    var index = 0
+                                    while !stopLoad.isSet {
+                                        index += 1
+                                        let key = "restart-\(worker)-\(index)"
+                                        let started = ContinuousClock.now
+                                        do {
+                                            let receipt = try await stack.audit.call(
+                                                AuditRecord.self,
+                                                .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
+                                                idempotencyKey: key, timeout: Self.callTimeout)
+                                            outcomes.acknowledge(receipt.recordId, took: ContinuousClock.now - started)
+                                        } catch let error as BusError {
+                                            outcomes.fail(error.code, took: ContinuousClock.now - started)
+                                            try? await Task.sleep(for: .milliseconds(20))
+                                        } catch {
+                                            outcomes.fail(nil, took: ContinuousClock.now - started)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    try await withTimeout(.seconds(30), "the load to start") {
+                        while outcomes.acknowledgedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
+                    }
+                    let restartBegan = ContinuousClock.now
+                    try await TestDatabase.restartCluster(mode: mode, downFor: Self.outage)
+                    let restartTook = ContinuousClock.now - restartBegan
+                    let acknowledgedAtRestart = outcomes.acknowledgedCount
+                    // Recovery: the first acknowledgement after the cluster is back.
+                    let recovery = try await withTimeout(.seconds(30), "Audit acknowledging again after the restart") {
+                        while outcomes.acknowledgedCount < acknowledgedAtRestart + 50 { try await Task.sleep(for: .milliseconds(5)) }
+                        return ContinuousClock.now - restartBegan - restartTook
+                    }
+                    stopLoad.set()
+                    await load.value
+
+                    // Every other service reconnected by itself too.
+                    #expect(try await stack.currentTerms() == terms)
+                    _ = try await stack.signUp(terms: terms)
+                    _ = try await stack.documents.call(DocumentsUsage.self, .init(userId: UUID()), principal: .service("accounts"))
+
+                    let summary = outcomes.summary
+                    let stored = try await stack.database.pool.withConnection { db in
+                        try Set(db.query("SELECT record_id FROM audit.records").map { try $0.decode(UUID.self, column: 0) })
+                    }
+                    let lost = summary.acknowledged.filter { !stored.contains($0) }
+                    #expect(lost.isEmpty, "\(lost.count) of \(summary.acknowledged.count) acknowledged records are missing")
+                    let allowed: Set<ErrorCode?> = [.unavailable, .deadlineExceeded]
+                    #expect(summary.failures.values.reduce(0, +) > 0, "no call failed during a \(Self.outage) outage")
+                    #expect(summary.failures.keys.allSatisfy { allowed.contains($0) }, "failures: \(summary.failures)")
+                    #expect(summary.slowest <= Self.callTimeout + Self.slack, "a call took \(summary.slowest)")
+                    print("RELIABILITY pg-restart-\(mode.rawValue) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) restart-script=\(restartTook) recovery-after-restart=\(recovery)")
+                }
+            }
+        }
+    }
+}
+
+/// What the load saw: acknowledged record ids, failures by code, the slowest call.
+final class Outcomes: Sendable {
+    struct Summary {
+        var acknowledged: [UUID] = []
+        var failures: [ErrorCode?: Int] = [:]
+        var slowest: Duration = .zero
+    }
+    private let state = Mutex(Summary())
+
+    func acknowledge(_ id: UUID, took: Duration) {
+        state.withLock { $0.acknowledged.append(id); $0.slowest = max($0.slowest, took) }
+    }
+
+    func fail(_ code: ErrorCode?, took: Duration) {
+        state.withLock { $0.failures[code, default: 0] += 1; $0.slowest = max($0.slowest, took) }
+    }
+
+    var acknowledgedCount: Int { state.withLock { $0.acknowledged.count } }
+    var summary: Summary { state.withLock { $0 } }
+}

@@ -1,0 +1,79 @@
+import Bus
+import Contracts
+import Foundation
+import Testing
+import TestSupport
+
+extension ReliabilityTests {
+    /// A service that stops answering (SIGSTOP keeps its sockets open, so only deadlines and
+    /// heartbeats can tell): callers fail at their deadline with `deadline_exceeded`, heartbeats mark
+    /// the connection dead, and after SIGCONT the same client is served again.
+    @Suite("Reliability: a frozen peer")
+    struct FrozenPeerTests {
+        @Test(arguments: ["Legal", "Audit", "Accounts", "Documents"])
+        func frozenServiceFailsCallsAtTheirDeadlineAndRecovers(service: String) async throws {
+            try await Stack.run { stack in
+                var options = RPCClientOptions()
+                options.heartbeatIntervalMs = 200
+                options.heartbeatTimeoutMs = 800
+                let client = try await RPCClient.connect(
+                    to: service.lowercased(), endpoints: [stack.rpc[service]!], options: options, logger: testLogger())
+                try await probe(service, client, timeout: .seconds(10))
+                #expect(client.isConnected)
+
+                let process = try #require(stack.process(service))
+                process.signal(SIGSTOP)
+                try await waitUntilStopped(process.process.processIdentifier)
+                let timeout: Duration = .milliseconds(700)
+                let began = ContinuousClock.now
+                let error = await #expect(throws: BusError.self) { try await probe(service, client, timeout: timeout) }
+                let took = ContinuousClock.now - began
+                #expect(error?.code == .deadlineExceeded)
+                // The bound allows for a loaded 2-core machine (deploy/test runs every target at once);
+            // idle, the call fails within 2 ms of its deadline.
+            #expect(took >= timeout && took < timeout + .seconds(2), "failed after \(took)")
+
+                let frozenAt = ContinuousClock.now
+                try await withTimeout(.seconds(10), "the heartbeat to mark \(service) dead") {
+                    while client.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                let markedDead = ContinuousClock.now - frozenAt
+
+                process.signal(SIGCONT)
+                let resumed = ContinuousClock.now
+                try await probe(service, client, timeout: .seconds(10))
+                let servedAgain = ContinuousClock.now - resumed
+                // The reply came over the new connection; the monitor's handshake event may trail it.
+                try await withTimeout(.seconds(5), "the client to see \(service)'s connection up again") {
+                    while !client.isConnected { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                await client.close()
+                print("RELIABILITY sigstop-\(service) deadline=\(timeout) failed-after=\(took) code=\(error?.code.rawValue ?? "none") marked-dead-after=\(markedDead) served-after-sigcont=\(servedAgain)")
+            }
+        }
+
+        /// One cheap read the service answers.
+        func probe(_ service: String, _ client: RPCClient, timeout: Duration) async throws {
+            switch service {
+            case "Legal": _ = try await client.call(LegalCurrent.self, .init(type: .termsOfService), timeout: timeout)
+            case "Audit": _ = try await client.call(AuditPublicKey.self, Empty(), timeout: timeout)
+            case "Accounts":
+                _ = try await client.call(AccountsGetOrCreate.self, .init(appleId: "apple.probe"), principal: Stack.gateway, timeout: timeout)
+            default: _ = try await client.call(DocumentsUsage.self, .init(userId: UUID()), principal: .service("accounts"), timeout: timeout)
+            }
+        }
+    }
+}
+
+/// Waits (up to 5 s) until the kernel reports `pid` stopped (state `T` in /proc): SIGSTOP is
+/// delivered asynchronously, and a request sent in between could still be answered.
+func waitUntilStopped(_ pid: Int32) async throws {
+    try await withTimeout(.seconds(5), "process \(pid) to stop") {
+        while true {
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "T" { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+// A copy of BusTests/RawPeer.swift: test targets cannot share files, and this one needs the same raw socket.
+import Foundation
+import Logging
+import Synchronization
+import TestSupport
+
+@testable import Bus
+
+/// A DEALER socket that sends frames exactly as given: garbage included.
+final class RawPeer: Sendable {
+    private let loop: SocketLoop
+    private let inbox: AsyncStream<[Data]>
+    private let iterator: Mutex<AsyncStream<[Data]>.AsyncIterator?>
+
+    private init(loop: SocketLoop, inbox: AsyncStream<[Data]>) {
+        self.loop = loop
+        self.inbox = inbox
+        self.iterator = Mutex(nil)
+    }
+
+    static func connect(_ endpoint: String, maxMessageSize: Int64 = -1, logger: Logger = testLogger()) async throws -> RawPeer {
+        let (stream, continuation) = AsyncStream.makeStream(of: [Data].self)
+        let loop = try await SocketLoop.start(
+            name: "raw", policy: .wait, logger: logger,
+            callbacks: LoopCallbacks(onMessage: { continuation.yield($0.frames) })
+        ) { sockets in
+            let socket = try sockets.makeMain(.dealer)
+            try socket.limitMessageSize(maxMessageSize)
+            try socket.connect(endpoint)
+        }
+        return RawPeer(loop: loop, inbox: stream)
+    }
+
+    func send(_ frames: [Data]) { loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) }
+
+    /// Sends `frames` and waits (up to `timeout`) for the next message back.
+    func roundTrip(_ frames: [Data], timeout: Duration = .seconds(5)) async throws -> [Data] {
+        send(frames)
+        return try await next(timeout: timeout)
+    }
+
+    /// Waits for the next message. A timeout ends the stream (a cancelled `next()` finishes an
+    /// `AsyncStream`), so only a test's last read may expect one.
+    func next(timeout: Duration = .seconds(5)) async throws -> [Data] {
+        let inbox = self.inbox
+        return try await withThrowingTaskGroup(of: [Data]?.self) { group in
+            group.addTask { var iterator = inbox.makeAsyncIterator(); return await iterator.next() }
+            group.addTask { try await Task.sleep(for: timeout); return nil }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let frames = first else { throw RawPeerTimeout() }
+            return frames
+        }
+    }
+
+    func close() async { await loop.stop() }
+}
+
+struct RawPeerTimeout: Error {}

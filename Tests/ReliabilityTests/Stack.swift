@@ -1,0 +1,207 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+import Postgres
+import Synchronization
+import TestSupport
+
+/// The four real service executables (Legal, Audit, Accounts, Documents) on one private database,
+/// each on its own ipc addresses, with a client of each. Any service can be stopped, killed,
+/// frozen or started again on the same addresses, so the fault tests break one piece at a time.
+final class Stack: Sendable {
+    /// The services in the order they start (each depends only on those before it).
+    static let order = ["Legal", "Audit", "Accounts", "Documents"]
+
+    let database: TestDatabaseInstance
+    let environments: [String: [String: String]]
+    let rpc: [String: String]
+    let legal: RPCClient
+    let audit: RPCClient
+    let accounts: RPCClient
+    let documents: RPCClient
+    private let processes: Mutex<[String: PeerProcess]>
+
+    static let operatorPrincipal = Principal.operator("tests")
+    static let gateway = Principal.service("gateway")
+
+    private init(database: TestDatabaseInstance, environments: [String: [String: String]], rpc: [String: String],
+                 clients: [String: RPCClient], processes: [String: PeerProcess]) {
+        self.database = database
+        self.environments = environments
+        self.rpc = rpc
+        self.legal = clients["Legal"]!
+        self.audit = clients["Audit"]!
+        self.accounts = clients["Accounts"]!
+        self.documents = clients["Documents"]!
+        self.processes = Mutex(processes)
+    }
+
+    /// Runs `body` with every service up on a fresh database; stops them all afterwards, printing
+    /// their output when `body` failed. `settings` adds to (or overrides) one service's
+    /// environment; `clientOptions` is used by every client.
+    ///
+    /// With `exclusive` (the default) the stack has the test cluster to itself: four debug-built
+    /// services under load take both cores, and the timing-sensitive tests of other targets
+    /// (deadlines, heartbeats, first acknowledgements) must not run beside it. A caller already
+    /// inside ``TestDatabase/withExclusiveCluster`` passes `false`.
+    static func run(
+        exclusive: Bool = true, settings: [String: [String: String]] = [:],
+        clientOptions: RPCClientOptions = Stack.defaultClientOptions,
+        _ body: (Stack) async throws -> Void
+    ) async throws {
+        guard exclusive else {
+            return try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+        }
+        try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
+            try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+        }
+    }
+
+    static var defaultClientOptions: RPCClientOptions {
+        var options = RPCClientOptions()
+        options.defaultTimeout = .seconds(30)
+        return options
+    }
+
+    private static func run(
+        _ database: TestDatabaseInstance, _ settings: [String: [String: String]], _ clientOptions: RPCClientOptions,
+        _ body: (Stack) async throws -> Void
+    ) async throws {
+        let environments = makeEnvironments(database, settings)
+        var started: [String: PeerProcess] = [:]
+        var clients: [String: RPCClient] = [:]
+        let result: Result<Void, any Error>
+        do {
+            for name in order { started[name] = try await PeerProcess(name, environment: environments[name]!) }
+            for name in order {
+                clients[name] = try await RPCClient.connect(
+                    to: name.lowercased(), endpoints: [environments[name]!["RPC_BIND"]!], options: clientOptions, logger: testLogger())
+            }
+            let stack = Stack(
+                database: database, environments: environments, rpc: environments.mapValues { $0["RPC_BIND"]! },
+                clients: clients, processes: started)
+            do { result = .success(try await body(stack)) } catch { result = .failure(error) }
+            started = stack.processes.withLock { $0 }
+        } catch {
+            result = .failure(error)
+        }
+        if case .failure = result {
+            for (name, process) in started { print("\(name) output:\n\(process.output.suffix(4000))") }
+        }
+        for client in clients.values { await client.close() }
+        for name in order.reversed() {
+            guard let process = started[name] else { continue }
+            process.signal(SIGCONT)
+            process.signal(SIGTERM)
+            if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
+        }
+        try result.get()
+    }
+
+    /// Every service's environment: its own addresses plus its peers' (ipc sockets, so nothing
+    /// collides with services of tests running in parallel).
+    private static func makeEnvironments(
+        _ database: TestDatabaseInstance, _ settings: [String: [String: String]]
+    ) -> [String: [String: String]] {
+        var rpc: [String: String] = [:]
+        var events: [String: String] = [:]
+        for name in order { (rpc[name], events[name]) = (ipcEndpoint(), ipcEndpoint()) }
+        var peers: [String: String] = [:]
+        for name in order {
+            peers["\(name.uppercased())_RPC_ENDPOINTS"] = rpc[name]
+            peers["\(name.uppercased())_EVENTS_ENDPOINTS"] = events[name]
+        }
+        var result: [String: [String: String]] = [:]
+        for name in order {
+            var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: rpc[name]!, events: events[name]!, logLevel: "error")
+            environment.merge(peers) { _, peer in peer }
+            result[name] = environment
+        }
+        // Small pools: a stack then holds about 25 connections, beside every other test's.
+        for name in ["Legal", "Accounts", "Documents"] { result[name]!["DATABASE_POOL_SIZE"] = "4" }
+        result["Audit"]!["AUDIT_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
+        result["Audit"]!["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
+        result["Accounts"]!["ACCOUNTS_APPLE_JWKS"] = emptyKeySet()
+        result["Accounts"]!["ACCOUNTS_APPLE_BUNDLE_ID"] = "com.recruitingcompass.tests"
+        result["Accounts"]!["ACCOUNTS_SESSION_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
+        result["Accounts"]!["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
+        for (name, extra) in settings { result[name]!.merge(extra) { _, given in given } }
+        return result
+    }
+
+    /// Accounts needs a key-set location to start; these tests never sign in with Apple.
+    private static func emptyKeySet() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reliability-jwks-\(UUID().uuidString).json").path
+        try? Data(#"{"keys":[]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    // MARK: Processes
+
+    func process(_ name: String) -> PeerProcess? { processes.withLock { $0[name] } }
+
+    /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
+    func stop(_ name: String) async {
+        guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }
+        process.signal(SIGTERM)
+        if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
+    }
+
+    /// SIGKILL: no shutdown code runs; whatever was in flight is cut off.
+    func kill(_ name: String) {
+        processes.withLock { $0.removeValue(forKey: name) }?.kill()
+    }
+
+    /// Starts `name` again with its environment (same addresses, database and keys).
+    func start(_ name: String) async throws {
+        let process = try await PeerProcess(name, environment: environments[name]!)
+        processes.withLock { $0[name] = process }
+    }
+
+    // MARK: Calls
+
+    func currentTerms() async throws -> String {
+        try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+    }
+
+    func signUpRequest(appleId: String, terms: String) -> AccountsGetOrCreate.Request {
+        .init(appleId: appleId, email: "a@example.com", name: "Alex Athlete", state: "CA", eligibilityCertified: true,
+              tosVersion: terms, clientIP: "203.0.113.9", userAgent: "reliability-tests")
+    }
+
+    /// A complete sign-up; returns the new user's id.
+    func signUp(terms: String? = nil) async throws -> UUID {
+        var version = terms ?? ""
+        if terms == nil { version = try await currentTerms() }
+        let user = try await accounts.call(
+            AccountsGetOrCreate.self, signUpRequest(appleId: "apple." + UUID().uuidString, terms: version), principal: Self.gateway)
+        guard let id = user.id else { throw TestSupportError("sign-up returned no user id") }
+        return id
+    }
+
+    /// Requests and confirms the deletion of `user`'s account: Accounts publishes `account.deleted`.
+    func deleteAccount(_ user: UUID) async throws {
+        let principal = Principal.user(user.uuidString.lowercased())
+        let request = try await accounts.call(AccountsRequestDeletion.self, .init(userId: user), principal: principal)
+        _ = try await accounts.call(AccountsConfirmDeletion.self, .init(userId: user, requestId: request.requestId), principal: principal)
+    }
+
+    /// One integer from a query on the stack's database.
+    func count(_ sql: String, _ parameters: (any PostgresEncodable)?...) async throws -> Int {
+        try await withDatabase { db in try db.query(sql, parameters: parameters)[0].decode(Int.self, column: 0) }
+    }
+
+    /// Runs `body` on a connection of the test's own pool, again on a fresh one when the one it
+    /// got was cut (a fault test may have terminated or restarted the server under the pool).
+    func withDatabase<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do { return try await database.pool.withConnection(body) } catch let error as PostgresError
+                where error.isConnectionFailure && attempt < 10 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+}

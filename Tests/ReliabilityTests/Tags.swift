@@ -1,0 +1,30 @@
+import Synchronization
+import Testing
+
+extension Tag {
+    /// Tests that take more than a few seconds (loads, restarts, storms). Every suite of this
+    /// target carries it; a developer skips them with `swift test --skip ReliabilityTests` (or runs
+    /// them alone with `--filter ReliabilityTests`); `deploy/test` runs them all.
+    @Tag static var long: Self
+}
+
+/// Counts from many tasks at once.
+final class Tally: Sendable {
+    private let value = Synchronization.Mutex(0)
+    func add(_ amount: Int = 1) { value.withLock { $0 += amount } }
+    var count: Int { value.withLock { $0 } }
+}
+
+/// A flag one task sets and others poll.
+final class Flag: Sendable {
+    private let value = Synchronization.Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// A value many tasks update (a local `Mutex` cannot be captured by task-group closures).
+final class Locked<Value: Sendable>: Sendable {
+    private let value: Synchronization.Mutex<Value>
+    init(_ initial: Value) { value = Synchronization.Mutex(initial) }
+    func withLock<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { value.withLock(body) }
+}
