@@ -156,7 +156,8 @@ import TestSupport
             #expect(error.message.contains("peer"))
         }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(1400) && elapsed < .milliseconds(3000))
+        // At the deadline, not never: the upper bound only rules out a hang (a loaded machine delays the wake-up).
+        #expect(elapsed >= .milliseconds(1400) && elapsed < .milliseconds(8000))
         await client.close()
     }
 

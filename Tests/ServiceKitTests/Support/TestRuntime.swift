@@ -22,7 +22,7 @@ func makeTestRuntime(name: String = "test-service", healthLimits: HealthServer.L
 
 /// Polls `path` until `accept` holds for the response, or fails the test after `timeout`.
 func waitForResponse(
-    _ path: String, port: Int, timeout: Duration = .seconds(5),
+    _ path: String, port: Int, timeout: Duration = .seconds(20),
     until accept: (RawHTTPClient.Response) -> Bool
 ) async throws -> RawHTTPClient.Response {
     let deadline = ContinuousClock.now + timeout
