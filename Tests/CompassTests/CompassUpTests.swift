@@ -12,7 +12,8 @@ import FoundationNetworking
 @Suite(.serialized) struct CompassUpTests {
     @Test func upRunsEveryServiceOperatesItAndStopsCleanly() async throws {
         try await TestDatabase.withDatabase { database in
-            let base = Int.random(in: 300...600) * 100
+            // Below the kernel's ephemeral range (32768+), where other tests' "port 0" sockets land.
+            let base = Int.random(in: 210...319) * 100
             var environment = ProcessInfo.processInfo.environment
             environment["DATABASE_URL"] = database.url
             // The seed's own client sends no credentials: the stack runs as a test deployment would.

@@ -31,7 +31,8 @@ def stack(tmp_path):
         pytest.fail("DATABASE_URL is not set: run deploy/test")
     name = "locust_" + uuid.uuid4().hex[:12]
     psql(url, f"CREATE DATABASE {name}")
-    base = random.randrange(300, 600) * 100 + 50
+    # Below the kernel's ephemeral range (32768+), where other tests' "port 0" sockets land.
+    base = random.randrange(210, 320) * 100 + 50
     environment = dict(os.environ, DATABASE_URL=url.rsplit("/", 1)[0] + "/" + name,
                        GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS="true", LOG_LEVEL="error")
     up = subprocess.Popen([str(BIN / "compass"), "up", "--base-port", str(base)], env=environment, cwd=tmp_path,
