@@ -91,6 +91,7 @@ struct AccountsPeers: Sendable {
             started.append(try await PeerProcess("Audit", environment: auditEnvironment))
             var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents, logLevel: "error")
             environment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            environment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             environment["AUDIT_RPC_ENDPOINTS"] = auditRPC
             environment["ACCOUNTS_APPLE_JWKS"] = try Self.emptyKeySet()
             environment["ACCOUNTS_APPLE_BUNDLE_ID"] = "com.recruitingcompass.tests"
