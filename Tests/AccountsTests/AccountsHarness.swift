@@ -57,6 +57,7 @@ final class AccountsHarness: Sendable {
             var accountsEnvironment = accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
             accountsEnvironment.merge(extra) { $1 }
             accountsEnvironment["EVENTS_BIND"] = accountsEvents
+            accountsEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
             let logger = testLogger()
             let harness = AccountsHarness(
@@ -114,6 +115,7 @@ final class AccountsHarness: Sendable {
         var environment = Self.accountsEnvironment(database, rpc: accountsRPC, legal: legalRPC, audit: auditRPC, rules: rules)
         environment.merge(extra) { $1 }
         environment["EVENTS_BIND"] = auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"]
+        environment["LEGAL_EVENTS_ENDPOINTS"] = auditEnvironment["LEGAL_EVENTS_ENDPOINTS"]
         let process = try await PeerProcess("Accounts", environment: environment)
         processes.withLock { $0["Accounts"] = process }
     }
@@ -178,12 +180,12 @@ final class AccountsHarness: Sendable {
         try await legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
     }
 
-    /// Publishes a terms version through Legal, as an operator.
-    func publishTerms(_ version: String, material: Bool) async throws {
+    /// Publishes a terms version through Legal, as an operator; in effect at once unless `effectiveAt`.
+    func publishTerms(_ version: String, material: Bool, effectiveAt: Date? = nil) async throws {
         _ = try await legalClient.call(
             LegalPublish.self,
             .init(type: .termsOfService, version: version, content: "# Terms \(version)\n\n## 1. Text\n\nVersion \(version).\n",
-                  material: material),
+                  effectiveAt: effectiveAt, material: material),
             principal: Self.operatorPrincipal)
     }
 

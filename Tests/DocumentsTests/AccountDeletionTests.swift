@@ -107,6 +107,7 @@ struct AccountsPeers: Sendable {
             started.append(try await PeerProcess("Audit", environment: auditEnvironment))
             var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents, logLevel: "error")
             environment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            environment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             environment["AUDIT_RPC_ENDPOINTS"] = auditRPC
             environment["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
             environment["ACCOUNTS_APPLE_JWKS"] = try Self.emptyKeySet()

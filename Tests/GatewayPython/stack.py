@@ -108,8 +108,8 @@ class Stack:
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"),
                         AUDIT_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode(), AUDIT_CHECKPOINT_INTERVAL="1h")
             self._start("Accounts", common, RPC_BIND=endpoint("accounts"), EVENTS_BIND=endpoint("accounts-events"),
-                        LEGAL_RPC_ENDPOINTS=endpoint("legal"), AUDIT_RPC_ENDPOINTS=endpoint("audit"),
-                        ACCOUNTS_APPLE_JWKS=self.apple.jwks_path, ACCOUNTS_APPLE_BUNDLE_ID=BUNDLE_ID,
+                        LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
+                        AUDIT_RPC_ENDPOINTS=endpoint("audit"), ACCOUNTS_APPLE_JWKS=self.apple.jwks_path, ACCOUNTS_APPLE_BUNDLE_ID=BUNDLE_ID,
                         ACCOUNTS_SESSION_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode())
             gateway_env = {k: v for k, v in common.items() if k != "DATABASE_URL"}
             gateway = self._start("Gateway", gateway_env, GATEWAY_HTTP_PORT="0",

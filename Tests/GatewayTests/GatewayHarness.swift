@@ -47,6 +47,7 @@ final class GatewayHarness: Sendable {
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
             var accountsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents)
             accountsEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            accountsEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             accountsEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
             accountsEnvironment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
             accountsEnvironment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID

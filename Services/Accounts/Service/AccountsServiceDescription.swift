@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import Identity
 import Postgres
@@ -25,6 +26,11 @@ public enum AccountsServiceDescription: ServiceDescription {
     public static func configure(_ context: BusServiceContext, settings: AccountsSettings) async throws {
         let peers = Peers(legal: { try await context.client(for: .legal) }, audit: { try await context.client(for: .audit) })
         let store = AccountsStore(pool: context.pool, schema: context.name)
+        let legalEvents = try await EventSubscriber.connect(
+            endpoints: context.bus.peers[.legal]?.events ?? [ServiceName.legal.defaultEventsEndpoint], topics: [LegalEvents.published],
+            security: try context.bus.clientSecurity(for: .legal), logger: context.logger)
+        context.runtime.addService(
+            TermsCatalogFollower(catalog: peers.terms, events: legalEvents, interval: .seconds(5), logger: context.logger))
         AccountsHandlers(store: store, rules: settings.rules, peers: peers).register(on: context.server)
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)

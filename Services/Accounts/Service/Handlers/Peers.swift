@@ -7,14 +7,20 @@ import Foundation
 struct Peers: Sendable {
     let legal: @Sendable () async throws -> RPCClient
     let audit: @Sendable () async throws -> RPCClient
+    /// The terms versions Legal published, so the version in effect is known without a call.
+    let terms: TermsCatalog
 
-    /// The terms of service version in effect now; `unavailable` when none is.
-    func currentTermsVersion() async throws -> String {
-        do {
-            return try await legal().call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
-        } catch let error as BusError where error.code == .notFound {
-            throw BusError(.unavailable, "no terms of service are in effect yet")
-        }
+    init(legal: @escaping @Sendable () async throws -> RPCClient, audit: @escaping @Sendable () async throws -> RPCClient) {
+        self.legal = legal
+        self.audit = audit
+        self.terms = TermsCatalog(legal: legal)
+    }
+
+    /// The terms of service version in effect now; `unavailable` when none is. `expected` (the
+    /// version the caller sent) is answered from ``TermsCatalog`` when it is the one in effect there;
+    /// any other answer comes from Legal.
+    func currentTermsVersion(expecting expected: String?) async throws -> String {
+        try await terms.current(expecting: expected)
     }
 
     /// Records `action` on terms `version` for `user`. `key` makes a retry record once.

@@ -30,7 +30,7 @@ struct SignUp: Sendable {
         guard request.eligibilityCertified == true else {
             throw BusError(.invalidArgument, "eligibility must be certified: at least \(rules.minimumAge) years old, and a skill-based contest")
         }
-        let current = try await peers.currentTermsVersion()
+        let current = try await peers.currentTermsVersion(expecting: request.tosVersion)
         guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
         let new = NewUser(
             appleId: request.appleId, email: request.email, name: request.name, state: code, rulesVersion: rules.version,

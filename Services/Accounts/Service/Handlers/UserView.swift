@@ -10,11 +10,22 @@ struct UserView: Sendable {
     func present(_ user: StoredUser) async throws -> AccountUser {
         let status = try await peers.termsStatus(of: user.id)
         let hasAccepted = status.map { $0.lastAction == .accept && $0.lastVersion != nil && $0.lastVersion == $0.currentVersion } ?? false
-        return AccountUser(
+        return Self.view(user, hasAcceptedTOS: hasAccepted, needsToAcceptTOS: status?.needsAcceptance ?? true)
+    }
+
+    /// The user right after Audit committed their acceptance of the version in effect: Audit's
+    /// status would now say exactly this (last action an acceptance of the current version, so
+    /// no material version took effect since), so it is not asked again.
+    static func justAccepted(_ user: StoredUser) -> AccountUser {
+        view(user, hasAcceptedTOS: true, needsToAcceptTOS: false)
+    }
+
+    private static func view(_ user: StoredUser, hasAcceptedTOS: Bool, needsToAcceptTOS: Bool) -> AccountUser {
+        AccountUser(
             id: user.id, appleId: user.appleId, email: user.email, name: user.name, username: user.username, state: user.state,
             eligibilityConfirmedAt: user.eligibilityConfirmedAt, tosVersion: user.tosVersion, tosAcceptedAt: user.tosAcceptedAt,
             createdAt: user.createdAt, eligibilityRulesVersion: user.eligibilityRulesVersion, hasConfirmedEligibility: true,
-            hasAcceptedTOS: hasAccepted, needsToAcceptTOS: status?.needsAcceptance ?? true)
+            hasAcceptedTOS: hasAcceptedTOS, needsToAcceptTOS: needsToAcceptTOS)
     }
 
     /// A sign-in that has not confirmed eligibility: nothing is stored, so there is no id yet.
