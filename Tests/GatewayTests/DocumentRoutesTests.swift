@@ -15,7 +15,7 @@ extension GatewayIntegration {
                     json: ["type": "resume", "title": "Résumé", "fileType": "application/octet-stream", "fileName": "cv.bin", "length": 5, "schoolId": "s1"],
                     headers: user.auth)
                 #expect(created.status == 201, "\(created.text)")
-                let first = try #require(created.json["id"] as? String)
+                let first = try #require(created.json["id"] as? String).lowercased()
                 #expect(created.header("Location") == "/api/uploads/\(first)")
                 #expect(created.json["bytesState"] as? String == "uploading")
                 let patched = try await harness.tusPatch(user, "/api/uploads/\(first)", offset: 0, Data("hello".utf8))
@@ -30,7 +30,7 @@ extension GatewayIntegration {
                 // By file URL: the reference contains `/` (percent-encoded in the path).
                 let encoded = fileUrl.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
                 let byUrl = try await http.get("/api/documents/\(encoded)", headers: user.auth)
-                #expect(byUrl.status == 200 && byUrl.json["id"] as? String == first)
+                #expect(byUrl.status == 200 && (byUrl.json["id"] as? String)?.lowercased() == first)
 
                 let second = try await harness.upload(Data("second".utf8), as: user, type: "transcript", fileName: "t.bin")
                 let third = try await harness.upload(Data("third".utf8), as: user, type: "transcript", fileName: "u.bin")
@@ -38,12 +38,12 @@ extension GatewayIntegration {
                 // Newest first, keyset pages.
                 let all = try await http.get("/api/documents", headers: user.auth)
                 #expect(all.status == 200)
-                #expect((all.json["documents"] as? [[String: Any]])?.map { $0["id"] as? String } == [third, second, first])
+                #expect((all.json["documents"] as? [[String: Any]])?.map { ($0["id"] as? String)?.lowercased() } == [third, second, first])
                 #expect(all.json["total"] as? Int == 3)
                 let page1 = try await http.get("/api/documents?limit=2", headers: user.auth)
                 let cursor = try #require(page1.json["nextCursor"] as? String)
                 let page2 = try await http.get("/api/documents?limit=2&after=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", headers: user.auth)
-                #expect((page2.json["documents"] as? [[String: Any]])?.map { $0["id"] as? String } == [first])
+                #expect((page2.json["documents"] as? [[String: Any]])?.map { ($0["id"] as? String)?.lowercased() } == [first])
                 #expect(page2.json["nextCursor"] == nil || page2.json["nextCursor"] is NSNull)
                 let transcripts = try await http.get("/api/documents?type=transcript", headers: user.auth)
                 #expect(transcripts.json["total"] as? Int == 2)
@@ -54,7 +54,7 @@ extension GatewayIntegration {
                 let position = try await http.get("/api/documents/\(second)/position", headers: user.auth)
                 #expect(position.status == 200)
                 #expect(position.json["position"] as? Int == 2 && position.json["total"] as? Int == 3)
-                #expect(position.json["previousId"] as? String == third && position.json["nextId"] as? String == first)
+                #expect((position.json["previousId"] as? String)?.lowercased() == third && (position.json["nextId"] as? String)?.lowercased() == first)
                 let inType = try await http.get("/api/documents/\(second)/position?type=transcript", headers: user.auth)
                 #expect(inType.json["position"] as? Int == 2 && inType.json["total"] as? Int == 2)
 

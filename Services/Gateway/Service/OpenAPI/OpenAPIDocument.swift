@@ -174,10 +174,14 @@ enum OpenAPIDocument {
             case .storage: .object(["$ref": .string("#/components/schemas/StorageError")])
             case .native: .object(["$ref": .string("#/components/schemas/Error")])
             }
-        let error: JSONValue = .object([
-            "description": .string("An error (see the gateway README for the codes)."),
-            "content": .object(["application/json": .object(["schema": errorSchema])]),
-        ])
+        // A HEAD answer carries no body, so its errors document none.
+        let error: JSONValue =
+            entry.method == "HEAD"
+            ? .object(["description": .string("An error (status only).")])
+            : .object([
+                "description": .string("An error (see the gateway README for the codes)."),
+                "content": .object(["application/json": .object(["schema": errorSchema])]),
+            ])
         let isPage = entry.path.hasPrefix("/legal/")
         let isMetrics = entry.path == "/metrics"
         let success: JSONValue = .object([
