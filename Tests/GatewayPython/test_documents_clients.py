@@ -8,16 +8,13 @@ import urllib.request
 
 import pytest
 from storage3.exceptions import StorageException
-from supabase import create_client
+from supabase import ClientOptions, create_client
 from tusclient import client as tus_client
 
 
 def user_clients(stack, token):
     """The Supabase client as the app makes it (anon key), acting with the user's session."""
-    supabase = create_client(stack.url, stack.anon_key)
-    supabase.postgrest.auth(token)
-    supabase.storage._client.headers["Authorization"] = "Bearer " + token
-    return supabase
+    return create_client(stack.url, stack.anon_key, options=ClientOptions(headers={"Authorization": "Bearer " + token}))
 
 
 def upload_interrupted_then_resumed(stack, token, data, **metadata):

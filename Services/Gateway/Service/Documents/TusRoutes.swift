@@ -96,6 +96,16 @@ struct TusRoutes {
                 throw BusError(.invalidArgument, "Upload-Offset must be a non-negative integer")
             }
             let principal = Credential.principal(for: user)
+            if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > 0 {
+                // Checked before any byte is appended: a body that cannot fit changes nothing.
+                let current = try await services.call(.documents, DocumentsUploadStatus.self, .init(id: id), principal: principal, context: context)
+                guard current.offset == offset else {
+                    throw BusError(.conflict, "Upload-Offset \(offset) is not the committed offset", details: ["offset": String(current.offset)])
+                }
+                guard offset + declared <= current.length else {
+                    throw BusError(.invalidArgument, "the body goes past Upload-Length \(current.length)")
+                }
+            }
             var status = try await pump.pump(request.body, id: id, offset: offset, principal: principal, traceparent: context.traceparent)
             if status == nil {
                 // An empty body: the offset must still be the committed one.
