@@ -52,7 +52,7 @@ struct DocumentRoutes {
             let user = try await authenticator.requireUser(request, context: context)
             let query = Self.query(request)
             let limit = try query["limit"].map { text in
-                guard let value = Int(text), (1...500).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 500") }
+                guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
                 return value
             }
             let filter = try Self.filter(query, owner: user)

@@ -109,7 +109,7 @@ enum OpenAPIDocument {
         ],
         "/api/documents": [
             ("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")])),
-            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(500)])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(200)])),
             ("after", .object(["type": .string("string")])),
         ],
         "/api/documents/:reference/position": [("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")]))],

@@ -59,9 +59,9 @@ enum DocumentsTable {
         let filter = CollectionFilter(ownerId: user, type: type.flatMap(DocumentType.init(rawValue:)), schoolId: query.filters.first { $0.column == "school_id" }?.value)
         var rows: [[String: JSONValue]] = []
         var after: String?
-        // At most 20 pages of 500: a client wanting more pages with limit/offset or the native API.
-        for _ in 0..<20 {
-            let page = try await services.call(.documents, DocumentsList.self, .init(filter: filter, limit: 500, after: after), principal: principal, context: context)
+        // At most 50 pages of 200 (Documents' largest page): 10,000 rows.
+        for _ in 0..<50 {
+            let page = try await services.call(.documents, DocumentsList.self, .init(filter: filter, limit: 200, after: after), principal: principal, context: context)
             rows += page.documents.map(row)
             guard let next = page.nextCursor else { break }
             after = next

@@ -49,6 +49,8 @@ struct PostgRESTRoutes {
         }
         catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents (select, id=eq., type=eq., school_id=eq., order, limit; object media type for .single()).", public: false) { request, context in
             let query = try DocumentsTable.normalized(try PostgRESTQuery(rawQuery: request.uri.query))
+            // Unknown columns are refused before anything is fetched.
+            _ = try PostgRESTTable.apply(query, to: [], table: "documents", columns: DocumentsTable.columns)
             var rows: [[String: JSONValue]] = []
             // Row-level security: a session sees its own documents, the anon key none.
             if case .session(let userId?, _, _) = try await caller(request, context) {
