@@ -61,9 +61,7 @@ struct DocumentRoutes {
                 principal: Credential.principal(for: user), context: context))
         }
         catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) { request, context in
-            let (user, document) = try await find(request, context)
-            _ = user
-            return try JSONBodies.response(document)
+            try JSONBodies.response(try await find(request, context).1)
         }
         catalog.add(router, .get, "/api/documents/:reference/position", "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false) { request, context in
             let (user, document) = try await find(request, context)
