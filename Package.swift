@@ -232,7 +232,7 @@ let package = Package(
             ], path: "Tests/AccountsTests", swiftSettings: strict),
         .testTarget(
             name: "GatewayTests", dependencies: [
-                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
+                "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),

@@ -1,4 +1,4 @@
-"""The real Legal, Audit, Accounts and Gateway executables on a fresh database, for the Python
+"""The real Legal, Audit, Accounts, Documents and Gateway executables on a fresh database, for the Python
 checks: what the official Supabase client, headless Chromium and schemathesis run against.
 
 Apple is stood in for by an RSA key of our own whose key set is written to a file that Accounts
@@ -111,10 +111,13 @@ class Stack:
                         LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
                         AUDIT_RPC_ENDPOINTS=endpoint("audit"), ACCOUNTS_APPLE_JWKS=self.apple.jwks_path, ACCOUNTS_APPLE_BUNDLE_ID=BUNDLE_ID,
                         ACCOUNTS_SESSION_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode())
+            self._start("Documents", common, RPC_BIND=endpoint("documents"), EVENTS_BIND=endpoint("documents-events"),
+                        ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"))
             gateway_env = {k: v for k, v in common.items() if k != "DATABASE_URL"}
             gateway = self._start("Gateway", gateway_env, GATEWAY_HTTP_PORT="0",
                                   LEGAL_RPC_ENDPOINTS=endpoint("legal"), AUDIT_RPC_ENDPOINTS=endpoint("audit"),
-                                  ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID,
+                                  ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
+                                  GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID,
                                   GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
                                   READINESS_INTERVAL="100ms")
             port = next(int(field[5:]) for field in gateway.ready_line.split() if field.startswith("http="))

@@ -6,6 +6,12 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 schema = schemathesis.pytest.from_fixture("openapi")
 
+
+@schemathesis.serializer("application/offset+octet-stream")
+def tus_bytes(ctx, value):
+    """tus PATCH bodies are raw bytes."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
 import pytest
 
 

@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import TestSupport
 
-/// The real Legal, Audit, Accounts and Gateway executables on a private database, with an HTTP
+/// The real Legal, Audit, Accounts, Documents and Gateway executables on a private database, with an HTTP
 /// client of the gateway and bus clients for checking what the services stored.
 final class GatewayHarness: Sendable {
     let database: TestDatabaseInstance
@@ -33,9 +33,16 @@ final class GatewayHarness: Sendable {
         self.processes = Mutex(processes)
     }
 
-    /// Runs `body` with the four executables up on a fresh database; stops them afterwards.
-    /// `gateway` adds to (or overrides) the gateway's environment.
-    static func run(gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], _ body: (GatewayHarness) async throws -> Void) async throws {
+    /// Chunk size of Documents and of the gateway's reads and appends in tests: small enough that
+    /// range reads and tus uploads cross chunk boundaries.
+    static let chunkSize = 256 * 1024
+
+    /// Runs `body` with the five executables up on a fresh database; stops them afterwards.
+    /// `gateway` adds to (or overrides) the gateway's environment, `documents` the Documents one.
+    static func run(
+        gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], documents documentsExtra: [String: String] = [:],
+        _ body: (GatewayHarness) async throws -> Void
+    ) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
             let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
@@ -54,11 +61,20 @@ final class GatewayHarness: Sendable {
             accountsEnvironment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
             for (key, value) in accountsExtra { accountsEnvironment[key] = value }
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
+            let documentsRPC = ipcEndpoint()
+            var documentsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: documentsRPC, events: ipcEndpoint())
+            documentsEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
+            documentsEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
+            documentsEnvironment["DOCUMENTS_CHUNK_SIZE"] = String(chunkSize)
+            for (key, value) in documentsExtra { documentsEnvironment[key] = value }
+            let documents = try await PeerProcess("Documents", environment: documentsEnvironment)
             var gatewayEnvironment = ProcessInfo.processInfo.environment
             gatewayEnvironment.removeValue(forKey: "DATABASE_URL")
             gatewayEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             gatewayEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
             gatewayEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
+            gatewayEnvironment["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
+            gatewayEnvironment["GATEWAY_DOCUMENTS_CHUNK_SIZE"] = String(chunkSize)
             gatewayEnvironment["GATEWAY_HTTP_PORT"] = "0"
             gatewayEnvironment["HEALTH_PORT"] = "0"
             gatewayEnvironment["LOG_LEVEL"] = "warning"
@@ -77,7 +93,7 @@ final class GatewayHarness: Sendable {
                 auditClient: try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger),
                 legalClient: try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger),
                 gatewayEnvironment: gatewayEnvironment,
-                processes: ["Legal": legal, "Audit": audit, "Accounts": accounts, "Gateway": gateway])
+                processes: ["Legal": legal, "Audit": audit, "Accounts": accounts, "Documents": documents, "Gateway": gateway])
             let result: Result<Void, any Error>
             do { result = .success(try await body(harness)) } catch {
                 result = .failure(error)
@@ -88,7 +104,7 @@ final class GatewayHarness: Sendable {
             await harness.accountsClient.close()
             await harness.auditClient.close()
             await harness.legalClient.close()
-            for name in ["Gateway", "Accounts", "Audit", "Legal"] { await harness.stop(name) }
+            for name in ["Gateway", "Documents", "Accounts", "Audit", "Legal"] { await harness.stop(name) }
             try result.get()
         }
     }
@@ -116,6 +132,9 @@ final class GatewayHarness: Sendable {
     func signal(_ name: String, _ number: Int32) {
         processes.withLock { $0[name] }?.signal(number)
     }
+
+    /// The operating system's id of one running executable.
+    func pid(of name: String) -> Int32? { processes.withLock { $0[name]?.process.processIdentifier } }
 
     func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
 

@@ -12,7 +12,7 @@ extension GatewayIntegration {
                 try await waitUntilReady(harness)
                 let ready = try await harness.http.get("/readyz")
                 let checks = ready.json["checks"] as? [String: String] ?? [:]
-                #expect(Set(checks.keys) == ["bus.legal", "bus.accounts", "bus.audit"])
+                #expect(Set(checks.keys) == ["bus.legal", "bus.accounts", "bus.audit", "bus.documents"])
                 // A request id is made up when none is sent, and a plain one sent is kept.
                 #expect((health.header("X-Request-Id") ?? "").count >= 16)
                 let named = try await harness.http.get("/healthz", headers: ["X-Request-Id": "client-id.42"])

@@ -50,6 +50,15 @@ extension GatewayIntegration {
                     ("get", "/api/me/consents"), ("get", "/api/me/consents/history"), ("post", "/api/me/consents/{type}/{action}"),
                     ("post", "/api/receipts/verify"), ("get", "/legal/privacy"), ("get", "/legal/terms"),
                     ("get", "/rest/v1/legal_documents"), ("post", "/rest/v1/legal_acceptances"),
+                    ("post", "/api/documents"), ("get", "/api/documents"), ("get", "/api/documents/{reference}"),
+                    ("delete", "/api/documents/{reference}"), ("get", "/api/documents/{reference}/position"),
+                    ("get", "/api/documents/{reference}/content"), ("post", "/api/documents/{reference}/share-links"),
+                    ("get", "/api/documents/{reference}/share-links"), ("delete", "/api/share-links/{linkId}"), ("get", "/api/shared/{token}"),
+                    ("options", "/api/uploads"), ("options", "/api/uploads/{id}"), ("post", "/api/uploads"), ("head", "/api/uploads/{id}"),
+                    ("patch", "/api/uploads/{id}"), ("delete", "/api/uploads/{id}"), ("get", "/rest/v1/documents"),
+                    ("get", "/storage/v1/object/{bucket}/{path}"), ("get", "/storage/v1/object/authenticated/{bucket}/{path}"),
+                    ("get", "/storage/v1/object/public/{bucket}/{path}"), ("post", "/storage/v1/object/sign/{bucket}/{path}"),
+                    ("get", "/storage/v1/object/sign/{bucket}/{path}"),
                 ]
                 for (method, path) in expected {
                     #expect(paths[path]?[method] != nil, "\(method.uppercased()) \(path) missing from /openapi.json")

@@ -10,8 +10,8 @@ import ServiceLifecycle
 /// Assembles the gateway on a ServiceKit runtime: bus clients, the router with every route, and
 /// the Hummingbird server as one of the runtime's services (so SIGTERM drains it gracefully).
 public enum GatewayApplication {
-    /// The services the gateway calls. Documents joins when its routes land.
-    static let peers: [ServiceName] = [.legal, .accounts, .audit]
+    /// The services the gateway calls.
+    static let peers: [ServiceName] = [.legal, .accounts, .audit, .documents]
 
     /// Registers everything on `runtime`; `onListening` receives the bound HTTP port.
     public static func configure(
@@ -62,6 +62,11 @@ public enum GatewayApplication {
         ConsentRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         PageRoutes(services: services).register(on: router, catalog: catalog)
         PostgRESTRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize)
+        DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)
+            .register(on: router, catalog: catalog)
+        StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
         return router
     }

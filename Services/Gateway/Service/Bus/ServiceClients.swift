@@ -51,6 +51,18 @@ public final class ServiceClients: Sendable {
             method, request, principal: principal, idempotencyKey: idempotencyKey, timeout: timeout, traceparent: context.traceparent)
     }
 
+    /// The same for calls that carry binary attachments either way (document chunks), with the
+    /// trace context given as text so a response body's writer can call after the handler returned.
+    func callWithAttachments<M: RPCMethod>(
+        _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, traceparent: String,
+        attachments: [Data] = []
+    ) async throws -> (reply: M.Reply, attachments: [Data]) {
+        let client = try client(service)
+        guard client.isConnected else { throw BusError(.unavailable, "the \(service.rawValue) service is unreachable") }
+        return try await client.callWithAttachments(
+            method, request, principal: principal, timeout: timeout, traceparent: traceparent, attachments: attachments)
+    }
+
     /// Whether `service` has a live connection (what `/readyz` checks).
     func isConnected(_ service: ServiceName) -> Bool { clients[service]?.isConnected ?? false }
 

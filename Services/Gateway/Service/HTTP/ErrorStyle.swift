@@ -9,14 +9,17 @@ import Hummingbird
 /// - `seed`: seed 004's `{"error": "<message>"}` (its client shows the message as is).
 /// - `postgrest`: PostgREST's `{"code","details","hint","message"}` under `/rest/v1`, so Supabase
 ///   clients report it as they would a PostgREST error.
+/// - `storage`: Supabase Storage's `{"statusCode": "404", "error": "not_found", "message": "…"}` under `/storage/v1`.
 /// - `native`: everything else, `{"error": "<code>", "message": "…", "details": {…}, "requestId": "…"}`,
 ///   `error` being one of the bus's closed set of codes (`invalid_argument`, `not_found`, …).
 enum ErrorStyle {
-    case seed, postgrest, native
+    case seed, postgrest, storage, native
 
     init(path: String) {
         if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
             self = .postgrest
+        } else if path.hasPrefix("/storage/v1/") {
+            self = .storage
         } else if path == "/api/terms" || path == "/api/users" || path.hasPrefix("/api/users/") {
             self = .seed
         } else {
@@ -29,6 +32,7 @@ enum ErrorStyle {
 enum ErrorResponses {
     static func response(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
         if let rest = error as? PostgRESTError { return rest.response() }
+        if let tus = error as? TusVersionMismatch { return tus.response(requestID: requestID) }
         let busError = busError(from: error, logger: logger)
         let status = HTTPResponse.Status(code: busError.code.httpStatus)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
@@ -41,6 +45,12 @@ enum ErrorResponses {
             return PostgRESTError(status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
                                   details: busError.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") })
                 .response()
+        case .storage:
+            // Supabase Storage's shape: `statusCode` is a string there.
+            body = JSONBodies.object([
+                "statusCode": .string(String(busError.code.httpStatus)), "error": .string(StorageRoutes.errorName(busError.code)),
+                "message": .string(busError.message),
+            ])
         case .native:
             var members: [String: JSONValue] = ["error": .string(busError.code.rawValue), "message": .string(busError.message), "requestId": .string(requestID)]
             if let details = busError.details { members["details"] = .object(details.mapValues { .string($0) }) }

@@ -17,7 +17,7 @@ enum OpenAPIDocument {
             "openapi": .string("3.0.3"),
             "info": .object([
                 "title": .string("Recruiting Compass gateway"), "version": .string(version),
-                "description": .string("The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API, public legal pages and a Supabase-compatible subset."),
+                "description": .string("The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API (documents, byte ranges, tus uploads), public legal pages and a Supabase-compatible subset (PostgREST and Storage)."),
             ]),
             "paths": .object(paths.mapValues { .object($0) }),
             "components": .object([
@@ -33,6 +33,13 @@ enum OpenAPIDocument {
                             "details": .object(["type": .string("object"), "additionalProperties": .object(["type": .string("string")])]),
                         ]),
                     ]),
+                    "StorageError": .object([
+                        "type": .string("object"), "required": .array([.string("statusCode"), .string("error"), .string("message")]),
+                        "properties": .object([
+                            "statusCode": .object(["type": .string("string")]), "error": .object(["type": .string("string")]),
+                            "message": .object(["type": .string("string")]),
+                        ]),
+                    ]),
                     "PostgRESTError": .object([
                         "type": .string("object"), "required": .array([.string("code"), .string("message")]),
                         "properties": .object([
@@ -46,15 +53,16 @@ enum OpenAPIDocument {
         ])
     }
 
-    /// `/api/users/:id/accept-tos` → `/api/users/{id}/accept-tos`.
+    /// `/api/users/:id/accept-tos` → `/api/users/{id}/accept-tos`; a trailing `**` (the rest of
+    /// the path, Storage's object path) → `{path}`.
     static func openAPIPath(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            segment.hasPrefix(":") ? "{" + segment.dropFirst() + "}" : String(segment)
+            segment == "**" ? "{path}" : segment.hasPrefix(":") ? "{" + segment.dropFirst() + "}" : String(segment)
         }.joined(separator: "/")
     }
 
     static func parameters(of path: String) -> [String] {
-        path.split(separator: "/").filter { $0.hasPrefix(":") }.map { String($0.dropFirst()) }
+        path.split(separator: "/").filter { $0.hasPrefix(":") || $0 == "**" }.map { $0 == "**" ? "path" : String($0.dropFirst()) }
     }
 
     static func operation(_ entry: RouteCatalog.Entry) -> JSONValue {
@@ -69,9 +77,21 @@ enum OpenAPIDocument {
         let queryParameters: [JSONValue] = (Self.queryParameters[entry.path] ?? []).map { name, schema in
             .object(["name": .string(name), "in": .string("query"), "required": .bool(false), "schema": schema])
         }
-        if !(pathParameters + queryParameters).isEmpty { operation["parameters"] = .array(pathParameters + queryParameters) }
         if !entry.isPublic { operation["security"] = .array([.object(["bearer": .array([])])]) }
-        if ["POST", "PUT", "PATCH"].contains(entry.method) {
+        let headerParameters: [JSONValue] = (Self.headerParameters[entry.method + " " + entry.path] ?? []).map { name, schema in
+            .object(["name": .string(name), "in": .string("header"), "required": .bool(false), "schema": schema])
+        }
+        let allParameters = pathParameters + queryParameters + headerParameters
+        if !allParameters.isEmpty { operation["parameters"] = .array(allParameters) }
+        if entry.path.hasPrefix("/api/uploads") {
+            // tus: the bytes, not JSON (optional on creation: creation-with-upload).
+            if ["POST", "PATCH"].contains(entry.method) {
+                operation["requestBody"] = .object([
+                    "required": .bool(entry.method == "PATCH"),
+                    "content": .object(["application/offset+octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
+                ])
+            }
+        } else if ["POST", "PUT", "PATCH"].contains(entry.method) {
             operation["requestBody"] = .object([
                 "required": .bool(entry.path != "/api/auth/sign-out"),
                 "content": .object(["application/json": .object(["schema": .object(["type": .string("object")])])]),
@@ -87,12 +107,58 @@ enum OpenAPIDocument {
             ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(500)])),
             ("before", .object(["type": .string("string")])),
         ],
+        "/api/documents": [
+            ("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(200)])),
+            ("after", .object(["type": .string("string")])),
+        ],
+        "/api/documents/:reference/position": [("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")]))],
+        "/api/documents/:reference/content": [("download", .object(["type": .string("string")]))],
+        "/storage/v1/object/:bucket/**": [("download", .object(["type": .string("string")]))],
+        "/storage/v1/object/sign/:bucket/**": [("token", .object(["type": .string("string")])), ("download", .object(["type": .string("string")]))],
+        "/rest/v1/documents": [
+            ("select", .object(["type": .string("string")])), ("id", .object(["type": .string("string")])),
+            ("type", .object(["type": .string("string")])), ("school_id", .object(["type": .string("string")])),
+            ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
+            ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
+        ],
         "/rest/v1/legal_documents": [
             ("select", .object(["type": .string("string")])), ("type", .object(["type": .string("string")])),
             ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
             ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
         ],
     ]
+
+    static let documentTypeSchema: JSONValue = .object([
+        "type": .string("string"),
+        "enum": .array(["highlight_video", "transcript", "resume", "rec_letter", "questionnaire", "stats_sheet"].map { .string($0) }),
+    ])
+
+    /// The request headers routes read (tus, byte ranges), by method and route.
+    static let headerParameters: [String: [(String, JSONValue)]] = {
+        let text: JSONValue = .object(["type": .string("string")])
+        let tusVersion: JSONValue = .object(["type": .string("string"), "enum": .array([.string("1.0.0")])])
+        let size: JSONValue = .object(["type": .string("integer"), "minimum": .int(0)])
+        let ranges = [("Range", text), ("If-None-Match", text)]
+        return [
+            "POST /api/uploads": [("Tus-Resumable", tusVersion), ("Upload-Length", size), ("Upload-Metadata", text)],
+            "HEAD /api/uploads/:id": [("Tus-Resumable", tusVersion)],
+            "PATCH /api/uploads/:id": [("Tus-Resumable", tusVersion), ("Upload-Offset", size)],
+            "DELETE /api/uploads/:id": [("Tus-Resumable", tusVersion)],
+            "GET /api/documents/:reference/content": ranges,
+            "GET /api/shared/:token": ranges,
+            "GET /storage/v1/object/:bucket/**": ranges,
+            "GET /storage/v1/object/authenticated/:bucket/**": ranges,
+            "GET /storage/v1/object/sign/:bucket/**": ranges,
+        ]
+    }()
+
+    /// Routes whose success is a document's bytes (200 or 206, 304, 416).
+    static func servesBytes(_ entry: RouteCatalog.Entry) -> Bool {
+        entry.method == "GET"
+            && (entry.path.hasSuffix("/content") || entry.path == "/api/shared/:token"
+                || (entry.path.hasPrefix("/storage/v1/object/") && !entry.path.hasPrefix("/storage/v1/object/public/")))
+    }
 
     static func operationID(_ entry: RouteCatalog.Entry) -> String {
         let words = entry.path.split(whereSeparator: { $0 == "/" || $0 == "-" || $0 == "." || $0 == ":" || $0 == "_" }).map(String.init)
@@ -105,12 +171,17 @@ enum OpenAPIDocument {
             switch style {
             case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
             case .seed: .object(["type": .string("object"), "required": .array([.string("error")]), "properties": .object(["error": .object(["type": .string("string")])])])
+            case .storage: .object(["$ref": .string("#/components/schemas/StorageError")])
             case .native: .object(["$ref": .string("#/components/schemas/Error")])
             }
-        let error: JSONValue = .object([
-            "description": .string("An error (see the gateway README for the codes)."),
-            "content": .object(["application/json": .object(["schema": errorSchema])]),
-        ])
+        // A HEAD answer carries no body, so its errors document none.
+        let error: JSONValue =
+            entry.method == "HEAD"
+            ? .object(["description": .string("An error (status only).")])
+            : .object([
+                "description": .string("An error (see the gateway README for the codes)."),
+                "content": .object(["application/json": .object(["schema": errorSchema])]),
+            ])
         let isPage = entry.path.hasPrefix("/legal/")
         let isMetrics = entry.path == "/metrics"
         let success: JSONValue = .object([
@@ -120,9 +191,31 @@ enum OpenAPIDocument {
             ]),
         ])
         var responses: [String: JSONValue] = ["default": error]
+        if servesBytes(entry) {
+            let bytes: JSONValue = .object([
+                "description": .string("The bytes (all, or the requested range)."),
+                "content": .object(["application/octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
+            ])
+            responses["200"] = bytes
+            responses["206"] = bytes
+            responses["304"] = .object(["description": .string("Not modified: the client's ETag is the document's SHA-256.")])
+            responses["416"] = .object([
+                "description": .string("The range is past the end (Content-Range: bytes */<length>)."),
+                "content": .object(["application/json": .object(["schema": .object(["$ref": .string("#/components/schemas/Error")])])]),
+            ])
+            return .object(responses)
+        }
+        if entry.path.hasPrefix("/api/uploads") {
+            // tus answers with headers only.
+            let status = ["OPTIONS": "204", "POST": "201", "HEAD": "200", "PATCH": "204", "DELETE": "204"][entry.method] ?? "200"
+            responses[status] = .object(["description": .string("Done (see the tus headers).")])
+            responses["412"] = .object(["description": .string("Tus-Resumable is not 1.0.0 (Tus-Version lists the versions spoken).")])
+            return .object(responses)
+        }
         let successStatus =
             entry.method == "DELETE" ? "204"
-            : entry.path == "/api/me/deletion" || entry.path.hasPrefix("/api/me/consents/:") ? "201" : "200"
+            : entry.path == "/api/me/deletion" || entry.path.hasPrefix("/api/me/consents/:")
+                || (entry.method == "POST" && (entry.path == "/api/documents" || entry.path.hasSuffix("/share-links"))) ? "201" : "200"
         responses[successStatus] = successStatus == "204" ? .object(["description": .string("Done.")]) : success
         if entry.method == "GET", entry.path.hasPrefix("/api/legal/") || isPage {
             responses["304"] = .object(["description": .string("Not modified: the client's ETag is current.")])

@@ -5,7 +5,8 @@ import HTTPTypes
 import Hummingbird
 
 /// The Supabase-compatible subset under `/rest/v1` that seeds 000–002 call with the official
-/// Supabase client: reading `legal_documents` and inserting into `legal_acceptances`.
+/// Supabase client: reading `legal_documents` and the caller's `documents`, and inserting into
+/// `legal_acceptances`.
 ///
 /// Keys: Supabase clients send `apikey` and `Authorization: Bearer`. The `apikey` must be the
 /// deployment's anon key or a session token (401 otherwise); the bearer token decides who the
@@ -45,6 +46,17 @@ struct PostgRESTRoutes {
             }
             let result = try LegalDocumentsTable.apply(query, to: rows)
             return try respond(result, request: request, status: .ok)
+        }
+        catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents (select, id=eq., type=eq., school_id=eq., order, limit; object media type for .single()).", public: false) { request, context in
+            let query = try DocumentsTable.normalized(try PostgRESTQuery(rawQuery: request.uri.query))
+            // Unknown columns are refused before anything is fetched.
+            _ = try PostgRESTTable.apply(query, to: [], table: "documents", columns: DocumentsTable.columns)
+            var rows: [[String: JSONValue]] = []
+            // Row-level security: a session sees its own documents, the anon key none.
+            if case .session(let userId?, _, _) = try await caller(request, context) {
+                rows = try await DocumentsTable.rows(for: query, user: userId, services: services, context: context)
+            }
+            return try respond(try PostgRESTTable.apply(query, to: rows, table: "documents", columns: DocumentsTable.columns), request: request, status: .ok)
         }
         catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in
             guard case .session(let userId?, _, _) = try await caller(request, context) else {

@@ -21,6 +21,10 @@ public struct GatewaySettings: EnvironmentSettings {
     public var httpPort: Int
     public var trustedProxies: TrustedProxies
     public var maxBodyBytes: Int
+    /// Bytes per `documents.read`/`documents.append` call (at most Documents' `DOCUMENTS_CHUNK_SIZE`).
+    public var documentsChunkSize: Int
+    /// Largest tus upload announced (`Tus-Max-Size`); Documents enforces its own maximum too.
+    public var tusMaxSize: Int64
     public var busTimeout: Duration
     public var legacyUnauthenticatedClients: Bool
     public var appleBundleID: String?
@@ -38,6 +42,12 @@ public struct GatewaySettings: EnvironmentSettings {
             throw ConfigurationError(variable: "GATEWAY_TRUSTED_PROXIES", value: proxies.joined(separator: ","), expected: "IP addresses or CIDR blocks")
         }
         maxBodyBytes = try env.int("GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
+        documentsChunkSize = try env.int(
+            "GATEWAY_DOCUMENTS_CHUNK_SIZE", default: 1 << 20, in: 4096...(16 << 20),
+            "Bytes per Documents read/append call when streaming document bytes and tus uploads; at most the Documents service's DOCUMENTS_CHUNK_SIZE.")
+        tusMaxSize = Int64(try env.int(
+            "GATEWAY_TUS_MAX_SIZE", default: 4 << 30, in: 1...(1 << 40),
+            "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,

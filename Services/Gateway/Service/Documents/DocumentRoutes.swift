@@ -1,0 +1,143 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+
+/// The native documents API under `/api` (seed 002's viewer and its collections): create, get by
+/// id or file URL, list, position, delete, the bytes, and share links. Every call acts as the
+/// signed-in user (`user:<id>`), so Documents' own rule applies: another user's document is
+/// `not_found`, another user's collection `forbidden`. The shared-link download is public: the
+/// link's token is the credential.
+struct DocumentRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let bytes: DocumentBytes
+    let maxBodyBytes: Int
+
+    struct CreateBody: Decodable {
+        let type: DocumentType
+        let title: String
+        let description: String?
+        let fileType: String?
+        let schoolId: String?
+        let fileName: String?
+        let version: Int?
+        let length: Int64
+    }
+
+    struct ShareBody: Decodable {
+        let expiresInSeconds: Int
+        let maxUses: Int?
+    }
+
+    struct CreatedShareLink: Encodable {
+        let link: ShareLink
+        let token: String
+        /// Where anyone holding the token downloads the document (no sign-in).
+        let url: String
+    }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false) { request, context in
+            let user = try await authenticator.requireUser(request, context: context)
+            let body = try await JSONBodies.decode(CreateBody.self, from: request, limit: maxBodyBytes)
+            let document = try await services.call(
+                .documents, DocumentsCreate.self,
+                .init(ownerId: user, type: body.type, title: body.title, description: body.description, fileType: body.fileType,
+                      schoolId: body.schoolId, fileName: body.fileName, version: body.version, length: body.length),
+                principal: Credential.principal(for: user), context: context)
+            return try JSONBodies.response(document, status: .created, headers: [.location: TusRoutes.location(of: document.id)])
+        }
+        catalog.add(router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false) { request, context in
+            let user = try await authenticator.requireUser(request, context: context)
+            let query = Self.query(request)
+            let limit = try query["limit"].map { text in
+                guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
+                return value
+            }
+            let filter = try Self.filter(query, owner: user)
+            return try JSONBodies.response(try await services.call(
+                .documents, DocumentsList.self, .init(filter: filter, limit: limit, after: query["after"]),
+                principal: Credential.principal(for: user), context: context))
+        }
+        catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) { request, context in
+            try JSONBodies.response(try await find(request, context).1)
+        }
+        catalog.add(router, .get, "/api/documents/:reference/position", "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false) { request, context in
+            let (user, document) = try await find(request, context)
+            let filter = try Self.filter(Self.query(request), owner: user)
+            return try JSONBodies.response(try await services.call(
+                .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user), context: context))
+        }
+        catalog.add(router, .delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) { request, context in
+            let (user, id) = try await identify(request, context)
+            _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
+            return Response(status: .noContent)
+        }
+        catalog.add(router, .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).", public: false) { request, context in
+            let (user, document) = try await find(request, context)
+            return try bytes.response(for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
+        }
+        catalog.add(router, .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.", public: false) { request, context in
+            let (user, id) = try await identify(request, context)
+            let body = try await JSONBodies.decode(ShareBody.self, from: request, limit: maxBodyBytes)
+            let created = try await services.call(
+                .documents, DocumentsShareCreate.self, .init(documentId: id, expiresInSeconds: body.expiresInSeconds, maxUses: body.maxUses),
+                principal: Credential.principal(for: user), context: context)
+            return try JSONBodies.response(CreatedShareLink(link: created.link, token: created.token, url: "/api/shared/\(created.token)"), status: .created)
+        }
+        catalog.add(router, .get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) { request, context in
+            let (user, id) = try await identify(request, context)
+            return try JSONBodies.response(try await services.call(
+                .documents, DocumentsShareList.self, .init(documentId: id), principal: Credential.principal(for: user), context: context))
+        }
+        catalog.add(router, .delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) { request, context in
+            let user = try await authenticator.requireUser(request, context: context)
+            guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else { throw BusError(.invalidArgument, "the link id is not a UUID") }
+            _ = try await services.call(.documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
+            return Response(status: .noContent)
+        }
+        catalog.add(router, .get, "/api/shared/:token", "Download through a share link (no sign-in; each request counts one use; 410 once expired, revoked or used up).", public: true) { request, context in
+            let opened = try await services.call(
+                .documents, DocumentsShareOpen.self, .init(token: context.pathParameter("token") ?? "", clientIP: context.clientIP),
+                principal: .anonymous, context: context)
+            return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
+        }
+    }
+
+    /// The document `:reference` names (an id, or a file URL when it contains `/`), as the caller.
+    private func find(_ request: Request, _ context: GatewayContext) async throws -> (UUID, Document) {
+        let user = try await authenticator.requireUser(request, context: context)
+        let reference = context.pathParameter("reference") ?? ""
+        let document = try await services.call(
+            .documents, DocumentsGet.self, .init(reference: reference), principal: Credential.principal(for: user), context: context)
+        return (user, document)
+    }
+
+    /// The id `:reference` names, looking a file URL up first.
+    private func identify(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
+        if let id = UUID(uuidString: context.pathParameter("reference") ?? "") {
+            return (try await authenticator.requireUser(request, context: context), id)
+        }
+        let (user, document) = try await find(request, context)
+        return (user, document.id)
+    }
+
+    static func query(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in (request.uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            result[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return result
+    }
+
+    static func filter(_ query: [String: String], owner: UUID) throws -> CollectionFilter {
+        let type = try query["type"].map { text in
+            guard let type = DocumentType(rawValue: text) else { throw BusError(.invalidArgument, "unknown document type \(text)") }
+            return type
+        }
+        return CollectionFilter(ownerId: owner, type: type, schoolId: query["schoolId"])
+    }
+}

@@ -1,0 +1,101 @@
+import Bus
+import Contracts
+import Foundation
+import Hummingbird
+
+/// The Supabase Storage subset over the Documents service, so `supabase.storage.from_("documents")`
+/// works unchanged. There is one bucket, `documents`; an object's path is the part of a
+/// document's `file_url` after `documents/` (`<id>/<file name>`).
+///
+/// - `GET /storage/v1/object/{bucket}/{path}` (and `/object/authenticated/…`): the caller's own
+///   object, as the owner (session token as Bearer); with Range, ETag, 304 like the native route.
+/// - `GET /storage/v1/object/public/{bucket}/{path}`: the bucket is private (a user's recruiting
+///   documents are never public), so this answers what Supabase answers for a private bucket's
+///   object: 404 "Object not found", whatever the path.
+/// - `POST /storage/v1/object/sign/{bucket}/{path}` `{"expiresIn": N}`: a signed URL backed by a
+///   Documents share link (expires after N seconds, revocable from the share-link list, every use
+///   logged), `{"signedURL": "/object/sign/documents/<path>?token=<share token>"}`.
+/// - `GET /storage/v1/object/sign/{bucket}/{path}?token=…`: the signed download, no sign-in; the
+///   token must be a link to that very object (404 otherwise), 410 once expired or revoked.
+struct StorageRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let bytes: DocumentBytes
+    let maxBodyBytes: Int
+
+    static let bucket = "documents"
+
+    struct SignBody: Decodable {
+        let expiresIn: Int
+
+        enum CodingKeys: String, CodingKey { case expiresIn }
+
+        // storage3 (Python) sends the number as a string.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let number = try? container.decode(Int.self, forKey: .expiresIn) {
+                expiresIn = number
+            } else if let text = try? container.decode(String.self, forKey: .expiresIn), let number = Int(text) {
+                expiresIn = number
+            } else {
+                throw DecodingError.dataCorruptedError(forKey: .expiresIn, in: container, debugDescription: "expiresIn must be a number of seconds")
+            }
+        }
+    }
+
+    struct SignedURL: Encodable {
+        let signedURL: String
+    }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        for prefix in ["/storage/v1/object", "/storage/v1/object/authenticated"] {
+            catalog.add(router, .get, prefix + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).", public: false) { request, context in
+                let user = try await authenticator.requireUser(request, context: context)
+                let fileUrl = try Self.fileUrl(context)
+                let document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
+                return try bytes.response(for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
+            }
+        }
+        catalog.add(router, .get, "/storage/v1/object/public/:bucket/**", "Storage public URL: the documents bucket is private, so always 404 Object not found.", public: true) { _, _ in
+            throw BusError(.notFound, "Object not found")
+        }
+        catalog.add(router, .post, "/storage/v1/object/sign/:bucket/**", "Storage: a signed URL for the caller's object ({\"expiresIn\": seconds}), backed by a share link.", public: false) { request, context in
+            let user = try await authenticator.requireUser(request, context: context)
+            let fileUrl = try Self.fileUrl(context)
+            let body = try await JSONBodies.decode(SignBody.self, from: request, limit: maxBodyBytes)
+            let principal = Credential.principal(for: user)
+            let document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: principal, context: context)
+            let created = try await services.call(
+                .documents, DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: body.expiresIn), principal: principal, context: context)
+            let token = created.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_"))) ?? created.token
+            return try JSONBodies.response(SignedURL(signedURL: "/object/sign/\(fileUrl)?token=\(token)"))
+        }
+        catalog.add(router, .get, "/storage/v1/object/sign/:bucket/**", "Storage: the signed download (token from the signed URL; no sign-in).", public: true) { request, context in
+            let fileUrl = try Self.fileUrl(context)
+            guard let token = DocumentRoutes.query(request)["token"], !token.isEmpty else { throw BusError(.invalidArgument, "the signed URL has no token") }
+            let opened = try await services.call(
+                .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP), principal: .anonymous, context: context)
+            guard opened.document.fileUrl == fileUrl else { throw BusError(.notFound, "Object not found") }
+            return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
+        }
+    }
+
+    /// `documents/<path>` from the route's bucket and path (404 for any other bucket).
+    static func fileUrl(_ context: GatewayContext) throws -> String {
+        guard context.pathParameter("bucket") == bucket else { throw BusError(.notFound, "Bucket not found") }
+        let path = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
+        guard !path.isEmpty else { throw BusError(.notFound, "Object not found") }
+        return ([bucket] + path).joined(separator: "/")
+    }
+
+    /// Storage's error names for the bus codes.
+    static func errorName(_ code: ErrorCode) -> String {
+        switch code {
+        case .notFound: "not_found"
+        case .unauthenticated: "Unauthorized"
+        case .invalidArgument: "InvalidRequest"
+        case .gone: "ExpiredToken"
+        default: code.rawValue
+        }
+    }
+}
