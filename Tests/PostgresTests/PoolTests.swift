@@ -136,8 +136,9 @@ struct PoolTests {
                 let before = ticks.withLock { $0 }
                 try await Task.sleep(for: .milliseconds(500))
                 let during = ticks.withLock { $0 } - before
-                // Blocked, it would not advance at all; a loaded CI machine may slow it to a few ticks.
-                #expect(during >= 3, "the ticker advanced only \(during) times in 500 ms")
+                // Blocked, it would not advance at all (every pool thread inside libpq for the whole
+                // window); a heavily loaded machine may slow it to a tick or two.
+                #expect(during >= 1, "the ticker advanced only \(during) times in 500 ms")
                 try await group.waitForAll()
             }
             ticker.cancel()
