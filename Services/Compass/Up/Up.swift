@@ -28,9 +28,10 @@ struct Up: AsyncParsableCommand {
         if !missing.isEmpty { ConsoleOutput.say("not built, not started: \(missing.joined(separator: ", "))") }
 
         var environment = ProcessInfo.processInfo.environment
-        let database = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } == nil
-            ? LocalDatabase.locate(executable: executable) : nil
-        if environment["DATABASE_URL"].flatMap({ $0.isEmpty ? nil : $0 }) == nil {
+        // The local cluster only when no server is given.
+        let needsLocalDatabase = environment["DATABASE_URL"]?.isEmpty ?? true
+        let database = needsLocalDatabase ? LocalDatabase.locate(executable: executable) : nil
+        if needsLocalDatabase {
             guard let database else { throw CLIError("DATABASE_URL is not set and deploy/pg was not found to start a local cluster") }
             ConsoleOutput.say("starting PostgreSQL in \(database.directory.path)")
             environment["DATABASE_URL"] = try await database.start(fresh: fresh)
