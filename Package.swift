@@ -233,6 +233,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests", dependencies: [
                 "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
+                "GatewayTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
@@ -243,5 +244,20 @@ let package = Package(
                 "Legal", "Audit", "Accounts", "Documents", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
+
+        // MARK: HTTP security (issue 8): isolation, tokens, share links, bad input, secrets through the gateway
+        // The gateway stack harness shared by GatewayTests and SecurityTests.
+        .target(
+            name: "GatewayTestSupport", dependencies: [
+                "TestSupport", "Bus", "Contracts", "AppleStandIn",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/GatewayTestSupport", swiftSettings: strict),
+        .testTarget(
+            name: "SecurityTests", dependencies: [
+                "GatewayTestSupport", "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "Postgres",
+                "TestSupport", "Identity", "AppleStandIn", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/SecurityTests", swiftSettings: strict),
     ]
 )

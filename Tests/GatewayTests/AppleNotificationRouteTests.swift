@@ -1,6 +1,7 @@
 import AppleStandIn
 import Crypto
 import Foundation
+import GatewayTestSupport
 import Identity
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import GatewayTestSupport
 import Testing
 import TestSupport
 

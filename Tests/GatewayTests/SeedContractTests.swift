@@ -1,6 +1,7 @@
 import AppleStandIn
 import Contracts
 import Foundation
+import GatewayTestSupport
 import Testing
 import TestSupport
 

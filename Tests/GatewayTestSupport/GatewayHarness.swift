@@ -8,18 +8,18 @@ import TestSupport
 
 /// The real Legal, Audit, Accounts, Documents and Gateway executables on a private database, with an HTTP
 /// client of the gateway and bus clients for checking what the services stored.
-final class GatewayHarness: Sendable {
-    let database: TestDatabaseInstance
-    let http: HTTPClient
-    let httpPort: Int
-    let accountsClient: RPCClient
-    let auditClient: RPCClient
-    let legalClient: RPCClient
-    let gatewayEnvironment: [String: String]
+public final class GatewayHarness: Sendable {
+    public let database: TestDatabaseInstance
+    public let http: HTTPClient
+    public let httpPort: Int
+    public let accountsClient: RPCClient
+    public let auditClient: RPCClient
+    public let legalClient: RPCClient
+    public let gatewayEnvironment: [String: String]
     private let processes: Mutex<[String: PeerProcess]>
 
-    static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
-    static let gateway = Principal.service("gateway")
+    public static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
+    public static let gateway = Principal.service("gateway")
 
     private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
                  legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]) {
@@ -35,24 +35,30 @@ final class GatewayHarness: Sendable {
 
     /// Chunk size of Documents and of the gateway's reads and appends in tests: small enough that
     /// range reads and tus uploads cross chunk boundaries.
-    static let chunkSize = 256 * 1024
+    public static let chunkSize = 256 * 1024
 
     /// Runs `body` with the five executables up on a fresh database; stops them afterwards.
-    /// `gateway` adds to (or overrides) the gateway's environment, `documents` the Documents one.
-    static func run(
-        gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], documents documentsExtra: [String: String] = [:],
+    /// `gateway` adds to (or overrides) the gateway's environment, `accounts`, `audit` and
+    /// `documents` the services'. `databasePassword` goes into every service's `DATABASE_URL`
+    /// (the test cluster trusts local connections, so any password works): for tests that check
+    /// it never reaches a log.
+    public static func run(
+        gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], audit auditExtra: [String: String] = [:],
+        documents documentsExtra: [String: String] = [:], databasePassword: String? = nil,
         _ body: (GatewayHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { database in
+            let databaseURL = url(database.url, password: databasePassword)
             let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
-            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
+            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: databaseURL, rpc: legalRPC, events: legalEvents))
             var auditEnvironment = ServiceEnvironment.audit(
-                databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
+                databaseURL: databaseURL, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
                 signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString())
             auditEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
+            for (key, value) in auditExtra { auditEnvironment[key] = value }
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
-            var accountsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents)
+            var accountsEnvironment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: accountsRPC, events: accountsEvents)
             accountsEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             accountsEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             accountsEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
@@ -62,7 +68,7 @@ final class GatewayHarness: Sendable {
             for (key, value) in accountsExtra { accountsEnvironment[key] = value }
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
             let documentsRPC = ipcEndpoint()
-            var documentsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: documentsRPC, events: ipcEndpoint())
+            var documentsEnvironment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: documentsRPC, events: ipcEndpoint())
             documentsEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             documentsEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             documentsEnvironment["DOCUMENTS_CHUNK_SIZE"] = String(chunkSize)
@@ -109,7 +115,7 @@ final class GatewayHarness: Sendable {
         }
     }
 
-    static func port(of gateway: PeerProcess) throws -> Int {
+    public static func port(of gateway: PeerProcess) throws -> Int {
         guard let field = gateway.readyLine.split(separator: " ").first(where: { $0.hasPrefix("http=") }),
             let port = Int(field.dropFirst(5))
         else { throw TestSupportError("no http port in the ready line: \(gateway.readyLine)") }
@@ -117,42 +123,50 @@ final class GatewayHarness: Sendable {
     }
 
     /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
-    func stop(_ name: String) async {
+    public func stop(_ name: String) async {
         guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }
         process.signal(SIGTERM)
         if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
     }
 
+    /// SIGTERM and a bounded wait like ``stop(_:)``; everything the process printed until it exited.
+    public func stopCollectingOutput(_ name: String) async -> String {
+        guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return "" }
+        process.signal(SIGTERM)
+        if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
+        return process.output
+    }
+
     /// SIGKILL one service (to see the gateway's 503/504).
-    func kill(_ name: String) {
+    public func kill(_ name: String) {
         processes.withLock { $0.removeValue(forKey: name) }?.kill()
     }
 
     /// Sends a signal to one service (SIGSTOP freezes it with its connections open).
-    func signal(_ name: String, _ number: Int32) {
+    public func signal(_ name: String, _ number: Int32) {
         processes.withLock { $0[name] }?.signal(number)
     }
 
     /// The operating system's id of one running executable.
-    func pid(of name: String) -> Int32? { processes.withLock { $0[name]?.process.processIdentifier } }
+    public func pid(of name: String) -> Int32? { processes.withLock { $0[name]?.process.processIdentifier } }
 
-    func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
+    public func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
 
     // MARK: Helpers
 
-    func currentTerms() async throws -> String {
+    public func currentTerms() async throws -> String {
         try await legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
     }
 
     /// Signs in through the gateway with an Apple identity token; returns the reply's JSON.
-    func signIn(appleId: String) async throws -> [String: Any] {
+    public func signIn(appleId: String) async throws -> [String: Any] {
         let reply = try await http.send("POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: appleId)])
         guard reply.status == 200 else { throw TestSupportError("sign-in answered \(reply.status): \(reply.text)") }
         return reply.json
     }
 
     /// A signed-up user with a session: Apple sign-in, then the seed's sign-up with eligibility.
-    func signedUpUser(appleId: String = "apple." + UUID().uuidString, state: String = "AL") async throws -> (id: String, token: String, refresh: String) {
+    public func signedUpUser(appleId: String = "apple." + UUID().uuidString, state: String = "AL") async throws -> (id: String, token: String, refresh: String) {
         let session = try await signIn(appleId: appleId)
         let token = session["sessionToken"] as? String ?? ""
         let reply = try await http.send(
@@ -165,7 +179,16 @@ final class GatewayHarness: Sendable {
     }
 
     /// How many users Accounts stores.
-    func userCount() async throws -> Int {
+    public func userCount() async throws -> Int {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.users")[0].decode(Int.self, column: 0) }
+    }
+}
+
+extension GatewayHarness {
+    /// `url` with `password` in it (unchanged when nil).
+    static func url(_ url: String, password: String?) -> String {
+        guard let password, var components = URLComponents(string: url) else { return url }
+        components.password = password
+        return components.string ?? url
     }
 }

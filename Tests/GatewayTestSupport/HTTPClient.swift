@@ -4,28 +4,34 @@ import FoundationNetworking
 #endif
 
 /// One HTTP exchange with the gateway, as a test sees it.
-struct HTTPReply: Sendable {
-    let status: Int
-    let headers: [String: String]
-    let body: Data
+public struct HTTPReply: Sendable {
+    public let status: Int
+    public let headers: [String: String]
+    public let body: Data
 
-    func header(_ name: String) -> String? {
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
         headers.first { $0.key.lowercased() == name.lowercased() }?.value
     }
 
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body as a JSON object (empty when it is not one).
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-    var jsonArray: [[String: Any]] { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] ?? [] }
+    public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    public var jsonArray: [[String: Any]] { (try? JSONSerialization.jsonObject(with: body)) as? [[String: Any]] ?? [] }
 }
 
 /// A plain URLSession client (FoundationNetworking: libcurl on its own threads), no cache, no cookies.
-struct HTTPClient: Sendable {
-    let base: String
+public struct HTTPClient: Sendable {
+    public let base: String
     private let session: URLSession
 
-    init(port: Int) {
+    public init(port: Int) {
         base = "http://127.0.0.1:\(port)"
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -34,7 +40,7 @@ struct HTTPClient: Sendable {
         session = URLSession(configuration: configuration)
     }
 
-    func send(
+    public func send(
         _ method: String, _ path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> HTTPReply {
         var request = URLRequest(url: URL(string: base + path)!)
@@ -53,9 +59,9 @@ struct HTTPClient: Sendable {
         return HTTPReply(status: http.statusCode, headers: headers, body: data)
     }
 
-    func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPReply {
+    public func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPReply {
         try await send("GET", path, headers: headers)
     }
 
-    static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer " + token] }
+    public static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer " + token] }
 }

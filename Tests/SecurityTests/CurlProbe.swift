@@ -1,0 +1,24 @@
+import Foundation
+
+/// One request through the `curl` command line tool, for requests URLSession will not send as
+/// they are (headers and URLs beyond any sane size): the status code, or 0 when the server closed
+/// the connection without an answer. The process is awaited through its termination handler, so
+/// no thread of the cooperative pool waits on it.
+enum CurlProbe {
+    static func status(_ url: String, method: String = "GET", headers: [String: String] = [:]) async throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "-X", method, "--path-as-is"]
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        process.arguments = arguments + [url]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do { try process.run() } catch { continuation.resume() }
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+}
