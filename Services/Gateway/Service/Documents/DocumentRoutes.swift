@@ -50,7 +50,7 @@ struct DocumentRoutes {
         }
         catalog.add(router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false) { request, context in
             let user = try await authenticator.requireUser(request, context: context)
-            let query = Self.query(request)
+            let query = try Self.query(request)
             let limit = try query["limit"].map { text in
                 guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
                 return value
@@ -65,7 +65,7 @@ struct DocumentRoutes {
         }
         catalog.add(router, .get, "/api/documents/:reference/position", "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false) { request, context in
             let (user, document) = try await find(request, context)
-            let filter = try Self.filter(Self.query(request), owner: user)
+            let filter = try Self.filter(try Self.query(request), owner: user)
             return try JSONBodies.response(try await services.call(
                 .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user), context: context))
         }
@@ -123,12 +123,19 @@ struct DocumentRoutes {
         return (user, document.id)
     }
 
-    static func query(_ request: Request) -> [String: String] {
+    /// The query string's parameters, percent-decoded. Bytes that are not UTF-8 (or a stray `%`)
+    /// are `invalid_argument`: filtering on the undecoded text instead would silently match nothing.
+    static func query(_ request: Request) throws -> [String: String] {
         var result: [String: String] = [:]
         for pair in (request.uri.query ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
-            result[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+            let decode = { (text: Substring) throws in
+                guard let decoded = String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                    throw BusError(.invalidArgument, "the query string has invalid percent-encoding or UTF-8")
+                }
+                return decoded
+            }
+            result[try decode(parts[0])] = parts.count > 1 ? try decode(parts[1]) : ""
         }
         return result
     }

@@ -39,7 +39,7 @@ struct RequestTracingMiddleware: RouterMiddleware {
         context.logger.log(
             level: status >= 500 ? .warning : .info, "request",
             metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "route": "\(route)", "status": "\(status)",
+                "method": "\(request.method.rawValue)", "path": "\(LoggedPath.redacted(request.uri.path))", "route": "\(route)", "status": "\(status)",
                 "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
                 "client": "\(context.clientIP ?? "-")",
             ])

@@ -20,8 +20,8 @@ struct PostgRESTQuery: Sendable, Equatable {
     init(rawQuery: String?) throws(PostgRESTError) {
         for pair in (rawQuery ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = Self.decode(parts[0])
-            let value = parts.count > 1 ? Self.decode(parts[1]) : ""
+            let key = try Self.decode(parts[0])
+            let value = parts.count > 1 ? try Self.decode(parts[1]) : ""
             switch key {
             case "select":
                 select = try Self.parseSelect(value)
@@ -67,7 +67,12 @@ struct PostgRESTQuery: Sendable, Equatable {
         return items
     }
 
-    static func decode(_ text: Substring) -> String {
-        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+    /// Percent-decodes one key or value. Bytes that are not UTF-8 (or a stray `%`) are a 400:
+    /// matching on the undecoded text instead would silently answer "no rows".
+    static func decode(_ text: Substring) throws(PostgRESTError) -> String {
+        guard let decoded = String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+            throw .badQuery("failed to parse the query string", details: "invalid percent-encoding or UTF-8 in \"\(text.prefix(64))\"")
+        }
+        return decoded
     }
 }

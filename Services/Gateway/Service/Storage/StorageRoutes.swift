@@ -72,7 +72,7 @@ struct StorageRoutes {
         }
         catalog.add(router, .get, "/storage/v1/object/sign/:bucket/**", "Storage: the signed download (token from the signed URL; no sign-in).", public: true) { request, context in
             let fileUrl = try Self.fileUrl(context)
-            guard let token = DocumentRoutes.query(request)["token"], !token.isEmpty else { throw BusError(.invalidArgument, "the signed URL has no token") }
+            guard let token = try DocumentRoutes.query(request)["token"], !token.isEmpty else { throw BusError(.invalidArgument, "the signed URL has no token") }
             let opened = try await services.call(
                 .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP), principal: .anonymous, context: context)
             guard opened.document.fileUrl == fileUrl else { throw BusError(.notFound, "Object not found") }
