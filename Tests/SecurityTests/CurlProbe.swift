@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// One request through the `curl` command line tool, for requests URLSession will not send as
 /// they are (headers and URLs beyond any sane size): the status code, or 0 when the server closed
@@ -7,10 +8,10 @@ import Foundation
 enum CurlProbe {
     static func status(_ url: String, method: String = "GET", headers: [String: String] = [:]) async throws -> Int {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "-X", method, "--path-as-is"]
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
-        process.arguments = arguments + [url]
+        process.arguments = ["curl"] + arguments + [url]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -19,6 +20,7 @@ enum CurlProbe {
             do { try process.run() } catch { continuation.resume() }
         }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        if process.terminationStatus == 127 { throw TestSupportError("curl is not installed (deploy/lib/install-deps installs it)") }
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 }
