@@ -1,6 +1,8 @@
+import AppleStandIn
 import Contracts
 import Foundation
 import GatewayTestSupport
+@testable import GatewayService
 import Testing
 import TestSupport
 
@@ -51,7 +53,9 @@ extension SecurityTests {
 
         @Test func userACannotReadListDownloadShareDeleteOrAcceptForUserB() async throws {
             try await GatewayHarness.run { harness in
-                let a = try await harness.user()
+                let aAppleId = "apple.attacker." + UUID().uuidString
+                let (aId, aToken, _) = try await harness.signedUpUser(appleId: aAppleId)
+                let a = GatewayHarness.User(id: aId, token: aToken)
                 let b = try await IsolationVictim.make(harness)
                 let terms = try await harness.currentTerms()
                 let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version
@@ -62,29 +66,39 @@ extension SecurityTests {
                 #expect(rowsBefore["documents"]?.count == 2 && rowsBefore["share_links"]?.count == 2)
                 #expect(rowsBefore["deletion_requests"]?.count == 1 && (rowsBefore["audit_records"]?.count ?? 0) >= 2)
 
+                // A's credentials: the session (the real attack), A's own Apple identity token
+                // (accepted by the seed routes), and the public anon key. Routes refuse the last
+                // two with 401/403 where they need a session.
+                let anonKey = try #require(AnonymousKey(secret: GatewayHarness.jwtSecret)).issue()
+                let credentials: [(name: String, token: String, alsoRefused: Set<Int>)] = [
+                    ("session", a.token, []), ("Apple identity token", try AppleStandIn.token(subject: aAppleId), [401, 403]),
+                    ("anon key", anonKey, [401, 403]),
+                ]
                 var requests = 0
-                var statuses: [Int: Int] = [:]
+                var statuses: [String: [Int: Int]] = [:]
                 let probes = IsolationWalk.probes(victim: b, terms: terms, privacy: privacy)
-                for (route, list) in probes.sorted(by: { $0.key < $1.key }) {
-                    for probe in list {
-                        var headers = a.auth.merging(probe.headers) { _, new in new }
-                        if probe.path.hasPrefix("/rest/v1/") { headers["apikey"] = a.token }
-                        let json: Any? = probe.json.map { $0 as Any } ?? probe.jsonArray.map { $0 as Any }
-                        let reply = try await harness.http.send(probe.method, probe.path, json: json, body: probe.body, headers: headers)
-                        requests += 1
-                        statuses[reply.status, default: 0] += 1
-                        let what = "\(route): \(probe.method) \(probe.path) answered \(reply.status) \(reply.text.prefix(300))"
-                        if probe.refused.isEmpty {
-                            #expect(reply.status < 500, "\(what)")
-                        } else {
-                            #expect(probe.refused.contains(reply.status), "\(what)")
-                        }
-                        let text = reply.text.lowercased()
-                        for secret in probe.mustNotContain where text.contains(secret.lowercased()) {
-                            Issue.record("\(what): the reply contains B's \(secret)")
-                        }
-                        if reply.status >= 400, probe.method != "HEAD" {
-                            #expect(!reply.json.isEmpty, "\(what): the refusal has no JSON error body")
+                for credential in credentials {
+                    for (route, list) in probes.sorted(by: { $0.key < $1.key }) {
+                        for probe in list {
+                            var headers = HTTPClient.bearer(credential.token).merging(probe.headers) { _, new in new }
+                            if probe.path.hasPrefix("/rest/v1/") { headers["apikey"] = credential.token }
+                            let json: Any? = probe.json.map { $0 as Any } ?? probe.jsonArray.map { $0 as Any }
+                            let reply = try await harness.http.send(probe.method, probe.path, json: json, body: probe.body, headers: headers)
+                            requests += 1
+                            statuses[credential.name, default: [:]][reply.status, default: 0] += 1
+                            let what = "\(credential.name) → \(route): \(probe.method) \(probe.path) answered \(reply.status) \(reply.text.prefix(300))"
+                            if probe.refused.isEmpty {
+                                #expect(reply.status < 500, "\(what)")
+                            } else {
+                                #expect(probe.refused.union(credential.alsoRefused).contains(reply.status), "\(what)")
+                            }
+                            let text = reply.text.lowercased()
+                            for secret in probe.mustNotContain where text.contains(secret.lowercased()) {
+                                Issue.record("\(what): the reply contains B's \(secret)")
+                            }
+                            if reply.status >= 400, probe.method != "HEAD" {
+                                #expect(!reply.json.isEmpty, "\(what): the refusal has no JSON error body")
+                            }
                         }
                     }
                 }
@@ -99,7 +113,7 @@ extension SecurityTests {
                 #expect(try await harness.http.get(b.shareURL).body == b.bytes)
                 #expect(try await harness.http.send("DELETE", "/api/me/deletion/\(b.deletionRequestId)", headers: b.user.auth).status == 204)
                 let routes = probes.count
-                print("SECURITY isolation: \(requests) requests by A on B's ids over \(routes) catalog routes (\(IsolationWalk.publicRoutes.count) public routes listed with reasons); statuses \(statuses.sorted { $0.key < $1.key }); B's rows in \(rowsBefore.count) tables unchanged")
+                print("SECURITY isolation: \(requests) requests by A (session, Apple identity token, anon key) on B's ids over \(routes) catalog routes (\(IsolationWalk.publicRoutes.count) public routes listed with reasons); statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))" }.joined(separator: "; ")); B's rows in \(rowsBefore.count) tables unchanged")
             }
         }
     }
