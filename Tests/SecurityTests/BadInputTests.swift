@@ -48,6 +48,15 @@ extension SecurityTests {
                     let reply = try await http.send(method, path, json: json, headers: headers)
                     #expect(reply.status == 413, "\(method) \(path) with a 100 KiB body answered \(reply.status) \(reply.text.prefix(200))")
                 }
+                // Chunked, without Content-Length: the limit holds while the body is read.
+                let chunkedJSON = Data("{\"type\":\"resume\",\"fileName\":\"a.bin\",\"length\":1,\"title\":\"".utf8) + Data(repeating: 0x61, count: 1 << 20) + Data("\"}".utf8)
+                var chunked: [Int] = []
+                for (method, path) in [("POST", "/api/documents"), ("PUT", "/api/users/\(user.id)/accept-tos"), ("POST", "/api/me/consents/terms_of_service/accept")] {
+                    let status = try await CurlProbe.status(
+                        http.base + path, method: method, headers: ["Authorization": "Bearer " + user.token, "Content-Type": "application/json"], chunkedBody: chunkedJSON)
+                    chunked.append(status)
+                    #expect(status == 413 || status == 0, "a chunked 1 MiB body to \(method) \(path) answered \(status)")
+                }
                 // tus: a declared length above Tus-Max-Size, and a PATCH past the declared length.
                 let huge = try await http.send(
                     "POST", "/api/uploads",
@@ -61,7 +70,7 @@ extension SecurityTests {
                 var after = try await Self.tableCounts(harness)
                 after["documents.documents"]! -= 1  // the 10-byte upload created above
                 #expect(after == before, "an oversized request stored something: \(before) → \(after)")
-                print("SECURITY oversized bodies: \(requests.count) JSON routes × 100 KiB → 413; tus 5 GiB creation → \(huge.status); PATCH past the length → \(overflow.status), offset \(offset ?? "?"); rows unchanged in \(before.count) tables")
+                print("SECURITY oversized bodies: \(requests.count) JSON routes × 100 KiB → 413; 3 chunked 1 MiB bodies (no Content-Length) → \(chunked); tus 5 GiB creation → \(huge.status); PATCH past the length → \(overflow.status), offset \(offset ?? "?"); rows unchanged in \(before.count) tables")
             }
         }
 

@@ -6,11 +6,21 @@ import TestSupport
 /// the connection without an answer. The process is awaited through its termination handler, so
 /// no thread of the cooperative pool waits on it.
 enum CurlProbe {
-    static func status(_ url: String, method: String = "GET", headers: [String: String] = [:]) async throws -> Int {
+    /// - Parameter chunkedBody: sent with `Transfer-Encoding: chunked` (no `Content-Length`), so
+    ///   the server can only find its size by reading it.
+    static func status(_ url: String, method: String = "GET", headers: [String: String] = [:], chunkedBody: Data? = nil) async throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "-X", method, "--path-as-is"]
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        var bodyFile: URL?
+        if let chunkedBody {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("curl-body-\(UUID().uuidString)")
+            try chunkedBody.write(to: file)
+            bodyFile = file
+            arguments += ["-H", "Transfer-Encoding: chunked", "--data-binary", "@" + file.path]
+        }
+        defer { if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) } }
         process.arguments = ["curl"] + arguments + [url]
         let output = Pipe()
         process.standardOutput = output
