@@ -89,10 +89,16 @@ extension SecurityTests {
                     "session token": sessionToken, "refreshed session token": newSession, "refresh token": refreshToken,
                     "Apple identity token": identityToken, "share token": String(shareURL.split(separator: "/").last ?? ""),
                 ]
-                // Every process's output, up to its exit (shutdown logs included).
+                // What the gateway serves to anyone is searched too: health, readiness, metrics,
+                // the API description, and error bodies.
                 var outputs: [String: String] = [:]
+                for path in ["/healthz", "/readyz", "/metrics", "/openapi.json", "/api/shared/nope", "/rest/v1/documents"] {
+                    outputs["GET " + path] = try await http.get(path).text
+                }
+                outputs["a refused refresh"] = try await http.send("POST", "/api/auth/refresh", json: ["refreshToken": refreshToken]).text
+                // Every process's output, up to its exit (shutdown logs included).
                 for name in ["Gateway", "Documents", "Accounts", "Audit", "Legal"] { outputs[name] = await harness.stopCollectingOutput(name) }
-                let lines = outputs.values.reduce(0) { $0 + $1.split(separator: "\n").count }
+                let lines = outputs.filter { !$0.key.contains(" ") }.values.reduce(0) { $0 + $1.split(separator: "\n").count }
                 #expect(lines > 20, "too little output to judge: \(lines) lines")
                 var checked = 0
                 let searched = secrets.map { ($0.key, Self.forms($0.value)) } + tokens.map { ($0.key, Self.forms($0.value, isToken: true)) }
@@ -104,8 +110,8 @@ extension SecurityTests {
                         }
                     }
                 }
-                let sizes = outputs.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.split(separator: "\n").count)" }.joined(separator: ", ")
-                print("SECURITY secrets in logs: \(secrets.count) configured secrets and \(tokens.count) tokens in \(checked) forms searched in \(lines) lines at LOG_LEVEL=trace (\(sizes)): none found")
+                let sizes = outputs.filter { !$0.key.contains(" ") }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.split(separator: "\n").count)" }.joined(separator: ", ")
+                print("SECURITY secrets in logs: \(secrets.count) configured secrets and \(tokens.count) tokens in \(checked) forms searched in \(lines) log lines at LOG_LEVEL=trace (\(sizes)) and \(outputs.count - 5) public responses: none found")
             }
         }
     }
