@@ -41,11 +41,18 @@ public final class GatewayHarness: Sendable {
     /// `gateway` adds to (or overrides) the gateway's environment, `accounts`, `audit` and
     /// `documents` the services'. `databasePassword` goes into every service's `DATABASE_URL`
     /// (the test cluster trusts local connections, so any password works): for tests that check
-    /// it never reaches a log.
+    /// it never reaches a log. Stacks run one at a time in the process (``StackGate``).
     public static func run(
         gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], audit auditExtra: [String: String] = [:],
         documents documentsExtra: [String: String] = [:], databasePassword: String? = nil,
         _ body: (GatewayHarness) async throws -> Void
+    ) async throws {
+        try await StackGate.holding { try await runStack(gateway: extra, accounts: accountsExtra, audit: auditExtra, documents: documentsExtra, databasePassword: databasePassword, body) }
+    }
+
+    private static func runStack(
+        gateway extra: [String: String], accounts accountsExtra: [String: String], audit auditExtra: [String: String],
+        documents documentsExtra: [String: String], databasePassword: String?, _ body: (GatewayHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { database in
             let databaseURL = url(database.url, password: databasePassword)
