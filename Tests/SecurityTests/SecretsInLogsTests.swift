@@ -77,6 +77,10 @@ extension SecurityTests {
                 let link = try await http.send("POST", "/api/documents/\(documentId)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
                 let shareURL = try #require(link.json["url"] as? String)
                 #expect(try await http.get(shareURL).status == 200)
+                let fileUrl = try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String)
+                let signed = try await http.send("POST", "/storage/v1/object/sign/\(fileUrl)", json: ["expiresIn": 600], headers: user.auth)
+                let signedURL = try #require(signed.json["signedURL"] as? String)
+                #expect(try await http.get("/storage/v1" + signedURL).status == 200)
                 // Failures log too: a bad token, a forged anon key, a wrong refresh token.
                 #expect(try await http.get("/api/me", headers: HTTPClient.bearer(ForgedTokens.flippedSignature(sessionToken))).status == 401)
                 #expect(try await http.send("POST", "/api/auth/refresh", json: ["refreshToken": refreshToken + "x"]).status == 401)
@@ -88,6 +92,7 @@ extension SecurityTests {
                 let tokens = [
                     "session token": sessionToken, "refreshed session token": newSession, "refresh token": refreshToken,
                     "Apple identity token": identityToken, "share token": String(shareURL.split(separator: "/").last ?? ""),
+                    "signed URL token": String(signedURL.split(separator: "=").last ?? "").removingPercentEncoding ?? "",
                 ]
                 // What the gateway serves to anyone is searched too: health, readiness, metrics,
                 // the API description, and error bodies.
