@@ -24,7 +24,16 @@ struct Authenticator: Sendable {
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw BusError(.unauthenticated, "use Authorization: Bearer <token>")
         }
-        return try await credential(token: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), context: context)
+        return try await credential(token: Self.trimmingOptionalWhitespace(header.dropFirst(7)), context: context)
+    }
+
+    /// `text` without the spaces and tabs HTTP allows around a field value (RFC 9110 §5.6.3).
+    /// Foundation's `trimmingCharacters` bridged every token through `NSString`: 7% of the
+    /// gateway's CPU under `deploy/bench-gateway`.
+    static func trimmingOptionalWhitespace(_ text: Substring) -> String {
+        let isContent: (UInt8) -> Bool = { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard let first = text.utf8.firstIndex(where: isContent), let last = text.utf8.lastIndex(where: isContent) else { return "" }
+        return String(text[first...last])
     }
 
     func credential(token: String, context: GatewayContext) async throws -> Credential {
