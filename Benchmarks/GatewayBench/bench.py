@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
-from stack import Stack  # noqa: E402
+from stack import RATE_LIMITS_OFF, Stack  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--seconds", type=int, default=15)
@@ -65,6 +65,8 @@ end
                            check=True, capture_output=True, text=True)
     tps = float(re.search(r"tps = ([\d.]+)", bench.stdout).group(1))
 
+    print(f"rate limits: off ({', '.join(f'{k}={v}' for k, v in RATE_LIMITS_OFF.items())}): "
+          f"{args.users} users from 127.0.0.1 would be throttled by the per-address defaults")
     print(f"gateway accept-tos: {rate:,.0f} requests/s at {args.connections} connections "
           f"(p50 {p50}, p99 {p99}; non-2xx {errors}; {args.users} users, {args.seconds}s)")
     print(f"pgbench one INSERT per commit: {tps:,.0f} tps at {clients} clients")

@@ -4,10 +4,13 @@ import Foundation
 import Hummingbird
 
 /// Sign in with Apple, refresh and sign out (`/api/auth/…`): translations of the Accounts session
-/// methods. Bodies and replies use the Contracts' camelCase names.
+/// methods. Bodies and replies use the Contracts' camelCase names. Sign-in and refresh are
+/// rate-limited per client address before anything else (the identity token is only verified by
+/// Accounts, so no per-person key is known before the bus call).
 struct SessionRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let limits: RateLimits
     let maxBodyBytes: Int
 
     struct SignInBody: Decodable {
@@ -22,6 +25,7 @@ struct SessionRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
+            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
@@ -31,6 +35,7 @@ struct SessionRoutes {
             return try JSONBodies.response(reply)
         }
         catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) { request, context in
+            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             let grant = try await services.call(
                 .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
