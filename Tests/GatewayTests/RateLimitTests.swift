@@ -41,10 +41,13 @@ extension GatewayIntegration {
                 #expect(try await Self.sessionCount(harness) == 1)
                 // Waiting Retry-After is enough.
                 try await Task.sleep(for: .seconds(retryAfter))
+                let recovered = ContinuousClock.now
                 _ = try await harness.signIn(appleId: "rl.a")
                 #expect(try await Self.sessionCount(harness) == 2)
                 let metrics = try await harness.http.get("/metrics")
                 #expect(metrics.text.contains("gateway_rate_limited_total{rule=\"sign_in_per_ip\"} 2"), "\(metrics.text.split(separator: "\n").filter { $0.contains("rate_limited") })")
+                print("RATE-LIMIT sign-in per address 3/6s,burst=3: 4th attempt 429 Retry-After \(retryAfter) s; sessions made by refused requests 0; "
+                      + "forwarded client 200; allowed again after waiting Retry-After (sign-in took \(ContinuousClock.now - recovered))")
             }
         }
 
@@ -76,7 +79,8 @@ extension GatewayIntegration {
                     headers: PostgRESTTests.keys(anon, bearer: a.token))
                 #expect(rest.status == 429 && rest.json["code"] as? String == "PGRST-rate_limited" && rest.json["message"] is String, "\(rest.text)")
                 // Nothing of the refused writes was stored.
-                #expect(try await records(a.id) == aBefore + 2)
+                let aAfter = try await records(a.id)
+                #expect(aAfter == aBefore + 2)
                 // Requests naming B with a bad token fail authentication and spend no budget of B's
                 // (they count against the address, which has no limit here).
                 for _ in 0..<5 {
@@ -90,7 +94,10 @@ extension GatewayIntegration {
                         "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: HTTPClient.bearer(b.token))
                     #expect(accepted.status == 201, "\(accepted.text)")
                 }
-                #expect(try await records(b.id) == bBefore + 2)
+                let bAfter = try await records(b.id)
+                #expect(bAfter == bBefore + 2)
+                print("RATE-LIMIT accept per user 2/60s,burst=2: A 2×200 then seed/native/PostgREST 429 (Retry-After \(retryAfter) s); "
+                      + "A's audit records \(aBefore) → \(aAfter) (3 refused writes stored 0); 5 forged-token requests for B: 401; B \(bBefore) → \(bAfter)")
             }
         }
 
@@ -104,6 +111,7 @@ extension GatewayIntegration {
                     statuses.append(reply.status)
                 }
                 #expect(statuses[0] != 429 && statuses[1] != 429 && statuses[2] == 429 && statuses[3] == 429, "\(statuses)")
+                print("RATE-LIMIT untrusted X-Forwarded-For rotated over 4 addresses, limit 2/60s,burst=2: statuses \(statuses)")
 
                 // The OpenAPI document declares the 429 and its Retry-After on every limited route.
                 let document = try await harness.http.get("/openapi.json")

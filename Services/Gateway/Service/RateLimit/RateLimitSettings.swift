@@ -33,7 +33,7 @@ public struct RateLimitSettings: Sendable, Equatable {
     public init(environment env: EnvironmentReader) throws(ConfigurationError) {
         signInPerIP = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", default: "60/60s,burst=30",
-            "Sign-in requests (POST /api/auth/apple, /api/auth/refresh, /api/users) per client address: COUNT/PERIOD[,burst=N] or off. 429 with Retry-After past it.")
+            "Sign-in requests (POST /api/auth/apple, /api/auth/refresh, /api/users) per client address: COUNT/PERIOD[,burst=N] or off. 429 with Retry-After past it. Every rule counts per gateway instance.")
         signInPerUser = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER", default: "10/60s,burst=10",
             "Sign-in requests per Apple id, where a verified token names one (POST /api/users): COUNT/PERIOD[,burst=N] or off.")
