@@ -51,6 +51,27 @@ extension GatewayIntegration {
             }
         }
 
+        @Test func signInIsLimitedPerVerifiedAppleIdFromAnyAddress() async throws {
+            try await GatewayHarness.run(gateway: ["GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER": "2/60s,burst=2"]) { harness in
+                var statuses: [Int] = []
+                // One Apple id from three addresses (the harness trusts 127.0.0.1 as a proxy).
+                for index in 1...3 {
+                    let reply = try await harness.http.send(
+                        "POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "rl.person")],
+                        headers: ["X-Forwarded-For": "198.51.100.\(index)"])
+                    statuses.append(reply.status)
+                    if reply.status == 429 { #expect((reply.json["details"] as? [String: Any])?["rule"] as? String == "sign_in_per_user", "\(reply.text)") }
+                }
+                #expect(statuses == [200, 200, 429])
+                // Tokens that do not verify name nobody: they cannot spend another person's budget.
+                let forged = try AppleStandIn.token(subject: "rl.other", audience: "com.example.someone-else")
+                for _ in 0..<3 { #expect(try await harness.http.send("POST", "/api/auth/apple", json: ["identityToken": forged]).status == 401) }
+                let other = try await harness.http.send("POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "rl.other")])
+                #expect(other.status == 200, "\(other.text)")
+                print("RATE-LIMIT sign-in per Apple id 2/60s,burst=2 from 3 addresses: statuses \(statuses); 3 unverifiable tokens for another id: 401, then its own sign-in \(other.status)")
+            }
+        }
+
         @Test func acceptancesAreLimitedPerVerifiedUserAndStoreNothingWhenRefused() async throws {
             try await GatewayHarness.run(gateway: ["GATEWAY_RATE_LIMIT_ACCEPT_PER_USER": "2/60s,burst=2"]) { harness in
                 let a = try await harness.signedUpUser()

@@ -55,6 +55,14 @@ struct Authenticator: Sendable {
         }
     }
 
+    /// The subject of an Apple identity token that verifies here (signature, issuer, audience,
+    /// expiry), or nil: when it does not, or Apple tokens are not accepted here. For keying the
+    /// per-person sign-in limit before Accounts is asked; Accounts still verifies it itself.
+    func verifiedAppleId(_ token: String) async -> String? {
+        guard let apple else { return nil }
+        return try? await apple.verify(token).subject
+    }
+
     /// A credential that names an account (a session bound to one), or 401/403.
     func requireUser(_ request: Request, context: GatewayContext) async throws -> UUID {
         try await requireSession(request, context: context).userId

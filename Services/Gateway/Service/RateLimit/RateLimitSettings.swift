@@ -10,7 +10,8 @@ import ServiceKit
 public struct RateLimitSettings: Sendable, Equatable {
     /// Sign-in (Apple sign-in, refresh, seed 004's `POST /api/users`) per client address.
     public var signInPerIP: RateLimitRule?
-    /// Sign-in per Apple id (where a verified credential names one: `POST /api/users`).
+    /// Sign-in per Apple id, where a verified credential names one (`POST /api/users`, and
+    /// `POST /api/auth/apple` when the gateway verifies Apple tokens itself).
     public var signInPerUser: RateLimitRule?
     /// Acceptance writes (accept-tos, native accept/acknowledge/decline, `legal_acceptances`) per address.
     public var acceptPerIP: RateLimitRule?
@@ -36,7 +37,7 @@ public struct RateLimitSettings: Sendable, Equatable {
             "Sign-in requests (POST /api/auth/apple, /api/auth/refresh, /api/users) per client address: COUNT/PERIOD[,burst=N] or off. 429 with Retry-After past it. Every rule counts per gateway instance.")
         signInPerUser = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER", default: "10/60s,burst=10",
-            "Sign-in requests per Apple id, where a verified token names one (POST /api/users): COUNT/PERIOD[,burst=N] or off.")
+            "Sign-in requests per Apple id, where a token verified by the gateway names one (POST /api/users; POST /api/auth/apple with GATEWAY_APPLE_BUNDLE_ID set): COUNT/PERIOD[,burst=N] or off.")
         acceptPerIP = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", default: "120/60s,burst=60",
             "Acceptance writes (accept-tos, /api/me/consents/{type}/{action}, POST /rest/v1/legal_acceptances) per client address: COUNT/PERIOD[,burst=N] or off.")

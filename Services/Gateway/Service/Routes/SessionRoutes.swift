@@ -5,8 +5,9 @@ import Hummingbird
 
 /// Sign in with Apple, refresh and sign out (`/api/auth/…`): translations of the Accounts session
 /// methods. Bodies and replies use the Contracts' camelCase names. Sign-in and refresh are
-/// rate-limited per client address before anything else (the identity token is only verified by
-/// Accounts, so no per-person key is known before the bus call).
+/// rate-limited per client address before anything else; a sign-in whose identity token verifies
+/// here (`GATEWAY_APPLE_BUNDLE_ID` set) also per Apple id. A refresh token is opaque to the
+/// gateway, so refresh is limited per address only.
 struct SessionRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
@@ -27,6 +28,7 @@ struct SessionRoutes {
         catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
             try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
+            if let appleId = await authenticator.verifiedAppleId(body.identityToken) { try limits.signIn(appleId: appleId) }
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
                 .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
