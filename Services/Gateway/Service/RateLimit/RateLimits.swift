@@ -36,6 +36,9 @@ public struct RateLimits: Sendable {
         try signInPerIP?.take(Self.addressKey(context.clientIP))
     }
 
+    /// Whether sign-ins are limited per person (else there is no need to find out who signs in).
+    var limitsSignInPerPerson: Bool { signInPerUser != nil }
+
     /// A sign-in by a verified Apple id.
     func signIn(appleId: String) throws(RateLimited) {
         try signInPerUser?.take(appleId)

@@ -28,7 +28,10 @@ struct SessionRoutes {
         catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
             try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
-            if let appleId = await authenticator.verifiedAppleId(body.identityToken) { try limits.signIn(appleId: appleId) }
+            // Verified here only to key the limit (Accounts verifies it again): skipped when off.
+            if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(body.identityToken) {
+                try limits.signIn(appleId: appleId)
+            }
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
                 .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
