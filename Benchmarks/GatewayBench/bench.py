@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
-from stack import Stack  # noqa: E402
+from stack import RATE_LIMITS_OFF, Stack  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--seconds", type=int, default=10)
@@ -137,6 +137,8 @@ end
               f"{sum(per_acceptance.values()):,.0f} µs, per insert {sum(per_insert.values()):,.0f} µs", flush=True)
 
     median = statistics.median
+    print(f"rate limits: off ({', '.join(f'{k}={v}' for k, v in RATE_LIMITS_OFF.items())}): "
+          f"{args.users} users from 127.0.0.1 would be throttled by the per-address defaults")
     rate = median(r[0]["rate"] for r in rounds)
     tps = median(r[1]["tps"] for r in rounds)
     errors = sum(r[0]["errors"] for r in rounds)
