@@ -3,25 +3,81 @@ pgbench's one-INSERT-per-commit rate on the same cluster in the same run.
 
 Each request is the whole path a real acceptance takes: the session token checked by Accounts
 (`accounts.verify_session`), `accounts.accept_terms`, which records through Audit (group-committed,
-answered only after commit) and stores the user's terms version. Usage (deploy/bench-gateway):
-    bench.py [--seconds N] [--connections N] [--users N]
+answered only after commit) and stores the user's terms version. Each round runs wrk, then pgbench
+(same client count); the figures are medians over the rounds.
+
+Beside the rates it prints what each side costs in CPU: per acceptance, the CPU time of every
+service process, of PostgreSQL (the cluster's postmaster and all its backends) and of wrk; per
+pgbench insert, PostgreSQL's and pgbench's. On a machine where the load generator, the services and
+the database share the same cores, the ratio of those costs bounds the ratio of the rates, whatever
+the scheduling: that is the figure to read on a noisy machine. Usage (deploy/bench-gateway):
+    bench.py [--seconds N] [--connections N] [--users N] [--rounds N]
 """
 import argparse
 import os
 import pathlib
 import re
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
-from stack import Stack  # noqa: E402
+from stack import RATE_LIMITS_OFF, Stack  # noqa: E402
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--seconds", type=int, default=15)
+parser.add_argument("--seconds", type=int, default=10)
 parser.add_argument("--connections", type=int, default=64)
 parser.add_argument("--users", type=int, default=200)
+parser.add_argument("--rounds", type=int, default=3)
 args = parser.parse_args()
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds of `pid` (with its reaped children's when `children`)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / TICK
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of the benchmark's cluster: the postmaster, its live backends and the ones gone."""
+    postmaster = int(pathlib.Path(os.environ["COMPASS_PG_DIR"], "data", "postmaster.pid").read_text().split()[0])
+    total = process_cpu(postmaster, children=True)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    total += process_cpu(int(entry))
+            except (OSError, ValueError):
+                pass
+    return total
+
+
+def milliseconds(text: str) -> float:
+    """wrk's latency figure ("812.00us", "98.56ms", "1.02s") in milliseconds."""
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(run, pids: dict[str, int]):
+    """Runs `run()`; returns its result and the CPU seconds spent meanwhile per process group."""
+    before = {name: process_cpu(pid) for name, pid in pids.items()}
+    pg, client = postgres_cpu(), children_cpu()
+    result = run()
+    spent = {name: process_cpu(pid) - before[name] for name, pid in pids.items()}
+    spent["PostgreSQL"] = postgres_cpu() - pg
+    spent["client"] = children_cpu() - client
+    return result, spent
+
 
 stack = Stack()
 try:
@@ -39,18 +95,6 @@ request = function()
 end
 """)
     lua.close()
-    # Warm-up, then the measured run.
-    subprocess.run(["wrk", "-t2", "-c16", "-d3s", "-s", lua.name, stack.url], check=True, capture_output=True)
-    run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", lua.name, stack.url],
-                         check=True, capture_output=True, text=True)
-    out = run.stdout
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p99 = re.search(r"99%\s+(\S+)", out).group(1)
-    p50 = re.search(r"50%\s+(\S+)", out).group(1)
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = int(non2xx.group(1)) if non2xx else 0
-
-    # pgbench: one INSERT of an acceptance-sized row per transaction, same client count.
     database = stack.database_url.rsplit("/", 1)[0] + "/" + stack.db_name
     subprocess.run(["psql", "-q", database, "-c",
                     "CREATE TABLE bench_acceptances (id bigserial PRIMARY KEY, user_id uuid NOT NULL, document text NOT NULL,"
@@ -61,13 +105,56 @@ end
                  " VALUES (gen_random_uuid(), 'terms_of_service', '2025-12-12', 'accept', '203.0.113.9', 'PlayoffChallenge/1.0');\n")
     script.close()
     clients = min(args.connections, 64)
-    bench = subprocess.run(["pgbench", "-n", "-f", script.name, "-c", str(clients), "-j", "2", "-T", str(args.seconds), database],
-                           check=True, capture_output=True, text=True)
-    tps = float(re.search(r"tps = ([\d.]+)", bench.stdout).group(1))
+    pids = {process.name: process.popen.pid for process in stack.processes}
 
-    print(f"gateway accept-tos: {rate:,.0f} requests/s at {args.connections} connections "
-          f"(p50 {p50}, p99 {p99}; non-2xx {errors}; {args.users} users, {args.seconds}s)")
-    print(f"pgbench one INSERT per commit: {tps:,.0f} tps at {clients} clients")
-    print(f"ratio: {rate / tps:.2f}x")
+    def wrk():
+        run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", lua.name, stack.url],
+                             check=True, capture_output=True, text=True)
+        out = run.stdout
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+                "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+                "p50": milliseconds(re.search(r"50%\s+(\S+)", out).group(1)),
+                "p99": milliseconds(re.search(r"99%\s+(\S+)", out).group(1)),
+                "errors": int(non2xx.group(1)) if non2xx else 0}
+
+    def pgbench():
+        out = subprocess.run(["pgbench", "-n", "-f", script.name, "-c", str(clients), "-j", "2", "-T", str(args.seconds), database],
+                             check=True, capture_output=True, text=True).stdout
+        return {"tps": float(re.search(r"tps = ([\d.]+)", out).group(1)),
+                "transactions": int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))}
+
+    subprocess.run(["wrk", "-t2", "-c16", "-d3s", "-s", lua.name, stack.url], check=True, capture_output=True)  # warm-up
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        http, http_cpu = measured(wrk, pids)
+        inserts, insert_cpu = measured(pgbench, {})
+        per_acceptance = {name: seconds / http["requests"] * 1e6 for name, seconds in http_cpu.items()}
+        per_insert = {name: seconds / inserts["transactions"] * 1e6 for name, seconds in insert_cpu.items()}
+        rounds.append((http, inserts, per_acceptance, per_insert))
+        print(f"round {number}: accept-tos {http['rate']:,.0f}/s (p50 {http['p50']:.1f} ms, p99 {http['p99']:.1f} ms, non-2xx {http['errors']}); "
+              f"pgbench {inserts['tps']:,.0f} tps; ratio {http['rate'] / inserts['tps']:.3f}x; CPU per acceptance "
+              f"{sum(per_acceptance.values()):,.0f} µs, per insert {sum(per_insert.values()):,.0f} µs", flush=True)
+
+    median = statistics.median
+    print(f"rate limits: off ({', '.join(f'{k}={v}' for k, v in RATE_LIMITS_OFF.items())}): "
+          f"{args.users} users from 127.0.0.1 would be throttled by the per-address defaults")
+    rate = median(r[0]["rate"] for r in rounds)
+    tps = median(r[1]["tps"] for r in rounds)
+    errors = sum(r[0]["errors"] for r in rounds)
+    acceptance_cpu = {name: median(r[2][name] for r in rounds) for name in rounds[0][2]}
+    insert_cpu = {name: median(r[3][name] for r in rounds) for name in rounds[0][3]}
+    total_acceptance, total_insert = sum(acceptance_cpu.values()), sum(insert_cpu.values())
+    print(f"gateway accept-tos: {rate:,.0f} requests/s at {args.connections} connections, median of {args.rounds} rounds "
+          f"(p50 {median(r[0]['p50'] for r in rounds):.1f} ms, p99 {median(r[0]['p99'] for r in rounds):.1f} ms; non-2xx {errors}; {args.users} users, {args.seconds}s each)")
+    print(f"pgbench one INSERT per commit: {tps:,.0f} tps at {clients} clients, median of {args.rounds} rounds")
+    print(f"ratio: {rate / tps:.3f}x (median rates)")
+    print("CPU per acceptance (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in acceptance_cpu.items())
+          + f"; total {total_acceptance:,.0f}")
+    print("CPU per pgbench insert (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in insert_cpu.items())
+          + f"; total {total_insert:,.0f}")
+    print(f"CPU cost ratio: an acceptance costs {total_acceptance / total_insert:.1f}x an insert; on {os.cpu_count()} cores the "
+          f"acceptance path tops out near {os.cpu_count() / total_acceptance * 1e6:,.0f}/s and pgbench near "
+          f"{os.cpu_count() / total_insert * 1e6:,.0f}/s")
 finally:
     stack.close()

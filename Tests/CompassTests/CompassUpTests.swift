@@ -18,6 +18,8 @@ import FoundationNetworking
             environment["DATABASE_URL"] = database.url
             // The seed's own client sends no credentials: the stack runs as a test deployment would.
             environment["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS"] = "true"
+            // The load run below drives acceptances from one address: no rate limits.
+            for rule in ["SIGN_IN_PER_IP", "SIGN_IN_PER_USER", "ACCEPT_PER_IP", "ACCEPT_PER_USER"] { environment["GATEWAY_RATE_LIMIT_\(rule)"] = "off" }
             let up = try await PeerProcess(
                 "compass", arguments: ["up", "--base-port", String(base)], environment: environment, timeout: .seconds(180))
             let started = up.readyLine.split(separator: ",").map(String.init)

@@ -34,7 +34,10 @@ def stack(tmp_path):
     # Below the kernel's ephemeral range (32768+), where other tests' "port 0" sockets land.
     base = random.randrange(210, 320) * 100 + 50
     environment = dict(os.environ, DATABASE_URL=url.rsplit("/", 1)[0] + "/" + name,
-                       GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS="true", LOG_LEVEL="error")
+                       GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS="true", LOG_LEVEL="error",
+                       # 200 simulated people from one address: the per-address limits would stop them.
+                       GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP="off", GATEWAY_RATE_LIMIT_ACCEPT_PER_IP="off",
+                       GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER="off", GATEWAY_RATE_LIMIT_ACCEPT_PER_USER="off")
     up = subprocess.Popen([str(BIN / "compass"), "up", "--base-port", str(base)], env=environment, cwd=tmp_path,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # A thread reads the output line by line (select() on a buffered pipe misses lines already read

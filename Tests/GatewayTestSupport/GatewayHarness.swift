@@ -20,6 +20,11 @@ public final class GatewayHarness: Sendable {
 
     public static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
     public static let gateway = Principal.service("gateway")
+    /// The gateway's rate-limit rules, switched off by default in tests (`RateLimitTests` set them).
+    public static let rateLimitVariables = [
+        "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER",
+        "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER",
+    ]
 
     private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
                  legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]) {
@@ -97,6 +102,8 @@ public final class GatewayHarness: Sendable {
             gatewayEnvironment["GATEWAY_TRUSTED_PROXIES"] = "127.0.0.1"
             gatewayEnvironment["GATEWAY_BUS_TIMEOUT"] = "3s"
             gatewayEnvironment["READINESS_INTERVAL"] = "100ms"
+            // Every test signs in and accepts from 127.0.0.1: limits only where a test sets them.
+            for name in rateLimitVariables { gatewayEnvironment[name] = "off" }
             for (key, value) in extra { gatewayEnvironment[key] = value }
             let gateway = try await PeerProcess("Gateway", environment: gatewayEnvironment)
             let logger = testLogger()

@@ -56,4 +56,32 @@ import Testing
         #expect(Base64URL.decode("AB") == nil)  // non-canonical trailing bits (canonical: "AA")
         #expect(Base64URL.decode("AA") == Data([0]))
     }
+
+    /// The table codec against Foundation's base64 (translated to the url alphabet) as the
+    /// reference, over every length up to 3 whole blocks and random bytes.
+    @Test func base64URLMatchesFoundationsBase64() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let reference = bytes.base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(Base64URL.decode(reference) == bytes)
+            #expect(Base64URL.decode(Substring(reference)) == bytes)
+        }
+    }
+
+    @Test func base64URLRefusesEveryOtherSpelling() {
+        // Lengths that are no whole bytes, padding, other alphabets, whitespace, non-ASCII, and
+        // set bits after the last whole byte ("_x" and "__9" spell what "_w" and "__8" spell).
+        for text in ["A", "AAAAA", "AA==", "AAA=", "AA+A", "AA/A", "AA A", "AA\nA", "AÀAA", "AB", "AAB", "_x", "__9"] {
+            #expect(Base64URL.decode(text) == nil, "\(text)")
+        }
+        #expect(Base64URL.decode("") == Data())
+        #expect(Base64URL.decode("_w") == Data([0xFF]))
+        #expect(Base64URL.decode("__8") == Data([0xFF, 0xFF]))
+        #expect(Base64URL.decode("_-_-") == Data([0xFF, 0xEF, 0xFE]))
+        #expect(Base64URL.decode("AAE") == Data([0, 1]))
+    }
 }

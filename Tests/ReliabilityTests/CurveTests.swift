@@ -60,6 +60,38 @@ extension ReliabilityTests {
                 }
                 #expect(verifyForged?.code == .forbidden)
                 #expect(try await stack.count("SELECT count(*)::bigint FROM legal.versions WHERE version = $1", publish.version) == 0)
+
+                // Nor may it act for users (BUS_SERVICES_ACTING_FOR_USERS: gateway, accounts): a
+                // claimed user principal becomes service:intruder, which Audit, Documents and
+                // Accounts refuse; the accounts key, on the list, is served.
+                let someone = UUID()
+                let claimed = Principal.user(someone.uuidString.lowercased())
+                let documentsKey = keys["DOCUMENTS_PUBLIC_KEY"]!, accountsKey = keys["ACCOUNTS_PUBLIC_KEY"]!
+                let accountsKeys = try CurveKeyPair(secretKey: keys["ACCOUNTS_SECRET_KEY"]!)
+                let intruderDocuments = try await client("Documents", stack.rpc["Documents"]!, .curve(intruder, serverPublicKey: documentsKey))
+                let intruderAccounts = try await client("Accounts", stack.rpc["Accounts"]!, .curve(intruder, serverPublicKey: accountsKey))
+                let accountsDocuments = try await client("Documents", stack.rpc["Documents"]!, .curve(accountsKeys, serverPublicKey: documentsKey))
+                var userRefusals: [String] = []
+                let history = await #expect(throws: BusError.self) {
+                    _ = try await intruderAudit.call(AuditHistory.self, .init(userId: someone), principal: claimed, timeout: .seconds(10))
+                }
+                let usage = await #expect(throws: BusError.self) {
+                    _ = try await intruderDocuments.call(DocumentsUsage.self, .init(userId: someone), principal: claimed, timeout: .seconds(10))
+                }
+                let listing = await #expect(throws: BusError.self) {
+                    _ = try await intruderDocuments.call(DocumentsList.self, .init(filter: .init(ownerId: someone)), timeout: .seconds(10))
+                }
+                let account = await #expect(throws: BusError.self) {
+                    _ = try await intruderAccounts.call(AccountsGet.self, .init(userId: someone), principal: claimed, timeout: .seconds(10))
+                }
+                for (name, error) in [("audit.history", history), ("documents.usage", usage), ("documents.list", listing), ("accounts.get", account)] {
+                    #expect(error?.code == .forbidden, "\(name)")
+                    userRefusals.append("\(name)=\(error?.code.rawValue ?? "served")")
+                }
+                let served = try await accountsDocuments.call(DocumentsUsage.self, .init(userId: someone), timeout: .seconds(10))
+                #expect(served.documents == 0)
+                for client in [intruderDocuments, intruderAccounts, accountsDocuments] { await client.close() }
+                print("RELIABILITY curve intruder-acting-for-users=\(userRefusals) accounts-key-usage=served")
                 // The same request from the operator peer, which is an asserter, is honoured.
                 _ = try await operatorLegal.call(LegalPublish.self, publish, principal: .operator("tests"), timeout: .seconds(10))
                 #expect(try await stack.count("SELECT count(*)::bigint FROM legal.versions WHERE version = $1", publish.version) == 1)

@@ -242,7 +242,7 @@ public final class RPCServer: Sendable {
     ) {
         let context = RequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
-            attachments: routed.attachments, logger: logger)
+            attachments: routed.attachments, servicesActingForUsers: options.servicesActingForUsers, logger: logger)
         let route = routed.route
         let work: @Sendable () async -> Void = { [self] in
             let outcome: IdempotencyCache.Outcome

@@ -15,6 +15,9 @@ public struct RPCServerOptions: Sendable {
     /// Peers (by CURVE admission name) whose `principal` is honoured; `nil` means every admitted
     /// peer. Over plaintext every principal is honoured: development only.
     public var principalAsserters: Set<String>? = nil
+    /// Service principals that may act for any user (see
+    /// ``RequestContext/isServiceWithoutUserAccess``); `nil` means every service.
+    public var servicesActingForUsers: Set<String>? = nil
     /// How long ``RPCServer/shutdown()`` waits for running handlers before closing anyway.
     public var drainTimeout: Duration = .seconds(10)
     /// Start each handler on the socket's own thread (`Task.immediate`) rather than enqueueing a

@@ -12,14 +12,36 @@ public struct RequestContext: Sendable {
     public let principal: Principal
     /// Binary frames that came after the envelope (document chunks).
     public let attachments: [Data]
+    /// Services that may act for any user (``RPCServerOptions/servicesActingForUsers``).
+    private let servicesActingForUsers: Set<String>?
     private let serverLogger: Logger
 
-    init(envelope: Envelope, peer: String?, principal: Principal, attachments: [Data], logger: Logger) {
+    init(
+        envelope: Envelope, peer: String?, principal: Principal, attachments: [Data],
+        servicesActingForUsers: Set<String>? = nil, logger: Logger
+    ) {
         self.envelope = envelope
         self.peer = peer
         self.principal = principal
         self.attachments = attachments
+        self.servicesActingForUsers = servicesActingForUsers
         self.serverLogger = logger
+    }
+
+    /// A `service:` principal that may not act for users: an admitted peer that is neither an
+    /// asserter nor on the server's allow-list (e.g. Legal calling Documents). Handlers that let
+    /// services act for any user refuse it, so one compromised service key does not open every
+    /// user's records.
+    public var isServiceWithoutUserAccess: Bool {
+        principal.kind == .service && !(servicesActingForUsers?.contains(principal.id) ?? true)
+    }
+
+    /// `forbidden` for ``isServiceWithoutUserAccess``; handlers call it where a service principal
+    /// would act for any user.
+    public func requireUserAccess() throws {
+        guard !isServiceWithoutUserAccess else {
+            throw BusError(.forbidden, "service \(principal.id) may not act for users")
+        }
     }
 
     /// A logger carrying the request id, type and trace. Built when asked for: most requests log

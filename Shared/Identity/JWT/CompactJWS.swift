@@ -31,6 +31,10 @@ public struct CompactJWS: Sendable {
     /// The decoded signature bytes.
     public let signature: Data
 
+    /// One decoder for every header (Foundation's coders are `Sendable`): building one per token
+    /// showed in the gateway's profile.
+    private static let headerDecoder = JSONDecoder()
+
     /// Splits and decodes `token`, throwing ``IdentityError/malformed(_:)`` or
     /// ``IdentityError/tokenTooLarge``.
     public init(parsing token: String, maximumLength: Int = CompactJWS.defaultMaximumLength) throws {
@@ -44,7 +48,7 @@ public struct CompactJWS: Sendable {
         else { throw IdentityError.malformed("invalid base64url") }
         let header: JOSEHeader
         do {
-            header = try JSONDecoder().decode(JOSEHeader.self, from: headerBytes)
+            header = try Self.headerDecoder.decode(JOSEHeader.self, from: headerBytes)
         } catch {
             throw IdentityError.malformed("invalid header")
         }

@@ -15,6 +15,8 @@ public struct BusSettings: Sendable {
     public var admitted: [String: String]
     /// Peers whose `principal` this service honours (over CURVE).
     public var principalAsserters: Set<String>
+    /// Services whose own `service:` principal may act for any user (over CURVE).
+    public var servicesActingForUsers: Set<String>
     /// Per peer service: RPC and event endpoints to connect to, and its public key.
     public var peers: [ServiceName: Peer]
 
@@ -47,6 +49,9 @@ public struct BusSettings: Sendable {
         principalAsserters = Set(env.list(
             "BUS_PRINCIPAL_ASSERTERS", default: ["gateway", "operator", "accounts"],
             "Admitted peers whose `principal` (the user a request acts for) is honoured; other peers act as themselves."))
+        servicesActingForUsers = Set(env.list(
+            "BUS_SERVICES_ACTING_FOR_USERS", default: ["gateway", "accounts"],
+            "Peers whose own service principal may read or write any user's records (CURVE only); any other admitted service acting as itself is refused with `forbidden` where a user's data is concerned."))
         var peers: [ServiceName: Peer] = [:]
         for peer in ServiceName.allCases {
             let prefix = peer.variablePrefix
@@ -75,6 +80,9 @@ public struct BusSettings: Sendable {
     public var serverOptions: RPCServerOptions {
         var options = RPCServerOptions()
         options.principalAsserters = principalAsserters
+        // Over plaintext every claimed principal is honoured anyway (development only), so the
+        // allow-list only means something with CURVE identities.
+        if keys != nil { options.servicesActingForUsers = servicesActingForUsers }
         return options
     }
 }

@@ -19,6 +19,7 @@ struct AccountsHandlers: Sendable {
             guard context.principal.kind != .user else {
                 throw BusError(.forbidden, "get_or_create is called by the gateway after verifying the Apple identity, not by a signed-in user")
             }
+            try context.requireUserAccess()
             return try await signUp.getOrCreate(request)
         }
         server.register(AccountsGet.self) { request, context in
@@ -47,10 +48,12 @@ struct AccountsHandlers: Sendable {
         }
     }
 
-    /// A user principal may act only for itself; services and operators for anyone.
+    /// A user principal may act only for itself; operators, and services allowed to act for users
+    /// (``RequestContext/requireUserAccess()``), for anyone.
     static func authorize(_ context: RequestContext, for user: UUID) throws {
         switch context.principal.kind {
-        case .user where UUID(uuidString: context.principal.id) == user, .service, .operator: return
+        case .service: try context.requireUserAccess()
+        case .user where UUID(uuidString: context.principal.id) == user, .operator: return
         case .user: throw BusError(.forbidden, "a user may only read or change their own account")
         case .anonymous: throw BusError(.unauthenticated, "acting for a user needs a signed-in principal")
         }

@@ -101,7 +101,8 @@ struct SessionHandlers: Sendable {
         }
         guard let found else { throw BusError(.notFound, "no such session") }
         switch context.principal.kind {
-        case .service, .operator: break
+        case .service: try context.requireUserAccess()
+        case .operator: break
         case .user where found.userId.map({ UUID(uuidString: context.principal.id) == $0 }) == true: break
         case .user: throw BusError(.forbidden, "a user may only end their own sessions")
         case .anonymous:
@@ -134,6 +135,7 @@ struct SessionHandlers: Sendable {
 
     static func gatewayOnly(_ context: RequestContext, _ method: String) throws {
         guard context.principal.kind != .user else { throw BusError(.forbidden, "\(method) is called by the gateway, not by a signed-in user") }
+        try context.requireUserAccess()
     }
 
     /// `unauthenticated` with a fixed description (``IdentityError`` holds no token material);

@@ -34,6 +34,7 @@ struct AuditHandlers: Sendable {
             guard context.principal.kind == .operator || context.principal.kind == .service else {
                 throw BusError(.forbidden, "erasure is requested by an operator or the accounts service")
             }
+            try context.requireUserAccess()
             return AuditEraseSubject.Reply(erasedRecords: try await erasure.erase(request.userId))
         }
         server.register(AuditPublicKey.self) { _, _ in AuditPublicKey.Reply(publicKey: signer.publicKey) }
@@ -69,8 +70,10 @@ struct AuditHandlers: Sendable {
         }
     }
 
-    /// A user principal may act only for itself; services and operators for anyone.
+    /// A user principal may act only for itself; operators, and services allowed to act for users
+    /// (``RequestContext/requireUserAccess()``), for anyone.
     static func authorize(_ context: RequestContext, for user: UUID) throws {
+        try context.requireUserAccess()
         if context.principal.kind == .user, UUID(uuidString: context.principal.id) != user {
             throw BusError(.forbidden, "a user may only read or write their own records")
         }

@@ -3,7 +3,8 @@ import Foundation
 
 /// Who may do what, the way the other services decide it: a signed-in user acts on their own
 /// documents only (another user's document is `not_found`, never revealing it exists); services
-/// (the gateway, Accounts) and operators act for anyone; anonymous callers are `unauthenticated`
+/// on the allow-list (the gateway, Accounts: `BUS_SERVICES_ACTING_FOR_USERS`) and operators act for
+/// anyone, any other service is `forbidden`; anonymous callers are `unauthenticated`
 /// (except `documents.share_open`, which the token itself authorises).
 enum Authorization {
     /// The ``Access`` of the caller for by-id operations.
@@ -14,7 +15,10 @@ enum Authorization {
                 throw BusError(.unauthenticated, "the user principal is not a user id")
             }
             return .owner(id)
-        case .service, .operator: return .any
+        case .service:
+            try context.requireUserAccess()
+            return .any
+        case .operator: return .any
         case .anonymous: throw BusError(.unauthenticated, "documents need a signed-in principal")
         }
     }

@@ -63,3 +63,11 @@ struct AddressBlock: Sendable, Equatable {
         return true
     }
 }
+
+extension IPAddressBytes {
+    /// An address from its 4 or 16 network-order bytes.
+    init(bytes: [UInt8]) {
+        precondition(bytes.count == 4 || bytes.count == 16, "an IP address has 4 or 16 bytes")
+        self.bytes = bytes
+    }
+}

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Each operation gets its summary, its path parameters, the bearer security scheme unless public,
 /// a JSON request body for methods that take one, and the error responses in the shape of its
-/// route family (``ErrorStyle``).
+/// route family (``ErrorStyle``), with a 429 and its `Retry-After` on rate-limited routes.
 enum OpenAPIDocument {
     static func build(_ entries: [RouteCatalog.Entry], version: String) -> JSONValue {
         var paths: [String: [String: JSONValue]] = [:]
@@ -191,6 +191,18 @@ enum OpenAPIDocument {
             ]),
         ])
         var responses: [String: JSONValue] = ["default": error]
+        if RateLimits.guardedRoutes.contains(entry.method + " " + entry.path) {
+            responses["429"] = .object([
+                "description": .string("Rate limited (sign-in or acceptance writes, per address or per user): retry after Retry-After seconds."),
+                "headers": .object([
+                    "Retry-After": .object([
+                        "description": .string("Whole seconds until the request would be allowed (at least 1)."),
+                        "schema": .object(["type": .string("integer"), "minimum": .int(1)]),
+                    ]),
+                ]),
+                "content": .object(["application/json": .object(["schema": errorSchema])]),
+            ])
+        }
         if servesBytes(entry) {
             let bytes: JSONValue = .object([
                 "description": .string("The bytes (all, or the requested range)."),

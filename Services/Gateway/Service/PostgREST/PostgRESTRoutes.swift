@@ -18,6 +18,7 @@ import Hummingbird
 struct PostgRESTRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let limits: RateLimits
     let maxBodyBytes: Int
 
     static let objectMediaType = "application/vnd.pgrst.object+json"
@@ -59,7 +60,8 @@ struct PostgRESTRoutes {
             return try respond(try PostgRESTTable.apply(query, to: rows, table: "documents", columns: DocumentsTable.columns), request: request, status: .ok)
         }
         catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in
-            guard case .session(let userId?, _, _) = try await caller(request, context) else {
+            try limits.accept(from: context)
+            guard case .session(let userId?, let appleId, _) = try await caller(request, context) else {
                 throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
             }
             let rows = try await decodeRows(request)
@@ -67,6 +69,7 @@ struct PostgRESTRoutes {
             for row in rows where row.user_id != userId {
                 throw PostgRESTError(status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
             }
+            try limits.accept(appleId: appleId, writes: rows.count)
             var inserted: [[String: JSONValue]] = []
             for (index, row) in rows.enumerated() {
                 let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)

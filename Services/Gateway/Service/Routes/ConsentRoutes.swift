@@ -9,10 +9,12 @@ import Hummingbird
 /// Accepting or declining the terms goes through Accounts (`accounts.accept_terms` /
 /// `decline_terms`), which keeps the user's `tos_version` and records through Audit; the privacy
 /// policy (and acknowledging either) is recorded with Audit directly. The reply is the consent
-/// receipt either way. An `Idempotency-Key` header makes a retried request record once.
+/// receipt either way. An `Idempotency-Key` header makes a retried request record once. Writes
+/// are rate-limited per client address, then per verified user (``RateLimits``).
 struct ConsentRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let limits: RateLimits
     let maxBodyBytes: Int
 
     struct ActionBody: Decodable { let version: String }
@@ -41,7 +43,9 @@ struct ConsentRoutes {
             return try JSONBodies.response(history)
         }
         catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt.", public: false) { request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+            try limits.accept(from: context)
+            let (id, appleId) = try await authenticator.requireSession(request, context: context)
+            try limits.accept(appleId: appleId)
             let type = try LegalRoutes.type(context)
             guard let action = AcceptanceAction(rawValue: context.pathParameter("action") ?? "") else {
                 throw BusError(.notFound, "the action must be accept, acknowledge or decline")

@@ -14,9 +14,13 @@ import Logging
 /// an `Authorization` header is let through as the seed's client sends it (a header that is sent
 /// is still checked): anyone can then act for any Apple id, which is why it is off by default and
 /// logged at start and on every such request.
+///
+/// Both writes are rate-limited (``RateLimits``): per client address first, then per Apple id of
+/// the verified credential (a legacy request without one counts against its address only).
 struct SeedRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let limits: RateLimits
     let legacyClients: Bool
     let maxBodyBytes: Int
 
@@ -47,8 +51,10 @@ struct SeedRoutes {
     }
 
     func getOrCreate(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        try limits.signIn(from: context)
         let credential = try await authenticator.credential(of: request, context: context)
         if credential == nil { try allowLegacy(context) }
+        if let appleId = credential?.appleId { try limits.signIn(appleId: appleId) }
         let body = try await JSONBodies.decode(SignUpBody.self, from: request, limit: maxBodyBytes)
         guard !body.apple_id.isEmpty else { throw BusError(.invalidArgument, "apple_id is required") }
         if let credential, credential.appleId != body.apple_id {
@@ -67,8 +73,10 @@ struct SeedRoutes {
         guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else {
             throw BusError(.invalidArgument, "the user id in the path is not a UUID")
         }
+        try limits.accept(from: context)
         let credential = try await authenticator.credential(of: request, context: context)
         if credential == nil { try allowLegacy(context) }
+        if let appleId = credential?.appleId { try limits.accept(appleId: appleId) }
         let body = try await JSONBodies.decode(AcceptBody.self, from: request, limit: maxBodyBytes)
         let principal: Principal
         switch credential {

@@ -4,10 +4,14 @@ import Foundation
 import Hummingbird
 
 /// Sign in with Apple, refresh and sign out (`/api/auth/…`): translations of the Accounts session
-/// methods. Bodies and replies use the Contracts' camelCase names.
+/// methods. Bodies and replies use the Contracts' camelCase names. Sign-in and refresh are
+/// rate-limited per client address before anything else; a sign-in whose identity token verifies
+/// here (`GATEWAY_APPLE_BUNDLE_ID` set) also per Apple id. A refresh token is opaque to the
+/// gateway, so refresh is limited per address only.
 struct SessionRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let limits: RateLimits
     let maxBodyBytes: Int
 
     struct SignInBody: Decodable {
@@ -22,7 +26,12 @@ struct SessionRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
+            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
+            // Verified here only to key the limit (Accounts verifies it again): skipped when off.
+            if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(body.identityToken) {
+                try limits.signIn(appleId: appleId)
+            }
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
                 .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
@@ -31,6 +40,7 @@ struct SessionRoutes {
             return try JSONBodies.response(reply)
         }
         catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) { request, context in
+            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             let grant = try await services.call(
                 .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)

@@ -16,6 +16,7 @@ import ServiceKit
 /// | `GATEWAY_APPLE_BUNDLE_ID` | (empty) | Audience of Apple identity tokens accepted as credentials. |
 /// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
 /// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
+/// | `GATEWAY_RATE_LIMIT_*` | see ``RateLimitSettings`` | Sign-in and acceptance-write limits per address and per user. |
 public struct GatewaySettings: EnvironmentSettings {
     public var httpHost: String
     public var httpPort: Int
@@ -31,6 +32,8 @@ public struct GatewaySettings: EnvironmentSettings {
     public var appleKeySet: AppleKeySource
     public var jwtSecret: Secret<String>
     public var peers: GatewayPeers
+    /// Sign-in and acceptance-write rate limits.
+    public var rateLimits: RateLimitSettings
 
     public init(environment env: EnvironmentReader) throws {
         httpHost = env.string("GATEWAY_HTTP_HOST", default: "127.0.0.1", "Numeric address the HTTP server binds (0.0.0.0 in containers).")
@@ -63,5 +66,6 @@ public struct GatewaySettings: EnvironmentSettings {
             throw ConfigurationError(variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least 32 characters")
         }
         peers = try GatewayPeers(environment: env)
+        rateLimits = try RateLimitSettings(environment: env)
     }
 }
