@@ -51,6 +51,8 @@ enum IsolationWalk {
         let doc = b.documentId
         let tus = ["Tus-Resumable": "1.0.0"]
         let notFound: Set<Int> = [404]
+        // Routes with no id of B to aim at (they act on the caller): any status below 500 will do,
+        // provided no id of B shows in the reply and B is unchanged afterwards.
         let ownOnly: Set<Int> = []
         let bIds = [b.user.id, b.user.id.uppercased(), doc, doc.uppercased(), b.shareLinkId, b.deletionRequestId, b.fileUrl]
         return [
