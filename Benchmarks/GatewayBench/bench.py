@@ -111,6 +111,8 @@ end
         run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", lua.name, stack.url],
                              check=True, capture_output=True, text=True)
         out = run.stdout
+        if not re.search(r"50%\s+[\d.]+(us|ms|s|m)\s", out):
+            raise SystemExit(f"wrk measured nothing:\n{out}{run.stderr}")
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
                 "requests": int(re.search(r"(\d+) requests in", out).group(1)),
