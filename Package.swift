@@ -47,15 +47,18 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
 
         // MARK: Shared libraries
+        // The lock every module uses instead of `Synchronization.Mutex`, which ThreadSanitizer
+        // cannot see on Linux (issue 8; `deploy/tsan`).
+        .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(
             name: "Bus", dependencies: [
-                "CZeroMQ",
+                "CZeroMQ", "Locks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
         .target(
             name: "Postgres", dependencies: [
-                "CLibPQ",
+                "CLibPQ", "Locks",
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
@@ -240,7 +243,7 @@ let package = Package(
         // MARK: Reliability (issue 8): faults and attacks against the real executables
         .testTarget(
             name: "ReliabilityTests", dependencies: [
-                "Legal", "Audit", "Accounts", "Documents", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
+                "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
     ]

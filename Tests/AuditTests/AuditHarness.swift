@@ -3,7 +3,7 @@ import Contracts
 import Crypto
 import Foundation
 import Postgres
-import Synchronization
+import Locks
 import TestSupport
 
 /// The real Legal and Audit executables on a private database, with clients of both: what the
@@ -17,7 +17,7 @@ final class AuditHarness: Sendable {
     let signingKey: String
     let legalClient: RPCClient
     let auditClient: RPCClient
-    private let auditProcess: Mutex<PeerProcess?>
+    private let auditProcess: LockedValue<PeerProcess?>
 
     static let operatorPrincipal = Principal.operator("tests")
 
@@ -31,7 +31,7 @@ final class AuditHarness: Sendable {
         self.signingKey = signingKey
         self.legalClient = legalClient
         self.auditClient = auditClient
-        self.auditProcess = Mutex(audit)
+        self.auditProcess = LockedValue(audit)
     }
 
     /// Runs `body` with both services up on a fresh database; stops them afterwards.

@@ -3,7 +3,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Synchronization
+import Locks
 import TestSupport
 
 /// The real Legal, Audit, Accounts, Documents and Gateway executables on a private database, with an HTTP
@@ -16,7 +16,7 @@ final class GatewayHarness: Sendable {
     let auditClient: RPCClient
     let legalClient: RPCClient
     let gatewayEnvironment: [String: String]
-    private let processes: Mutex<[String: PeerProcess]>
+    private let processes: LockedValue<[String: PeerProcess]>
 
     static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
     static let gateway = Principal.service("gateway")
@@ -30,7 +30,7 @@ final class GatewayHarness: Sendable {
         self.auditClient = auditClient
         self.legalClient = legalClient
         self.gatewayEnvironment = gatewayEnvironment
-        self.processes = Mutex(processes)
+        self.processes = LockedValue(processes)
     }
 
     /// Chunk size of Documents and of the gateway's reads and appends in tests: small enough that

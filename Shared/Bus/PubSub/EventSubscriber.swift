@@ -1,6 +1,7 @@
 import CZeroMQ
 import Foundation
 import Logging
+import Locks
 import Synchronization
 
 /// A received event: its envelope and any binary attachments.
@@ -25,7 +26,7 @@ public final class EventSubscriber: Sendable, AsyncSequence {
     /// What the socket thread reports; made before the socket starts, so no early event is lost.
     private final class Status: Sendable {
         let dropped = Atomic<Int>(0)
-        let connected = Mutex<Set<String>>([])
+        let connected = LockedValue<Set<String>>([])
     }
 
     private init(
