@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Postgres
 import Locks
+import Postgres
 import TestSupport
 
 /// The real Legal and Audit executables on a private database, with clients of both: what the

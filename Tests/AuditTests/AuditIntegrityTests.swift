@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Postgres
 import Locks
+import Postgres
 import Testing
 import TestSupport
 

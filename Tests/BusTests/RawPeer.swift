@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 import Locks
+import Logging
 import TestSupport
 
 @testable import Bus

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import Locks
+import Testing
 import TestSupport
 
 extension DocumentsSuites {

@@ -1,7 +1,7 @@
 // A copy of BusTests/RawPeer.swift: test targets cannot share files, and this one needs the same raw socket.
 import Foundation
-import Logging
 import Locks
+import Logging
 import TestSupport
 
 @testable import Bus

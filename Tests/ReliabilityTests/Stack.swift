@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Postgres
 import Locks
+import Postgres
 import TestSupport
 
 /// The four real service executables (Legal, Audit, Accounts, Documents) on one private database,

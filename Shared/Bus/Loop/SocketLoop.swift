@@ -1,7 +1,7 @@
 import CZeroMQ
 import Foundation
-import Logging
 import Locks
+import Logging
 import Synchronization
 
 /// What a loop does with an outgoing message its socket cannot take right now.

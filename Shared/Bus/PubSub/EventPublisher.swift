@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 import Locks
+import Logging
 
 /// The event side of a service: one PUB socket; the topic frame is the event type.
 ///

@@ -1,7 +1,7 @@
 import CZeroMQ
 import Foundation
-import Logging
 import Locks
+import Logging
 import Synchronization
 
 /// A received event: its envelope and any binary attachments.

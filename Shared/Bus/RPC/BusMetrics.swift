@@ -1,5 +1,5 @@
-import Metrics
 import Locks
+import Metrics
 
 /// The bus's own counters (swift-metrics; exported by whatever backend the process bootstraps).
 /// Counters per label are made once and kept: creating them per message costs a lookup and lock.

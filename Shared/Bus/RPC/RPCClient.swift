@@ -1,7 +1,7 @@
 import CZeroMQ
 import Foundation
-import Logging
 import Locks
+import Logging
 
 /// Calls a service over a DEALER socket: many calls in flight from any number of tasks, replies
 /// matched by correlation id, a deadline per call, and retries of idempotent calls with the same

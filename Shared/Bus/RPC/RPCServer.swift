@@ -1,8 +1,8 @@
 import CZeroMQ
 import Foundation
+import Locks
 import Logging
 import Metrics
-import Locks
 
 /// The request/reply side of a service: one ROUTER socket bound to one or more endpoints, and
 /// handlers registered by message type that run concurrently as tasks. A slow handler holds up

@@ -1,7 +1,7 @@
 import CLibPQ
 import Foundation
-import Logging
 import Locks
+import Logging
 
 /// One libpq connection (`PGconn`), isolated to its own thread.
 ///

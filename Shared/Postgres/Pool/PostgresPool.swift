@@ -1,5 +1,5 @@
-import Logging
 import Locks
+import Logging
 
 /// A bounded pool of ``PostgresConnection``s that reconnects after failures.
 ///

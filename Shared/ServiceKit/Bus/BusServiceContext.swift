@@ -1,10 +1,10 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Postgres
 import ServiceLifecycle
-import Locks
 
 /// Everything a bus service's handlers stand on, built by ``BusServiceMain`` from the environment:
 /// the database pool (migrated), the RPC server, the event publisher with the outbox and its

@@ -4,10 +4,10 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
-import Locks
 
 /// The HTTP endpoint for orchestrators and scrapers: `GET /healthz`, `GET /readyz`, `GET /metrics`.
 ///

@@ -1,5 +1,5 @@
-import Logging
 import Locks
+import Logging
 
 /// Installs ServiceKit's log handlers as swift-log's backend, once per process.
 ///

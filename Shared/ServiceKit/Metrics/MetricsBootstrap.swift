@@ -1,6 +1,6 @@
+import Locks
 import Metrics
 import Prometheus
-import Locks
 
 /// Installs swift-prometheus as swift-metrics' backend, once per process, and renders what it has
 /// collected in the Prometheus text format that `/metrics` serves.

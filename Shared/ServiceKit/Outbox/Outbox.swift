@@ -1,7 +1,7 @@
 import Bus
 import Foundation
-import Postgres
 import Locks
+import Postgres
 
 /// Writes events into a service's outbox inside the caller's transaction, so an event exists if
 /// and only if the state change it announces committed. A rolled-back transaction leaves no event.

@@ -1,9 +1,9 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Postgres
-import Locks
 
 /// The legal versions the Audit service knows: a record must name one, and takes its digest.
 ///
