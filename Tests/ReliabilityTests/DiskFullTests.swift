@@ -57,11 +57,17 @@ extension ReliabilityTests {
                 }
                 let lost = acked.subtracting(stored).count
                 let unacknowledgedStored = stored.subtracting(acked).count
+                // The disk's refusals are `unavailable`; on a loaded machine a request can also wait
+                // past its 3 s deadline (`deadline_exceeded`), which says nothing about the disk.
+                let unavailable = refusedCodes[ErrorCode.unavailable.rawValue] ?? 0
+                let late = refusedCodes[ErrorCode.deadlineExceeded.rawValue] ?? 0
                 #expect(refusals.count >= 40, "only \(refusals.count) writes refused: the disk never filled")
-                #expect(refusedCodes.keys.allSatisfy { $0 == ErrorCode.unavailable.rawValue }, "refusals: \(refusedCodes) \(messages.withLock { $0 })")
+                #expect(unavailable > 0 && unavailable + late == refusals.count, "refusals: \(refusedCodes) \(messages.withLock { $0 })")
+                #expect(messages.withLock { $0 }.contains { $0.contains("out of resources") }, "\(messages.withLock { $0 })")
                 #expect(lost == 0, "\(lost) acknowledged records missing")
-                // A refused write is rolled back whole: nothing stored that no client saw acknowledged.
-                #expect(unacknowledgedStored == 0, "\(unacknowledgedStored) records stored without an acknowledgement")
+                // A refused write is rolled back whole: nothing stored that no client saw acknowledged
+                // (a call given up at its deadline may have committed after the client stopped waiting).
+                #expect(unacknowledgedStored <= late, "\(unacknowledgedStored) records stored without an acknowledgement")
                 let full = try await stack.audit.call(AuditVerify.self, Empty(), principal: Stack.operatorPrincipal, timeout: .seconds(60))
                 #expect(full.valid, "the chain is broken after the refusals")
 
@@ -91,7 +97,7 @@ extension ReliabilityTests {
                     try db.executeScript("ALTER TABLE audit.records SET TABLESPACE pg_default")
                     try db.executeScript("DROP TABLESPACE \(space)")
                 }
-                print("RELIABILITY disk-full acknowledged=\(acked.count) lost=\(lost) refused=\(refusals.count) codes=\(refusedCodes) stored-unacknowledged=\(unacknowledgedStored) chain-valid=\(full.valid) first-write-after-growth=\(recovered.map { "\($0)" } ?? "none") writes-after=\(after) message=\(messages.withLock { $0.sorted().first ?? "" })")
+                print("RELIABILITY disk-full acknowledged=\(acked.count) lost=\(lost) refused=\(refusals.count) codes=\(refusedCodes) stored-unacknowledged=\(unacknowledgedStored) chain-valid=\(full.valid) first-write-after-growth=\(recovered.map { "\($0)" } ?? "none") writes-after=\(after) message=\(messages.withLock { $0.first { $0.contains("out of resources") } ?? "" })")
             }
         }
     }
