@@ -47,15 +47,18 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]),
 
         // MARK: Shared libraries
+        // The lock every module uses instead of `Synchronization.Mutex`, which ThreadSanitizer
+        // cannot see on Linux (issue 8; `deploy/tsan`).
+        .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(
             name: "Bus", dependencies: [
-                "CZeroMQ",
+                "CZeroMQ", "Locks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
         .target(
             name: "Postgres", dependencies: [
-                "CLibPQ",
+                "CLibPQ", "Locks",
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
@@ -143,7 +146,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "GatewayService", dependencies: [
-                "Bus", "Contracts", "ServiceKit", "Identity",
+                "Bus", "Contracts", "ServiceKit", "Identity", "Locks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -233,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests", dependencies: [
                 "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
-                "GatewayTestSupport",
+                "GatewayTestSupport", "Locks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
@@ -241,7 +244,7 @@ let package = Package(
         // MARK: Reliability (issue 8): faults and attacks against the real executables
         .testTarget(
             name: "ReliabilityTests", dependencies: [
-                "Legal", "Audit", "Accounts", "Documents", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
+                "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
 
@@ -249,7 +252,7 @@ let package = Package(
         // The gateway stack harness shared by GatewayTests and SecurityTests.
         .target(
             name: "GatewayTestSupport", dependencies: [
-                "TestSupport", "Bus", "Contracts", "AppleStandIn",
+                "TestSupport", "Bus", "Contracts", "AppleStandIn", "Locks",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/GatewayTestSupport", swiftSettings: strict),
         .testTarget(

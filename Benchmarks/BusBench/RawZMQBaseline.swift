@@ -1,6 +1,7 @@
 import Bus
 import CZeroMQ
 import Foundation
+import Locks
 import Synchronization
 
 /// Raw libzmq round trips, DEALER to a ROUTER echo, on plain threads with blocking calls: the
@@ -96,7 +97,7 @@ enum RawZMQBaseline {
 /// A flag, the server's endpoint and two semaphores shared between the benchmark's threads.
 final class Stop: Sendable {
     private let flag = Atomic<Bool>(false)
-    private let endpoint = Mutex<String>("")
+    private let endpoint = LockedValue<String>("")
     private let ready = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     func publish(endpoint: String) {

@@ -1,7 +1,7 @@
 import Bus
 import Foundation
 import Histogram
-import Synchronization
+import Locks
 
 /// What a load run measured so far: completions, failures by error code, and a latency histogram
 /// in microseconds. Shared by every task of a run (one lock per completion, cheap next to a bus
@@ -24,7 +24,7 @@ public final class LoadRecorder: Sendable {
         public var maxMilliseconds: Double { Double(latency.max) / 1000 }
     }
 
-    private let state = Mutex(Snapshot())
+    private let state = LockedValue(Snapshot())
     private let started = ContinuousClock.now
 
     public init() {}

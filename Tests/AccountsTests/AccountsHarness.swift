@@ -3,7 +3,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Synchronization
+import Locks
 import TestSupport
 
 /// The real Legal, Audit and Accounts executables on a private database, with clients of each:
@@ -17,7 +17,7 @@ final class AccountsHarness: Sendable {
     let auditClient: RPCClient
     let accountsClient: RPCClient
     let auditEnvironment: [String: String]
-    private let processes: Mutex<[String: PeerProcess]>
+    private let processes: LockedValue<[String: PeerProcess]>
 
     static let operatorPrincipal = Principal.operator("tests")
     /// What the gateway asserts when it calls get_or_create (no session exists yet).
@@ -34,7 +34,7 @@ final class AccountsHarness: Sendable {
         self.legalClient = legalClient
         self.auditClient = auditClient
         self.accountsClient = accountsClient
-        self.processes = Mutex(processes)
+        self.processes = LockedValue(processes)
     }
 
     /// Runs `body` with the three services up on a fresh database (Accounts with `rules`, a path

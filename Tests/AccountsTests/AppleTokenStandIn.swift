@@ -2,7 +2,7 @@ import AppleStandIn
 import Crypto
 import Foundation
 import Identity
-import Synchronization
+import Locks
 import TestSupport
 
 /// Stands in for Apple's token endpoints (`/auth/token`, `/auth/revoke`) on 127.0.0.1: checks the
@@ -25,8 +25,8 @@ final class AppleTokenStandIn: Sendable {
         var problems: [String] = []
     }
 
-    private let state = Mutex(State())
-    private let server: Mutex<LoopbackHTTPServer?> = Mutex(nil)
+    private let state = LockedValue(State())
+    private let server: LockedValue<LoopbackHTTPServer?> = LockedValue(nil)
 
     init() throws {
         let server = try LoopbackHTTPServer { [weak self] request in

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Locks
 import Postgres
-import Synchronization
 import TestSupport
 
 /// The real Legal and Audit executables on a private database, with clients of both: what the
@@ -17,7 +17,7 @@ final class AuditHarness: Sendable {
     let signingKey: String
     let legalClient: RPCClient
     let auditClient: RPCClient
-    private let auditProcess: Mutex<PeerProcess?>
+    private let auditProcess: LockedValue<PeerProcess?>
 
     static let operatorPrincipal = Principal.operator("tests")
 
@@ -31,7 +31,7 @@ final class AuditHarness: Sendable {
         self.signingKey = signingKey
         self.legalClient = legalClient
         self.auditClient = auditClient
-        self.auditProcess = Mutex(audit)
+        self.auditProcess = LockedValue(audit)
     }
 
     /// Runs `body` with both services up on a fresh database; stops them afterwards.

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Postgres
-import Synchronization
 import Testing
 import TestSupport
 
@@ -251,7 +251,7 @@ extension AuditHarness {
 
 /// A count shared by concurrent tasks.
 final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = LockedValue(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }

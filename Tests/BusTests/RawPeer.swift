@@ -1,6 +1,6 @@
 import Foundation
+import Locks
 import Logging
-import Synchronization
 import TestSupport
 
 @testable import Bus
@@ -9,12 +9,12 @@ import TestSupport
 final class RawPeer: Sendable {
     private let loop: SocketLoop
     private let inbox: AsyncStream<[Data]>
-    private let iterator: Mutex<AsyncStream<[Data]>.AsyncIterator?>
+    private let iterator: LockedValue<AsyncStream<[Data]>.AsyncIterator?>
 
     private init(loop: SocketLoop, inbox: AsyncStream<[Data]>) {
         self.loop = loop
         self.inbox = inbox
-        self.iterator = Mutex(nil)
+        self.iterator = LockedValue(nil)
     }
 
     static func connect(_ endpoint: String, maxMessageSize: Int64 = -1, logger: Logger = testLogger()) async throws -> RawPeer {

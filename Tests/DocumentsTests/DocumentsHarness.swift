@@ -2,7 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Synchronization
+import Locks
 import TestSupport
 
 /// The real Documents executable on a private database, with a client of it: what the Documents
@@ -13,7 +13,7 @@ final class DocumentsHarness: Sendable {
     let rpc: String
     let client: RPCClient
     let environment: [String: String]
-    private let process: Mutex<PeerProcess?>
+    private let process: LockedValue<PeerProcess?>
 
     /// Limits the tests rely on: 300 MiB files, a 700 MiB quota, 1 MiB chunks.
     static let maxFileSize: Int64 = 300 << 20
@@ -25,7 +25,7 @@ final class DocumentsHarness: Sendable {
         self.rpc = rpc
         self.client = client
         self.environment = environment
-        self.process = Mutex(process)
+        self.process = LockedValue(process)
     }
 
     /// Runs `body` with Documents up on a fresh database; `accounts` gives the Accounts addresses it

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Testing
-import Synchronization
 import TestSupport
 
 extension DocumentsSuites {
@@ -55,7 +55,7 @@ extension DocumentsSuites {
 
 /// The highest offset the server acknowledged, shared between the uploading task and the test.
 final class Acknowledged: Sendable {
-    private let offset = Mutex<Int64>(0)
+    private let offset = LockedValue<Int64>(0)
     var value: Int64 { offset.withLock { $0 } }
     func set(_ value: Int64) { offset.withLock { $0 = max($0, value) } }
 }

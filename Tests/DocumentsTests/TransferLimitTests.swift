@@ -1,7 +1,7 @@
 import Bus
 import Contracts
 import Foundation
-import Synchronization
+import Locks
 import Testing
 import TestSupport
 
@@ -42,5 +42,5 @@ extension DocumentsSuites {
 
 /// What each concurrent call ended with (nil: success).
 final class Outcomes: Sendable {
-    let codes = Mutex<[ErrorCode?]>([])
+    let codes = LockedValue<[ErrorCode?]>([])
 }

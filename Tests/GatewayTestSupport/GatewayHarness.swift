@@ -3,7 +3,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Synchronization
+import Locks
 import TestSupport
 
 /// The real Legal, Audit, Accounts, Documents and Gateway executables on a private database, with an HTTP
@@ -16,7 +16,7 @@ public final class GatewayHarness: Sendable {
     public let auditClient: RPCClient
     public let legalClient: RPCClient
     public let gatewayEnvironment: [String: String]
-    private let processes: Mutex<[String: PeerProcess]>
+    private let processes: LockedValue<[String: PeerProcess]>
 
     public static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
     public static let gateway = Principal.service("gateway")
@@ -35,7 +35,7 @@ public final class GatewayHarness: Sendable {
         self.auditClient = auditClient
         self.legalClient = legalClient
         self.gatewayEnvironment = gatewayEnvironment
-        self.processes = Mutex(processes)
+        self.processes = LockedValue(processes)
     }
 
     /// Chunk size of Documents and of the gateway's reads and appends in tests: small enough that

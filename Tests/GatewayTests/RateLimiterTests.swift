@@ -1,6 +1,6 @@
 @testable import GatewayService
 import ServiceKit
-import Synchronization
+import Locks
 import Testing
 
 /// The rate limiter as a pure state machine (time passed in), its memory bound, its settings.
@@ -78,7 +78,7 @@ struct RateLimiterTests {
     }
 
     @Test func limiterUsesItsInjectedClockAndCountsRefusals() throws {
-        let now = Mutex(Duration.seconds(0))
+        let now = LockedValue(Duration.seconds(0))
         let limiter = RateLimiter(name: "test_rule", rule: RateLimitRule(count: 1, period: .seconds(2), burst: 1), maxKeys: 100, clock: { now.withLock { $0 } })
         try limiter.take("a")
         #expect(throws: RateLimited(rule: "test_rule", retryAfter: .seconds(2))) { try limiter.take("a") }

@@ -1,7 +1,7 @@
 import Bus
 import Contracts
 import Foundation
-import Synchronization
+import Locks
 import Testing
 import TestSupport
 
@@ -96,7 +96,7 @@ final class Outcomes: Sendable {
         var failures: [ErrorCode?: Int] = [:]
         var slowest: Duration = .zero
     }
-    private let state = Mutex(Summary())
+    private let state = LockedValue(Summary())
 
     func acknowledge(_ id: UUID, took: Duration) {
         state.withLock { $0.acknowledged.append(id); $0.slowest = max($0.slowest, took) }

@@ -2,16 +2,19 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Locks
 import Postgres
-import Synchronization
 import TestSupport
 
 /// The four real service executables (Legal, Audit, Accounts, Documents) on one private database,
-/// each on its own ipc addresses, with a client of each. Any service can be stopped, killed,
-/// frozen or started again on the same addresses, so the fault tests break one piece at a time.
+/// each on its own ipc addresses, with a client of each, and optionally the HTTP gateway in front
+/// of them. Any service can be stopped, killed, frozen or started again on the same addresses, so
+/// the fault tests break one piece at a time.
 final class Stack: Sendable {
     /// The services in the order they start (each depends only on those before it).
     static let order = ["Legal", "Audit", "Accounts", "Documents"]
+    /// Started last when asked for (``run(exclusive:gateway:settings:clientOptions:_:)``).
+    static let gatewayName = "Gateway"
 
     let database: TestDatabaseInstance
     let environments: [String: [String: String]]
@@ -20,7 +23,7 @@ final class Stack: Sendable {
     let audit: RPCClient
     let accounts: RPCClient
     let documents: RPCClient
-    private let processes: Mutex<[String: PeerProcess]>
+    private let processes: LockedValue<[String: PeerProcess]>
 
     static let operatorPrincipal = Principal.operator("tests")
     static let gateway = Principal.service("gateway")
@@ -34,7 +37,7 @@ final class Stack: Sendable {
         self.audit = clients["Audit"]!
         self.accounts = clients["Accounts"]!
         self.documents = clients["Documents"]!
-        self.processes = Mutex(processes)
+        self.processes = LockedValue(processes)
     }
 
     /// Runs `body` with every service up on a fresh database; stops them all afterwards, printing
@@ -44,17 +47,18 @@ final class Stack: Sendable {
     /// With `exclusive` (the default) the stack has the test cluster to itself: four debug-built
     /// services under load take both cores, and the timing-sensitive tests of other targets
     /// (deadlines, heartbeats, first acknowledgements) must not run beside it. A caller already
-    /// inside ``TestDatabase/withExclusiveCluster`` passes `false`.
+    /// inside ``TestDatabase/withExclusiveCluster`` passes `false`. With `gateway` the HTTP gateway
+    /// starts too, on a free port (``gatewayPort()``), as `Tests/GatewayTests` starts it.
     static func run(
-        exclusive: Bool = true, settings: [String: [String: String]] = [:],
+        exclusive: Bool = true, gateway: Bool = false, settings: [String: [String: String]] = [:],
         clientOptions: RPCClientOptions = Stack.defaultClientOptions,
         _ body: (Stack) async throws -> Void
     ) async throws {
         guard exclusive else {
-            return try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+            return try await TestDatabase.withDatabase { database in try await run(database, gateway, settings, clientOptions, body) }
         }
         try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
-            try await TestDatabase.withDatabase { database in try await run(database, settings, clientOptions, body) }
+            try await TestDatabase.withDatabase { database in try await run(database, gateway, settings, clientOptions, body) }
         }
     }
 
@@ -65,21 +69,22 @@ final class Stack: Sendable {
     }
 
     private static func run(
-        _ database: TestDatabaseInstance, _ settings: [String: [String: String]], _ clientOptions: RPCClientOptions,
-        _ body: (Stack) async throws -> Void
+        _ database: TestDatabaseInstance, _ withGateway: Bool, _ settings: [String: [String: String]],
+        _ clientOptions: RPCClientOptions, _ body: (Stack) async throws -> Void
     ) async throws {
-        let environments = makeEnvironments(database, settings)
+        let environments = makeEnvironments(database, withGateway, settings)
+        let names = withGateway ? order + [gatewayName] : order
         var started: [String: PeerProcess] = [:]
         var clients: [String: RPCClient] = [:]
         let result: Result<Void, any Error>
         do {
-            for name in order { started[name] = try await PeerProcess(name, environment: environments[name]!) }
+            for name in names { started[name] = try await PeerProcess(name, environment: environments[name]!) }
             for name in order {
                 clients[name] = try await RPCClient.connect(
                     to: name.lowercased(), endpoints: [environments[name]!["RPC_BIND"]!], options: clientOptions, logger: testLogger())
             }
             let stack = Stack(
-                database: database, environments: environments, rpc: environments.mapValues { $0["RPC_BIND"]! },
+                database: database, environments: environments, rpc: environments.compactMapValues { $0["RPC_BIND"] },
                 clients: clients, processes: started)
             do { result = .success(try await body(stack)) } catch { result = .failure(error) }
             started = stack.processes.withLock { $0 }
@@ -90,7 +95,7 @@ final class Stack: Sendable {
             for (name, process) in started { print("\(name) output:\n\(process.output.suffix(4000))") }
         }
         for client in clients.values { await client.close() }
-        for name in order.reversed() {
+        for name in names.reversed() {
             guard let process = started[name] else { continue }
             process.signal(SIGCONT)
             process.signal(SIGTERM)
@@ -102,7 +107,7 @@ final class Stack: Sendable {
     /// Every service's environment: its own addresses plus its peers' (ipc sockets, so nothing
     /// collides with services of tests running in parallel).
     private static func makeEnvironments(
-        _ database: TestDatabaseInstance, _ settings: [String: [String: String]]
+        _ database: TestDatabaseInstance, _ withGateway: Bool, _ settings: [String: [String: String]]
     ) -> [String: [String: String]] {
         var rpc: [String: String] = [:]
         var events: [String: String] = [:]
@@ -126,8 +131,25 @@ final class Stack: Sendable {
         result["Accounts"]!["ACCOUNTS_APPLE_BUNDLE_ID"] = "com.recruitingcompass.tests"
         result["Accounts"]!["ACCOUNTS_SESSION_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
         result["Accounts"]!["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
+        if withGateway { result[gatewayName] = gatewayEnvironment(rpc) }
         for (name, extra) in settings { result[name]!.merge(extra) { _, given in given } }
         return result
+    }
+
+    /// The gateway's: the four services' request addresses, an HTTP port picked at each start,
+    /// and seed 004's unauthenticated clients let through, so the load needs no sign-in (its
+    /// requests then act as `service:gateway`, which Accounts lets accept for any user).
+    private static func gatewayEnvironment(_ rpc: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DATABASE_URL")
+        for name in order { environment["\(name.uppercased())_RPC_ENDPOINTS"] = rpc[name] }
+        environment["GATEWAY_HTTP_PORT"] = "0"
+        environment["HEALTH_PORT"] = "0"
+        environment["LOG_LEVEL"] = "error"
+        environment["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS"] = "true"
+        environment["GATEWAY_BUS_TIMEOUT"] = "5s"
+        environment["READINESS_INTERVAL"] = "100ms"
+        return environment
     }
 
     /// Accounts needs a key-set location to start; these tests never sign in with Apple.
@@ -157,6 +179,14 @@ final class Stack: Sendable {
     func start(_ name: String) async throws {
         let process = try await PeerProcess(name, environment: environments[name]!)
         processes.withLock { $0[name] = process }
+    }
+
+    /// The HTTP port of the running gateway (a new one after each start).
+    func gatewayPort() throws -> Int {
+        guard let line = process(Self.gatewayName)?.readyLine,
+            let field = line.split(separator: " ").first(where: { $0.hasPrefix("http=") }), let port = Int(field.dropFirst(5))
+        else { throw TestSupportError("the gateway is not running or printed no http port") }
+        return port
     }
 
     // MARK: Calls

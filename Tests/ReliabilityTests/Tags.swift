@@ -1,4 +1,4 @@
-import Synchronization
+import Locks
 import Testing
 
 extension Tag {
@@ -10,21 +10,21 @@ extension Tag {
 
 /// Counts from many tasks at once.
 final class Tally: Sendable {
-    private let value = Synchronization.Mutex(0)
+    private let value = LockedValue(0)
     func add(_ amount: Int = 1) { value.withLock { $0 += amount } }
     var count: Int { value.withLock { $0 } }
 }
 
 /// A flag one task sets and others poll.
 final class Flag: Sendable {
-    private let value = Synchronization.Mutex(false)
+    private let value = LockedValue(false)
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
 
-/// A value many tasks update (a local `Mutex` cannot be captured by task-group closures).
+/// A value many tasks update (its `withLock` accepts only `Sendable` results).
 final class Locked<Value: Sendable>: Sendable {
-    private let value: Synchronization.Mutex<Value>
-    init(_ initial: Value) { value = Synchronization.Mutex(initial) }
+    private let value: LockedValue<Value>
+    init(_ initial: Value) { value = LockedValue(initial) }
     func withLock<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { value.withLock(body) }
 }

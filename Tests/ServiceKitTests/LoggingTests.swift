@@ -1,12 +1,12 @@
 import Foundation
+import Locks
 import Logging
-import Synchronization
 import Testing
 @testable import ServiceKit
 
 /// Collects the lines a handler writes.
 final class CapturedLines: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = LockedValue<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     var output: LogOutput { LogOutput { line in self.lines.withLock { $0.append(line) } } }
 }

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
+import Locks
 
 /// One HTTP request as ``LoopbackHTTPServer`` received it.
 public struct LoopbackHTTPRequest: Sendable {
@@ -129,5 +129,5 @@ public final class LoopbackHTTPServer: Sendable {
 
 /// Set once the server stops, read by its accepting thread.
 private final class StopFlag: Sendable {
-    let stopped = Mutex(false)
+    let stopped = LockedValue(false)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locks
 
 /// An executable of this package run as a child process: a real server to call, signal or kill.
 public final class PeerProcess: Sendable {
@@ -90,15 +90,15 @@ public final class PeerProcess: Sendable {
 
 /// What a child printed, appended from the reading thread.
 private final class OutputBuffer: Sendable {
-    private let data = Mutex(Data())
+    private let data = LockedValue(Data())
     func append(_ chunk: Data) { data.withLock { $0.append(chunk) } }
     var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// Resumes a continuation with the first value offered (the ready line, or the timeout's nil).
 private final class ResumeOnce: Sendable {
-    private let continuation: Mutex<CheckedContinuation<String?, Never>?>
-    init(_ continuation: CheckedContinuation<String?, Never>) { self.continuation = Mutex(continuation) }
+    private let continuation: LockedValue<CheckedContinuation<String?, Never>?>
+    init(_ continuation: CheckedContinuation<String?, Never>) { self.continuation = LockedValue(continuation) }
     func resume(_ value: String?) {
         continuation.withLock { stored in
             defer { stored = nil }

@@ -2,7 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import LoadKit
-import Synchronization
+import Locks
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -17,7 +17,7 @@ final class HTTPAcceptances: Sendable {
     let version: String
     let users: [UUID]
     /// Acknowledged acceptances per user, for the stored check.
-    let acknowledged = Mutex<[UUID: Int]>([:])
+    let acknowledged = LockedValue<[UUID: Int]>([:])
 
     init(base: URL, session: URLSession, version: String, users: [UUID]) {
         self.base = base

@@ -3,7 +3,7 @@ import Bus
 import Contracts
 import Foundation
 import LoadKit
-import Synchronization
+import Locks
 
 /// `compass load acceptances`: load-tests acceptance writes the way users of this system will,
 /// then proves that every write it saw acknowledged is stored.
@@ -66,7 +66,7 @@ struct Load: AsyncParsableCommand {
             let version = try await bus.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             var sockets: [RPCClient] = []
             for _ in 0..<clients { sockets.append(try await bus.client(for: .audit)) }
-            let receipts = Mutex<[ConsentReceipt]>([])
+            let receipts = LockedValue<[ConsentReceipt]>([])
             let userIDs = (0..<users).map { _ in UUID() }
             let driver = LoadDriver { [sockets] index in
                 let request = AuditRecord.Request(

@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import Locks
 
 /// Our standard output, shared by every child's reader thread: one whole line at a time.
 enum ConsoleOutput {
     static let isTerminal = isatty(STDOUT_FILENO) == 1
-    private static let lock = Mutex(())
+    private static let lock = LockedValue(())
 
     static func write(_ text: String) {
         lock.withLock { _ in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locks
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,7 +74,7 @@ public enum MessageID {
 /// id (the syscall and the kernel's per-call ChaCha setup were about 6% of a round trip's CPU).
 /// The bytes are the kernel's, unchanged, and each is handed out once.
 struct RandomPool: ~Copyable {
-    static let shared = Mutex(RandomPool())
+    static let shared = LockedValue(RandomPool())
 
     private var words = [UInt64](repeating: 0, count: 512)
     private var next = 512

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import Locks
 import Logging
 import Synchronization
 
@@ -37,7 +38,7 @@ struct LoopCallbacks: Sendable {
 final class SocketLoop: Sendable {
     let name: String
     private let wakeup: WakeupSignal
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     /// The loop thread's `pthread_self()`, 0 until it starts. A ``send(_:)`` made on the loop's own
     /// thread (a handler started there, see ``RPCServer``) needs no eventfd wake-up: the loop
     /// flushes its queue after every batch it delivers.

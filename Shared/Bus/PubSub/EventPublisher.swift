@@ -1,6 +1,6 @@
 import Foundation
+import Locks
 import Logging
-import Synchronization
 
 /// The event side of a service: one PUB socket; the topic frame is the event type.
 ///
@@ -25,7 +25,7 @@ public final class EventPublisher: Sendable {
         name: String, endpoints: [String], security: ServerSecurity = .plaintext,
         highWaterMark: Int32 = 100_000, logger: Logger
     ) async throws -> EventPublisher {
-        let bound = Mutex<[String]>([])
+        let bound = LockedValue<[String]>([])
         let loop = try await SocketLoop.start(
             name: "pub-\(name)", policy: .drop, logger: logger, callbacks: LoopCallbacks(onMessage: { _ in })
         ) { sockets in

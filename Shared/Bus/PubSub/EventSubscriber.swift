@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import Locks
 import Logging
 import Synchronization
 
@@ -25,7 +26,7 @@ public final class EventSubscriber: Sendable, AsyncSequence {
     /// What the socket thread reports; made before the socket starts, so no early event is lost.
     private final class Status: Sendable {
         let dropped = Atomic<Int>(0)
-        let connected = Mutex<Set<String>>([])
+        let connected = LockedValue<Set<String>>([])
     }
 
     private init(

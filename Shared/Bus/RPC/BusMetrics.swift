@@ -1,10 +1,10 @@
+import Locks
 import Metrics
-import Synchronization
 
 /// The bus's own counters (swift-metrics; exported by whatever backend the process bootstraps).
 /// Counters per label are made once and kept: creating them per message costs a lookup and lock.
 final class BusMetrics: Sendable {
-    private let counters = Mutex<[String: Counter]>([:])
+    private let counters = LockedValue<[String: Counter]>([:])
     private let component: String
 
     init(component: String) { self.component = component }

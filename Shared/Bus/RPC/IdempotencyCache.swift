@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locks
 
 /// Remembers, per idempotency key, a request in progress and its outcome for a while, so that a
 /// client retrying a call whose reply was lost gets the original answer and the handler runs once.
@@ -36,7 +36,7 @@ final class IdempotencyCache: Sendable {
         var orderHead = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let capacity: Int
     private let ttl: Duration
 

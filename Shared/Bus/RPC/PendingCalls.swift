@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locks
 
 /// Calls waiting for their reply, by request id, each with the instant it gives up.
 /// Replies arrive on the socket's thread; the expiry sweep runs there too.
@@ -17,7 +17,7 @@ final class PendingCalls: Sendable {
         /// A completed call may leave it too early; that costs one scan, which recomputes it.
         var earliestExpiry: ContinuousClock.Instant?
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     func add(_ id: UUID, type: String, expiresAt: ContinuousClock.Instant, _ continuation: CheckedContinuation<Reply, any Error>) {
         state.withLock { state in

@@ -1,7 +1,7 @@
 import CZeroMQ
 import Foundation
+import Locks
 import Logging
-import Synchronization
 
 /// Calls a service over a DEALER socket: many calls in flight from any number of tasks, replies
 /// matched by correlation id, a deadline per call, and retries of idempotent calls with the same
@@ -13,8 +13,8 @@ public final class RPCClient: Sendable {
     private let logger: Logger
     private let pending = PendingCalls()
     private let metrics: BusMetrics
-    private let loop: Mutex<SocketLoop?> = Mutex(nil)
-    private let liveEndpoints = Mutex<Set<String>>([])
+    private let loop: LockedValue<SocketLoop?> = LockedValue(nil)
+    private let liveEndpoints = LockedValue<Set<String>>([])
 
     private init(name: String, endpoints: [String], options: RPCClientOptions, logger: Logger) {
         self.name = name

@@ -1,8 +1,8 @@
 import CZeroMQ
 import Foundation
+import Locks
 import Logging
 import Metrics
-import Synchronization
 
 /// The request/reply side of a service: one ROUTER socket bound to one or more endpoints, and
 /// handlers registered by message type that run concurrently as tasks. A slow handler holds up
@@ -17,15 +17,15 @@ public final class RPCServer: Sendable {
     private let logger: Logger
     private let metrics: BusMetrics
     private let idempotency: IdempotencyCache
-    private let handlers = Mutex<[String: Registered]>([:])
+    private let handlers = LockedValue<[String: Registered]>([:])
 
     /// A handler and its success counter, made once at registration rather than per request.
     private struct Registered: Sendable {
         var handler: RawHandler
         var succeeded: Counter
     }
-    private let state = Mutex(State())
-    private let loop = Mutex<SocketLoop?>(nil)
+    private let state = LockedValue(State())
+    private let loop = LockedValue<SocketLoop?>(nil)
 
     private struct State {
         var inFlight = 0
@@ -79,7 +79,7 @@ public final class RPCServer: Sendable {
     /// Binds the socket (after the ZAP handler when CURVE is on) and starts serving.
     public func start() async throws {
         let (endpoints, security, options) = (self.endpoints, self.security, self.options)
-        let bound = Mutex<[String]>([])
+        let bound = LockedValue<[String]>([])
         if case .plaintext = security {
             logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
         }

@@ -1,7 +1,7 @@
 import CLibPQ
 import Foundation
+import Locks
 import Logging
-import Synchronization
 
 /// One libpq connection (`PGconn`), isolated to its own thread.
 ///
@@ -130,7 +130,7 @@ public actor PostgresConnection {
 /// it has a stable address.
 private final class NoticeContext: Sendable {
     let logger: Logger
-    private let fatal = Mutex(false)
+    private let fatal = LockedValue(false)
 
     init(logger: Logger) { self.logger = logger }
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Locks
 
 /// A `SerialExecutor` that runs every job on one dedicated `Thread`.
 ///
@@ -44,7 +44,7 @@ public final class ThreadExecutor: SerialExecutor, Sendable {
     public var isCurrent: Bool { queue.isCurrentThread }
 }
 
-/// The job queue a ``ThreadExecutor``'s thread drains: a `Mutex`-guarded array, and a counting
+/// The job queue a ``ThreadExecutor``'s thread drains: a `LockedValue`-guarded array, and a counting
 /// `DispatchSemaphore` in the role of the condition variable (one `signal` per job, one for
 /// shutdown), which keeps it `Sendable` without `@unchecked`.
 private final class JobQueue: Sendable {
@@ -56,7 +56,7 @@ private final class JobQueue: Sendable {
         var executor: UnownedSerialExecutor?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let wakeUp = DispatchSemaphore(value: 0)
 
     func setExecutor(_ executor: UnownedSerialExecutor) {

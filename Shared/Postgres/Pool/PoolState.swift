@@ -1,4 +1,4 @@
-/// The pool's bookkeeping, guarded by the pool's `Mutex`.
+/// The pool's bookkeeping, guarded by the pool's `LockedValue` lock.
 struct PoolState {
     /// Connections open or being opened (idle + busy + connecting).
     var open = 0

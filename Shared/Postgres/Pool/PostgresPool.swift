@@ -1,5 +1,5 @@
+import Locks
 import Logging
-import Synchronization
 
 /// A bounded pool of ``PostgresConnection``s that reconnects after failures.
 ///
@@ -17,7 +17,7 @@ public final class PostgresPool: Sendable {
     public let maxConnections: Int
     public let checkoutTimeout: Duration
     let logger: Logger
-    let state = Mutex(PoolState())
+    let state = LockedValue(PoolState())
 
     /// Creates the pool; no connection is opened until the first checkout.
     public init(

@@ -1,10 +1,10 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Postgres
 import ServiceLifecycle
-import Synchronization
 
 /// Everything a bus service's handlers stand on, built by ``BusServiceMain`` from the environment:
 /// the database pool (migrated), the RPC server, the event publisher with the outbox and its
@@ -18,7 +18,7 @@ public final class BusServiceContext: Sendable {
     public let publisher: EventPublisher
     public let outbox: Outbox
     public var logger: Logger { runtime.logger }
-    private let clients = Mutex<[ServiceName: RPCClient]>([:])
+    private let clients = LockedValue<[ServiceName: RPCClient]>([:])
 
     init(name: String, runtime: ServiceRuntime, bus: BusSettings, pool: PostgresPool, server: RPCServer,
          publisher: EventPublisher, outbox: Outbox) {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locks
 
 /// Reads typed configuration from environment variables and remembers every variable it was asked
 /// for, so the same code that configures a service also documents it.
@@ -18,7 +18,7 @@ import Synchronization
 /// rather than run with a half-understood configuration.
 public final class EnvironmentReader: Sendable {
     private let values: [String: String]
-    private let recorded = Mutex<[EnvironmentVariable]>([])
+    private let recorded = LockedValue<[EnvironmentVariable]>([])
 
     /// - Parameter values: the environment to read; tests pass their own dictionary.
     public init(_ values: [String: String] = ProcessInfo.processInfo.environment) {

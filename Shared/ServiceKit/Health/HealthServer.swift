@@ -4,10 +4,10 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
-import Synchronization
 
 /// The HTTP endpoint for orchestrators and scrapers: `GET /healthz`, `GET /readyz`, `GET /metrics`.
 ///
@@ -38,7 +38,7 @@ public final class HealthServer: Service, Sendable {
     public let host: String
     /// The port bound: the configured one, or the kernel's pick when 0 was asked for.
     public let port: Int
-    private let listener: Mutex<Int32?>
+    private let listener: LockedValue<Int32?>
     private let routes: HealthRoutes
     private let limits: Limits
     private let logger: Logger
@@ -51,7 +51,7 @@ public final class HealthServer: Service, Sendable {
         let (descriptor, boundPort) = try TCPListener.open(host: host, port: port)
         self.host = host
         self.port = boundPort
-        self.listener = Mutex(descriptor)
+        self.listener = LockedValue(descriptor)
         self.routes = HealthRoutes(identity: identity, readiness: readiness, metrics: metrics)
         self.limits = limits
         self.logger = logger

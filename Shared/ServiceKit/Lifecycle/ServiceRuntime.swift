@@ -1,7 +1,7 @@
+import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
-import Synchronization
 
 /// The components every service runs, assembled into one `ServiceGroup`: the health server, the
 /// readiness poller, and the services the caller adds (RPC server, outbox relay, …).
@@ -21,7 +21,7 @@ public final class ServiceRuntime: Sendable {
     public let metrics: PrometheusCollectorRegistry
     public let readiness: ReadinessCache
     public let healthServer: HealthServer
-    private let registrations = Mutex(Registrations())
+    private let registrations = LockedValue(Registrations())
 
     private struct Registrations {
         var checks: [ReadinessCheck] = []

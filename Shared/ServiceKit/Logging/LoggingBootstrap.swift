@@ -1,5 +1,5 @@
+import Locks
 import Logging
-import Synchronization
 
 /// Installs ServiceKit's log handlers as swift-log's backend, once per process.
 ///
@@ -25,7 +25,7 @@ public enum LoggingBootstrap {
     }
 
     /// `nil` until the first bootstrap; afterwards the settings handlers are made from.
-    private static let current = Mutex<Settings?>(nil)
+    private static let current = LockedValue<Settings?>(nil)
 
     /// Makes every `Logger(label:)` created from now on use `settings`.
     public static func bootstrap(_ settings: Settings) {

@@ -1,6 +1,6 @@
+import Locks
 import Metrics
 import Prometheus
-import Synchronization
 
 /// Installs swift-prometheus as swift-metrics' backend, once per process, and renders what it has
 /// collected in the Prometheus text format that `/metrics` serves.
@@ -10,7 +10,7 @@ import Synchronization
 /// later call. Code that records metrics uses swift-metrics' `Counter`, `Timer`, `Gauge`, … and never
 /// sees Prometheus.
 public enum MetricsBootstrap {
-    private static let installed = Mutex<PrometheusCollectorRegistry?>(nil)
+    private static let installed = LockedValue<PrometheusCollectorRegistry?>(nil)
 
     /// The process-wide registry, installed into swift-metrics on the first call.
     @discardableResult

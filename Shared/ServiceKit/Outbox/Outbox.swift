@@ -1,7 +1,7 @@
 import Bus
 import Foundation
+import Locks
 import Postgres
-import Synchronization
 
 /// Writes events into a service's outbox inside the caller's transaction, so an event exists if
 /// and only if the state change it announces committed. A rolled-back transaction leaves no event.
@@ -16,7 +16,7 @@ import Synchronization
 public final class Outbox: Sendable {
     public let schema: String
     private let insert: String
-    private let wakeRelay = Mutex<(@Sendable () -> Void)?>(nil)
+    private let wakeRelay = LockedValue<(@Sendable () -> Void)?>(nil)
 
     public init(schema: String) {
         self.schema = OutboxSchema.validated(schema)

@@ -1,10 +1,10 @@
-import Synchronization
+import Locks
 
 /// Runs one ``ReadinessCheck`` with a timeout, without ever waiting longer than the timeout for a
 /// check that hangs, and without piling up copies of a hung check round after round.
 final class CheckRunner: Sendable {
     let check: ReadinessCheck
-    private let isRunning = Mutex(false)
+    private let isRunning = LockedValue(false)
 
     init(_ check: ReadinessCheck) {
         self.check = check
@@ -48,7 +48,7 @@ private final class FirstOutcome: Sendable {
         var cleanup: (@Sendable () -> Void)?
         var resolved = false
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     func install(_ continuation: CheckedContinuation<ReadinessStatus, Never>) {
         let early = state.withLock { state in

@@ -1,9 +1,9 @@
-import Synchronization
+import Locks
 
 /// The latest ``ReadinessSnapshot``, shared between the async ``ReadinessPoller`` that writes it and
 /// the health server's thread that reads it. Reading never waits on a check.
 public final class ReadinessCache: Sendable {
-    private let state = Mutex(ReadinessSnapshot())
+    private let state = LockedValue(ReadinessSnapshot())
 
     public init() {}
 

@@ -1,6 +1,6 @@
 import Foundation
+import Locks
 import Logging
-import Synchronization
 import Testing
 @testable import ServiceKit
 
@@ -40,8 +40,8 @@ func waitForResponse(
 
 /// A boolean shared between a test and the checks or services it drives.
 final class Flag: Sendable {
-    private let value: Mutex<Bool>
-    init(_ initial: Bool = false) { value = Mutex(initial) }
+    private let value: LockedValue<Bool>
+    init(_ initial: Bool = false) { value = LockedValue(initial) }
     var isSet: Bool { value.withLock { $0 } }
     func set(_ newValue: Bool = true) { value.withLock { $0 = newValue } }
 }

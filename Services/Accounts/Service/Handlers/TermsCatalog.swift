@@ -1,7 +1,7 @@
 import Bus
 import Contracts
 import Foundation
-import Synchronization
+import Locks
 
 /// The terms of service versions Legal has published, held in memory so that an acceptance does
 /// not ask Legal which version is in effect on every call (`legal.current` answers the whole text).
@@ -18,7 +18,7 @@ final class TermsCatalog: Sendable {
         var versions: [String: LegalVersionSummary] = [:]
         var loaded = false
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let legal: @Sendable () async throws -> RPCClient
 
     init(legal: @escaping @Sendable () async throws -> RPCClient) {

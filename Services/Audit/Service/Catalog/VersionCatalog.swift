@@ -1,9 +1,9 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Postgres
-import Synchronization
 
 /// The legal versions the Audit service knows: a record must name one, and takes its digest.
 ///
@@ -17,7 +17,7 @@ final class VersionCatalog: Sendable {
         var type: LegalDocumentType
         var version: String
     }
-    private let cache = Mutex<[Key: LegalVersionSummary]>([:])
+    private let cache = LockedValue<[Key: LegalVersionSummary]>([:])
     private let pool: PostgresPool
     private let legal: @Sendable () async throws -> RPCClient?
 

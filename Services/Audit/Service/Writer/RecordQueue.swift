@@ -1,7 +1,7 @@
 import Bus
 import Contracts
 import Foundation
-import Synchronization
+import Locks
 
 /// A record waiting for its batch, with the caller waiting for its receipt.
 struct PendingRecord: Sendable {
@@ -22,7 +22,7 @@ final class RecordQueue: Sendable {
         var idleWriters: [CheckedContinuation<Void, Never>] = []
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Queues a record; false once the queue is closed (shutting down).
     func enqueue(_ record: PendingRecord) -> Bool {

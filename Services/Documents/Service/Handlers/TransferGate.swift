@@ -1,12 +1,12 @@
 import Bus
-import Synchronization
+import Locks
 
 /// Bounds the chunk transfers (appends and reads) running at once, so a burst of callers cannot
 /// make the service hold an unbounded number of chunks while they wait for a database connection.
 /// Beyond the bound a transfer is refused at once with `unavailable` (the caller retries), which
 /// also frees the chunk it carried.
 final class TransferGate: Sendable {
-    private let running = Mutex(0)
+    private let running = LockedValue(0)
     let limit: Int
 
     init(limit: Int) { self.limit = limit }

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Synchronization
+import Locks
 
 /// The SHA-256 state of uploads in progress, kept in memory between their chunks.
 ///
@@ -14,7 +14,7 @@ final class RunningHashes: Sendable {
         var offset: Int64
         var hash: Crypto.SHA256
     }
-    private let entries = Mutex<[UUID: Entry]>([:])
+    private let entries = LockedValue<[UUID: Entry]>([:])
     /// Uploads remembered at most (an entry is about 200 bytes); beyond it one is dropped and will be
     /// recomputed if its upload continues.
     private let capacity: Int

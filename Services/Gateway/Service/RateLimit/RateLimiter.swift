@@ -1,14 +1,14 @@
+import Locks
 import Metrics
-import Synchronization
 
 /// One named rate-limit rule, shared by every request of the gateway: a ``RateLimitTable`` behind
-/// a `Mutex` (held for a dictionary look-up, never across an `await`, so the cooperative pool is
+/// a `LockedValue` (held for a dictionary look-up, never across an `await`, so the cooperative pool is
 /// never blocked on it) and a clock. Refusals are counted in `gateway_rate_limited_total{rule}`.
 public final class RateLimiter: Sendable {
     /// The rule's name in metrics and logs (`sign_in_per_ip`).
     public let name: String
     public let rule: RateLimitRule
-    private let table: Mutex<RateLimitTable>
+    private let table: LockedValue<RateLimitTable>
     private let clock: @Sendable () -> Duration
     private let refusals: Counter
 
@@ -16,7 +16,7 @@ public final class RateLimiter: Sendable {
     public init(name: String, rule: RateLimitRule, maxKeys: Int, clock: (@Sendable () -> Duration)? = nil) {
         self.name = name
         self.rule = rule
-        table = Mutex(RateLimitTable(rule: rule, maxKeys: maxKeys))
+        table = LockedValue(RateLimitTable(rule: rule, maxKeys: maxKeys))
         if let clock {
             self.clock = clock
         } else {

@@ -3,7 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Synchronization
+import Locks
 
 /// `/legal/privacy` and `/legal/terms`: the documents in effect as HTML pages (see ``LegalPage``),
 /// with the digest as `ETag` (`304` on `If-None-Match`), a strict `Content-Security-Policy` and
@@ -46,5 +46,5 @@ struct PageRoutes {
 
 /// The rendered-page cache, shared by the route closures.
 final class RenderedPages: Sendable {
-    let pages = Mutex<[LegalDocumentType: (digest: String, html: String)]>([:])
+    let pages = LockedValue<[LegalDocumentType: (digest: String, html: String)]>([:])
 }

@@ -1,5 +1,5 @@
 import Hummingbird
-import Synchronization
+import Locks
 
 /// Every route the gateway serves, recorded as it is registered, so `/openapi.json` is built
 /// from the same list the router uses and a test can check that nothing is missing from it.
@@ -12,7 +12,7 @@ public final class RouteCatalog: Sendable {
         public let isPublic: Bool
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = LockedValue<[Entry]>([])
 
     public init() {}
 
