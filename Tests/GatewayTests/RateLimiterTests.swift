@@ -1,7 +1,8 @@
-@testable import GatewayService
-import ServiceKit
 import Locks
+import ServiceKit
 import Testing
+
+@testable import GatewayService
 
 /// The rate limiter as a pure state machine (time passed in), its memory bound, its settings.
 struct RateLimiterTests {
