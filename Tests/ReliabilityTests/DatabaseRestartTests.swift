@@ -8,8 +8,10 @@ import TestSupport
 extension ReliabilityTests {
     /// PostgreSQL restarted (fast and immediate shutdown) under load: calls fail `unavailable` or
     /// `deadline_exceeded` while it is down and never hang past their deadlines; the services
-    /// reconnect by themselves and nothing acknowledged is lost. The cluster is the shared test
-    /// cluster, taken exclusively (no other database test runs meanwhile), as `ReconnectTests` does.
+    /// reconnect by themselves and nothing acknowledged is lost. The HTTP gateway in front answers
+    /// 503 (or 504 at its bus deadline) meanwhile, never hangs, and serves again afterwards. The
+    /// cluster is the shared test cluster, taken exclusively (no other database test runs
+    /// meanwhile), as `ReconnectTests` does.
     @Suite("Reliability: PostgreSQL restart under load")
     struct DatabaseRestartTests {
         /// How long each call may take; a call that returns later than this plus the slack hung.
@@ -17,13 +19,19 @@ extension ReliabilityTests {
         static let slack: Duration = .seconds(2)
         /// How long the cluster stays down: longer than a call's deadline, so callers must see it.
         static let outage: Duration = .seconds(4)
+        /// The gateway's deadline for one bus call (`GATEWAY_BUS_TIMEOUT`): a 504 past it.
+        static let gatewayBusTimeout: Duration = .seconds(2)
 
         @Test(arguments: [RestartMode.fast, .immediate])
         func servicesRideOutARestart(mode: RestartMode) async throws {
             try await TestDatabase.withExclusiveCluster(maxConnections: 1) { _ in
-                try await Stack.run(exclusive: false) { stack in
+                try await Stack.run(exclusive: false, gateway: true, settings: ["Gateway": ["GATEWAY_BUS_TIMEOUT": "2s"]]) { stack in
                     let terms = try await stack.currentTerms()
                     let outcomes = Outcomes()
+                    let httpUser = try await stack.signUp(terms: terms)
+                    let http = GatewayHTTP(port: try stack.gatewayPort(), connections: 4)
+                    defer { http.close() }
+                    let probes = HTTPProbes()
                     let stopLoad = Flag()
                     // A steady load of writers, each a fresh user and key, until told to stop.
                     let load = Task {
@@ -55,6 +63,19 @@ extension ReliabilityTests {
                     try await withTimeout(.seconds(30), "the load to start") {
                         while outcomes.acknowledgedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
                     }
+                    // One seed `accept-tos` through the gateway every 100 ms from just before the
+                    // restart until the services acknowledge again.
+                    let stopProbes = Flag()
+                    let probing = Task {
+                        var index = 0
+                        while !stopProbes.isSet {
+                            index += 1
+                            let started = ContinuousClock.now
+                            let status = try? await http.acceptTerms(user: httpUser, version: terms, key: "probe-\(mode.rawValue)-\(index)")
+                            probes.record(status, took: ContinuousClock.now - started)
+                            try? await Task.sleep(for: .milliseconds(100))
+                        }
+                    }
                     let restartBegan = ContinuousClock.now
                     try await TestDatabase.restartCluster(mode: mode, downFor: Self.outage)
                     let restartTook = ContinuousClock.now - restartBegan
@@ -66,6 +87,12 @@ extension ReliabilityTests {
                     }
                     stopLoad.set()
                     await load.value
+                    // The gateway serves again once the services do.
+                    try await withTimeout(.seconds(30), "the gateway answering 2xx again") {
+                        while probes.lastStatus.map({ !(200..<300).contains($0) }) ?? true { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    stopProbes.set()
+                    await probing.value
 
                     // Every other service reconnected by itself too.
                     #expect(try await stack.currentTerms() == terms)
@@ -82,6 +109,12 @@ extension ReliabilityTests {
                     #expect(summary.failures.values.reduce(0, +) > 0, "no call failed during a \(Self.outage) outage")
                     #expect(summary.failures.keys.allSatisfy { allowed.contains($0) }, "failures: \(summary.failures)")
                     #expect(summary.slowest <= Self.callTimeout + Self.slack, "a call took \(summary.slowest)")
+                    let seen = probes.summary
+                    #expect(seen.statuses[503, default: 0] + seen.statuses[504, default: 0] > 0, "the gateway never said 503/504 while the database was down: \(seen.statuses)")
+                    #expect(seen.statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 || $0 == 504 }, "gateway statuses: \(seen.statuses)")
+                    #expect(seen.unanswered == 0, "\(seen.unanswered) gateway requests got no response")
+                    #expect(seen.slowest <= Self.gatewayBusTimeout + Self.slack, "a gateway request took \(seen.slowest)")
+                    print("RELIABILITY pg-restart-\(mode.rawValue)-gateway statuses=\(seen.statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) unanswered=\(seen.unanswered) slowest=\(seen.slowest)")
                     print("RELIABILITY pg-restart-\(mode.rawValue) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) restart-script=\(restartTook) recovery-after-restart=\(recovery)")
                 }
             }
@@ -107,5 +140,27 @@ final class Outcomes: Sendable {
     }
 
     var acknowledgedCount: Int { state.withLock { $0.acknowledged.count } }
+    var summary: Summary { state.withLock { $0 } }
+}
+
+/// What the gateway answered the probe requests: statuses, requests without a response, the slowest.
+final class HTTPProbes: Sendable {
+    struct Summary {
+        var statuses: [Int: Int] = [:]
+        var unanswered = 0
+        var slowest: Duration = .zero
+        var last: Int?
+    }
+    private let state = LockedValue(Summary())
+
+    func record(_ status: Int?, took: Duration) {
+        state.withLock {
+            if let status { $0.statuses[status, default: 0] += 1 } else { $0.unanswered += 1 }
+            $0.last = status
+            $0.slowest = max($0.slowest, took)
+        }
+    }
+
+    var lastStatus: Int? { state.withLock { $0.last } }
     var summary: Summary { state.withLock { $0 } }
 }
