@@ -137,7 +137,7 @@ final class Stack: Sendable {
     }
 
     /// The gateway's: the four services' request addresses, an HTTP port picked at each start,
-    /// and seed 004's unauthenticated clients let through, so the load needs no sign-in (its
+    /// rate limits off, and seed 004's unauthenticated clients let through, so the load needs no sign-in (its
     /// requests then act as `service:gateway`, which Accounts lets accept for any user).
     private static func gatewayEnvironment(_ rpc: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
@@ -149,6 +149,11 @@ final class Stack: Sendable {
         environment["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS"] = "true"
         environment["GATEWAY_BUS_TIMEOUT"] = "5s"
         environment["READINESS_INTERVAL"] = "100ms"
+        // Every request comes from 127.0.0.1: the per-address limits would turn the load into
+        // 429s. The limits have their own tests (`RateLimitTests`).
+        for rule in ["SIGN_IN_PER_IP", "SIGN_IN_PER_USER", "ACCEPT_PER_IP", "ACCEPT_PER_USER"] {
+            environment["GATEWAY_RATE_LIMIT_\(rule)"] = "off"
+        }
         return environment
     }
 
