@@ -18,7 +18,9 @@ extension ReliabilityTests {
                 environment["LEGAL_RPC_ENDPOINTS"] = stack.rpc["Legal"]!
                 environment["AUDIT_RPC_ENDPOINTS"] = stack.rpc["Audit"]!
                 let load = Task {
-                    try await ChildRun.run("compass", ["load", "acceptances", "--max", "--concurrency", "64", "--duration", "8", "--json"], environment)
+                    try await ChildProcess.run(
+                        ChildProcess.product("compass"), ["load", "acceptances", "--max", "--concurrency", "64", "--duration", "8", "--json"],
+                        environment: environment)
                 }
                 // At its peak: Audit has stored a first batch of the tool's writes.
                 try await withTimeout(.seconds(60), "the load's first 500 stored records") {
@@ -32,7 +34,8 @@ extension ReliabilityTests {
                 let killedAt = ContinuousClock.now
                 try await stack.start("Audit")
                 let restart = ContinuousClock.now - killedAt
-                let (status, output) = try await load.value
+                let run = try await load.value
+                let (status, output) = (run.status, run.output)
 
                 #expect(status == 0, "compass load exited \(status): \(output)")
                 let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
@@ -51,33 +54,5 @@ extension ReliabilityTests {
                 print("RELIABILITY compass-load-audit-kill acknowledged=\(acknowledged) failed=\(report["failed"] ?? "?") errors=\(report["errors"] ?? "?") missing=\(stored["missing"] ?? "?") rows=\(rows) stored-at-kill=\(storedAtKill) restart-to-ready=\(restart)")
             }
         }
-    }
-}
-
-/// Runs a product to completion without blocking a cooperative thread: its exit status and its
-/// standard output (standard error goes to a file of its own, so a JSON report stays parseable).
-enum ChildRun {
-    static func run(_ name: String, _ arguments: [String], _ environment: [String: String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent(name)
-        process.arguments = arguments
-        process.environment = environment
-        let folder = FileManager.default.temporaryDirectory
-        let output = folder.appendingPathComponent("child-out-\(UUID().uuidString)")
-        let errors = folder.appendingPathComponent("child-err-\(UUID().uuidString)")
-        for file in [output, errors] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        defer { for file in [output, errors] { try? FileManager.default.removeItem(at: file) } }
-        let outputHandle = try FileHandle(forWritingTo: output), errorHandle = try FileHandle(forWritingTo: errors)
-        process.standardOutput = outputHandle
-        process.standardError = errorHandle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        // A deallocated Process never reports its exit: keep it alive until it has.
-        withExtendedLifetime(process) {}
-        try outputHandle.close()
-        try errorHandle.close()
-        return (status, try String(contentsOf: output, encoding: .utf8))
     }
 }

@@ -113,20 +113,10 @@ extension ReliabilityTests {
 
         /// The `.env` that `compass keys generate` prints, as a dictionary.
         static func generatedKeys() async throws -> [String: String] {
-            let process = Process()
-            process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
-            process.arguments = ["keys", "generate"]
-            let output = Pipe()
-            process.standardOutput = output
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch { continuation.resume(throwing: error) }
-            }
-            withExtendedLifetime(process) {}
-            guard status == 0 else { throw TestSupportError("compass keys generate exited with \(status)") }
+            let generated = try await ChildProcess.run(ChildProcess.product("compass"), ["keys", "generate"])
+            guard generated.status == 0 else { throw TestSupportError("compass keys generate exited with \(generated.status)") }
             var keys: [String: String] = [:]
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            for line in generated.output.split(separator: "\n") where !line.hasPrefix("#") {
                 let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
                 if parts.count == 2 { keys[parts[0]] = parts[1] }
             }

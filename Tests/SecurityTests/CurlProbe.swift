@@ -9,8 +9,6 @@ enum CurlProbe {
     /// - Parameter chunkedBody: sent with `Transfer-Encoding: chunked` (no `Content-Length`), so
     ///   the server can only find its size by reading it.
     static func status(_ url: String, method: String = "GET", headers: [String: String] = [:], chunkedBody: Data? = nil) async throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "-X", method, "--path-as-is"]
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
         var bodyFile: URL?
@@ -21,16 +19,8 @@ enum CurlProbe {
             arguments += ["-H", "Transfer-Encoding: chunked", "--data-binary", "@" + file.path]
         }
         defer { if let bodyFile { try? FileManager.default.removeItem(at: bodyFile) } }
-        process.arguments = ["curl"] + arguments + [url]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do { try process.run() } catch { continuation.resume() }
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        if process.terminationStatus == 127 { throw TestSupportError("curl is not installed (deploy/lib/install-deps installs it)") }
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        let curl = try await ChildProcess.run("/usr/bin/env", ["curl"] + arguments + [url])
+        if curl.status == 127 { throw TestSupportError("curl is not installed (deploy/lib/install-deps installs it)") }
+        return Int(curl.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 }

@@ -36,21 +36,9 @@ extension TestDatabase {
 
     /// Runs a program and waits for it without blocking a cooperative thread.
     static func run(_ executable: String, _ arguments: [String]) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        // Keep the Process alive until it has reported: Swift may otherwise release it after
-        // `run()`, and a deallocated Process never calls its termination handler.
-        withExtendedLifetime(process) {}
-        guard status == 0 else {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) exited with \(status): \(message)")
+        let result = try await ChildProcess.run(executable, arguments)
+        guard result.status == 0 else {
+            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) exited with \(result.status): \(result.errors)")
         }
     }
 }
