@@ -124,7 +124,7 @@ let package = Package(
         // MARK: Documents (issue 5)
         .target(
             name: "DocumentsService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

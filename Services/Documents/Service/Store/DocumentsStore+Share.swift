@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Identity
 import Postgres
 
 extension DocumentsStore {
@@ -102,8 +103,7 @@ extension DocumentsStore {
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes)
     }
 
     /// Only this is stored: a 256-bit random token needs no salt or slow hash.
