@@ -17,7 +17,8 @@ enum RouteCatalogSnapshot {
         let settings = try GatewaySettings(environment: environment)
         let catalog = RouteCatalog()
         _ = GatewayApplication.makeRouter(
-            runtime: runtime, settings: settings, services: ServiceClients(clients: [:], timeout: .seconds(1)), catalog: catalog)
+            runtime: runtime, settings: settings, services: ServiceClients(clients: [:], timeout: .seconds(1)),
+            sessions: SessionVerifier(maximumStaleness: .seconds(5)), catalog: catalog)
         var routes: [String: Bool] = [:]
         for entry in catalog.all { routes[entry.method + " " + entry.path] = entry.isPublic }
         return routes

@@ -50,7 +50,7 @@ public enum AccountsServiceDescription: ServiceDescription {
             store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers),
             apple: AppleIdentityVerifier(audiences: [settings.appleBundleID], keys: appleKeys, logger: context.logger),
             tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds),
-            appleTokens: settings.appleTokens
+            appleTokens: settings.appleTokens, outbox: context.outbox
         ).register(on: context.server)
         AppleNotificationHandler(
             store: store, verifier: AppleNotificationVerifier(audiences: [settings.appleBundleID], keys: appleKeys),

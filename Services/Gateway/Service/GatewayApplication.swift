@@ -27,7 +27,14 @@ public enum GatewayApplication {
         if settings.legacyUnauthenticatedClients {
             logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
         }
-        let router = makeRouter(runtime: runtime, settings: settings, services: services, catalog: RouteCatalog())
+        let sessions = SessionVerifier(maximumStaleness: settings.sessionViewMaxStaleness)
+        let accountsEvents = try await EventSubscriber.connect(
+            endpoints: settings.peers.eventEndpoints[.accounts] ?? [ServiceName.accounts.defaultEventsEndpoint], topics: [""],
+            security: try settings.peers.security(for: .accounts), logger: logger)
+        runtime.addService(SessionRevocationFollower(
+            verifier: sessions, client: try services.client(.accounts), events: accountsEvents,
+            pollInterval: settings.sessionRevocationPoll, keyInterval: .seconds(60), logger: logger))
+        let router = makeRouter(runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog())
         // Idle keep-alive connections are closed after a minute, so a client cannot hold sockets
         // open for nothing.
         let app = Application(
@@ -42,7 +49,7 @@ public enum GatewayApplication {
 
     /// The router with every route, recorded in `catalog`.
     public static func makeRouter(
-        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, catalog: RouteCatalog
+        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
@@ -51,10 +58,11 @@ public enum GatewayApplication {
                 audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
                 logger: runtime.logger)
         }
-        let authenticator = Authenticator(services: services, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed))
+        let authenticator = Authenticator(services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed))
         let limits = RateLimits(settings.rateLimits)
         OperationalRoutes(runtime: runtime).register(on: router, catalog: catalog)
-        SeedRoutes(services: services, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
+        let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
+        SeedRoutes(services: services, acceptances: acceptances, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
             .register(on: router, catalog: catalog)
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)

@@ -12,6 +12,15 @@ public struct SessionClaims: Sendable, Equatable, Codable {
     public let aud: Audience
     public let iat: NumericDate
     public let exp: NumericDate
+    /// The Apple subject the session was opened for, so a gateway verifying the token itself
+    /// knows the caller's Apple id without asking Accounts. Absent from tokens issued before it
+    /// was added; such a token is verified by Accounts.
+    public let appleSub: String?
+
+    enum CodingKeys: String, CodingKey {
+        case sub, sid, iss, aud, iat, exp
+        case appleSub = "apple_sub"
+    }
 
     public var userID: String { sub }
     public var sessionID: String { sid }
@@ -55,11 +64,13 @@ public struct SessionTokens: Sendable {
     }
 
     /// A signed token for `userID`'s session `sessionID`, and its claims.
-    public func issue(userID: String, sessionID: String, now: Date = Date()) throws -> (token: String, claims: SessionClaims) {
+    public func issue(userID: String, sessionID: String, appleSubject: String? = nil, now: Date = Date()) throws
+        -> (token: String, claims: SessionClaims)
+    {
         let issuedAt = NumericDate(now)
         let claims = SessionClaims(
             sub: userID, sid: sessionID, iss: issuer, aud: Audience([audience]), iat: issuedAt,
-            exp: NumericDate(issuedAt.date.addingTimeInterval(lifetime)))
+            exp: NumericDate(issuedAt.date.addingTimeInterval(lifetime)), appleSub: appleSubject)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let header = try encoder.encode(Header(kid: keys.current.id))
@@ -71,10 +82,41 @@ public struct SessionTokens: Sendable {
 
     /// The claims of `token` when we signed it with a listed key and it is still valid.
     public func verify(_ token: String, now: Date = Date()) throws -> SessionClaims {
+        try verifier.verify(token, now: now)
+    }
+
+    /// A verifier that holds only the public keys, for whoever checks tokens without issuing them.
+    public var verifier: SessionTokenVerifier {
+        var keys = keys.previous
+        keys[self.keys.current.id] = self.keys.current.publicKey
+        return SessionTokenVerifier(publicKeys: keys, leeway: leeway, issuer: issuer, audience: audience)
+    }
+}
+
+/// Checks session tokens with public keys only: what the gateway runs, holding Accounts' public
+/// keys (`accounts.public_keys`) but never a signing key.
+public struct SessionTokenVerifier: Sendable {
+    public let publicKeys: [String: Curve25519.Signing.PublicKey]
+    public let leeway: TimeInterval
+    public let issuer: String
+    public let audience: String
+
+    public init(
+        publicKeys: [String: Curve25519.Signing.PublicKey], leeway: TimeInterval = 30,
+        issuer: String = SessionTokens.issuer, audience: String = SessionTokens.audience
+    ) {
+        self.publicKeys = publicKeys
+        self.leeway = leeway
+        self.issuer = issuer
+        self.audience = audience
+    }
+
+    /// The claims of `token` when one of ``publicKeys`` signed it and it is still valid.
+    public func verify(_ token: String, now: Date = Date()) throws -> SessionClaims {
         let jws = try CompactJWS(parsing: token)
         guard jws.header.alg == "EdDSA" else { throw IdentityError.unsupported(jws.header.alg) }
         guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
-        guard let key = keys.verificationKey(id: kid) else { throw IdentityError.unknownKey }
+        guard let key = publicKeys[kid] else { throw IdentityError.unknownKey }
         guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
         let claims: SessionClaims
         do {

@@ -31,6 +31,17 @@ struct AccountsHandlers: Sendable {
             try Self.authorize(context, for: request.userId)
             return try await terms.act(.accept, request, key: context.idempotencyKey)
         }
+        let batch = TermsBatch(store: store, peers: peers, single: terms)
+        server.register(AccountsAcceptTermsBatch.self) { request, context in
+            guard context.principal.kind == .service || context.principal.kind == .operator else {
+                throw BusError(.forbidden, "accept_terms_batch is for the gateway; a user calls accept_terms")
+            }
+            try context.requireUserAccess()
+            guard (1...AccountsAcceptTermsBatch.maximumItems).contains(request.items.count) else {
+                throw BusError(.invalidArgument, "a batch carries 1 to \(AccountsAcceptTermsBatch.maximumItems) items")
+            }
+            return .init(outcomes: await batch.accept(request.items, logger: context.logger))
+        }
         server.register(AccountsDeclineTerms.self) { request, context in
             try Self.authorize(context, for: request.userId)
             return try await terms.act(.decline, request, key: context.idempotencyKey)

@@ -33,6 +33,12 @@ struct Peers: Sendable {
             principal: .user(user.uuidString.lowercased()), idempotencyKey: key)
     }
 
+    /// Records many acts in one Audit call, each with its own key and outcome. The receipts come
+    /// back unsigned: Accounts keeps only their version and time.
+    func recordBatch(_ items: [AuditRecordBatch.Item]) async throws -> [ItemOutcome<ConsentReceipt>] {
+        try await audit().call(AuditRecordBatch.self, .init(items: items, signReceipts: false), principal: .service("accounts")).outcomes
+    }
+
     /// Where `user` stands with the terms, as Audit knows it.
     func termsStatus(of user: UUID) async throws -> AcceptanceStatus? {
         let reply = try await audit().call(AuditStatus.self, .init(userId: user), principal: .user(user.uuidString.lowercased()))

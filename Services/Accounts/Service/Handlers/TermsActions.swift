@@ -12,22 +12,36 @@ struct TermsActions: Sendable {
     let peers: Peers
 
     func act(_ action: AcceptanceAction, _ request: AccountsTermsRequest, key: String?) async throws -> AccountUser {
-        try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
+        let callKey = try Self.checked(request, key: key)
         guard let found = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
         let current = try await peers.currentTermsVersion(expecting: request.tosVersion)
         guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
-        let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString
-        guard callKey.utf8.count <= 150 else { throw BusError(.invalidArgument, "the idempotency key is longer than 150 bytes") }
         let user = try await SignUp.recordSignup(found, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
         let receipt = try await peers.record(
-            action, user: user.id, version: current, key: "accounts.\(action.rawValue):\(callKey)",
+            action, user: user.id, version: current, key: Self.auditKey(action, callKey),
             clientIP: request.clientIP, userAgent: request.userAgent)
         guard action == .accept else { return try await UserView(peers: peers).present(user) }
         guard let stored = try await store.accepted(user.id, version: receipt.version, at: receipt.recordedAt) else {
             throw AccountsHandlers.unknown(user.id)
         }
-        // A retry answered with an earlier call's receipt may name another version: ask Audit then.
-        guard receipt.version == current else { return try await UserView(peers: peers).present(stored) }
+        return try await Self.view(of: stored, acceptedVersion: receipt.version, current: current, peers: peers)
+    }
+
+    /// Checks what the caller forwards; the caller's key, or a fresh one when it gave none.
+    static func checked(_ request: AccountsTermsRequest, key: String?) throws -> String {
+        try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
+        let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString
+        guard callKey.utf8.count <= 150 else { throw BusError(.invalidArgument, "the idempotency key is longer than 150 bytes") }
+        return callKey
+    }
+
+    /// The Audit key of one call: a retry of the call records once, another call records again.
+    static func auditKey(_ action: AcceptanceAction, _ callKey: String) -> String { "accounts.\(action.rawValue):\(callKey)" }
+
+    /// The reply after an acceptance of `acceptedVersion` was stored: the flags follow from it, unless
+    /// a retry was answered with an earlier call's receipt naming another version; Audit is asked then.
+    static func view(of stored: StoredUser, acceptedVersion: String, current: String, peers: Peers) async throws -> AccountUser {
+        guard acceptedVersion == current else { return try await UserView(peers: peers).present(stored) }
         return UserView.justAccepted(stored)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Identity
 import Logging
 import Metrics
+import ServiceKit
 
 /// Sign in with Apple and sessions: `accounts.sign_in_with_apple`, `refresh_session`,
 /// `sign_out`, `verify_session`. Sign-in, refresh and verification run before (or instead of) a
@@ -18,6 +19,8 @@ struct SessionHandlers: Sendable {
     let lifetimeSeconds: Int
     /// Apple's token endpoints; nil when not configured (authorization codes are then not exchanged).
     let appleTokens: AppleTokenSettings?
+    /// Where sign-outs are announced (`session.revoked`) to gateways that verify tokens themselves.
+    let outbox: Outbox
     static let exchanged = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "stored")])
     static let exchangeFailed = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "failed")])
 
@@ -36,6 +39,11 @@ struct SessionHandlers: Sendable {
         server.register(AccountsVerifySession.self) { request, context in
             try Self.gatewayOnly(context, "verify_session")
             return try await verify(request.sessionToken)
+        }
+        server.register(AccountsSessionRevocations.self) { request, context in
+            try Self.gatewayOnly(context, "session_revocations")
+            let (sequence, sessions, users) = try await store.revocations(since: request.since)
+            return .init(sequence: sequence, sessions: sessions, users: users, tokenLifetimeSeconds: Int(tokens.lifetime.rounded(.up)))
         }
     }
 
@@ -108,7 +116,10 @@ struct SessionHandlers: Sendable {
         case .anonymous:
             guard request.refreshToken != nil else { throw BusError(.unauthenticated, "ending a session by id needs a signed-in principal") }
         }
-        guard let revoked = try await store.revokeSession(found.id), let at = revoked.revokedAt else { throw BusError(.notFound, "no such session") }
+        guard let revoked = try await store.revokeSession(found.id, outbox: outbox), let at = revoked.revokedAt else {
+            throw BusError(.notFound, "no such session")
+        }
+        outbox.committed()
         return .init(sessionId: revoked.id, revokedAt: at)
     }
 
@@ -126,10 +137,11 @@ struct SessionHandlers: Sendable {
         return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt)
     }
 
-    /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account exists).
+    /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account
+    /// exists), carrying the Apple subject so the gateway can verify it without asking us.
     private func issue(_ session: StoredSession, refresh: RefreshToken) throws -> SessionGrant {
         let subject = session.userId.map { $0.uuidString.lowercased() } ?? "apple:\(session.appleId)"
-        let (token, claims) = try tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased())
+        let (token, claims) = try tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased(), appleSubject: session.appleId)
         return SessionGrant(sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token)
     }
 

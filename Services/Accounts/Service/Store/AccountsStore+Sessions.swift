@@ -1,6 +1,8 @@
 import Bus
+import Contracts
 import Foundation
 import Postgres
+import ServiceKit
 
 /// A session row: whom it speaks for and whether it is still open.
 public struct StoredSession: Sendable, Equatable {
@@ -70,13 +72,44 @@ extension AccountsStore {
         return try await pool.withConnection { db in try db.query(sql, session.id).first.map(StoredSession.decode) } ?? session
     }
 
-    /// Revokes the session (a repeat keeps the first time); the revoked row.
-    public func revokeSession(_ id: UUID) async throws -> StoredSession? {
-        let sql = """
-            UPDATE \(sessions) SET revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now()))
-            WHERE id = $1 RETURNING \(StoredSession.columns)
-            """
-        return try await pool.withConnection { db in try db.query(sql, id).first.map(StoredSession.decode) }
+    /// Revokes the session (a repeat keeps the first time) and, the first time, announces it
+    /// (`session.revoked`) in the same transaction, so gateways that verify tokens themselves
+    /// refuse the session's tokens too; the revoked row.
+    public func revokeSession(_ id: UUID, outbox: Outbox) async throws -> StoredSession? {
+        let sessions = self.sessions
+        return try await pool.withTransaction { db in
+            let lock = "SELECT revoked_at FROM \(sessions) WHERE id = $1 FOR UPDATE"
+            guard let row = try db.query(lock, id).first else { return nil }
+            let wasOpen = try row.decode(Date?.self, column: 0) == nil
+            let sql = """
+                UPDATE \(sessions) SET revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now()))
+                WHERE id = $1 RETURNING \(StoredSession.columns)
+                """
+            guard let revoked = try db.query(sql, id).first.map(StoredSession.decode) else { return nil }
+            if wasOpen, let at = revoked.revokedAt {
+                try outbox.append(type: SessionEvents.revoked, SessionRevoked(sessionId: id, userId: revoked.userId, revokedAt: at), on: db)
+            }
+            return revoked
+        }
+    }
+
+    /// Every revocation since `since` and the outbox sequence the list is complete up to. The
+    /// sequence is read first: an event numbered at or below it committed before the reads that
+    /// follow, so its revocation is in them; anything later comes with a higher number.
+    public func revocations(since: Date) async throws -> (sequence: Int64, sessions: [SessionRevoked], users: [UserSessionsRevoked]) {
+        let (outbox, sessions, deletedAccounts) = (self.outbox, self.sessions, self.deletedAccounts)
+        return try await pool.withConnection { db in
+            let sequence = try db.query("SELECT coalesce(max(sequence), 0) FROM \(outbox)")[0].decode(Int64.self, column: 0)
+            let revoked = try db.query("SELECT id, user_id, revoked_at FROM \(sessions) WHERE revoked_at > $1", since).map { row in
+                let (id, user, at) = try row.decode(UUID.self, UUID?.self, Date.self)
+                return SessionRevoked(sessionId: id, userId: user, revokedAt: at)
+            }
+            let deleted = try db.query("SELECT user_id, deleted_at FROM \(deletedAccounts) WHERE deleted_at > $1", since).map { row in
+                let (user, at) = try row.decode(UUID.self, Date.self)
+                return UserSessionsRevoked(userId: user, revokedAt: at)
+            }
+            return (sequence, revoked, deleted)
+        }
     }
 
     /// How many sessions the user has (the deletion preview counts them).

@@ -15,6 +15,8 @@ public struct AccountsStore: Sendable {
     let appleTokens: String
     let appleNotifications: String
     let deletionCertificates: String
+    /// ServiceKit's outbox table of this schema (read for the sequence revocations are complete up to).
+    let outbox: String
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
@@ -28,6 +30,7 @@ public struct AccountsStore: Sendable {
         self.appleTokens = "\(schema).apple_tokens"
         self.appleNotifications = "\(schema).apple_notifications"
         self.deletionCertificates = "\(schema).deletion_certificates"
+        self.outbox = "\(schema).outbox"
     }
 
     public func user(appleId: String) async throws -> StoredUser? {

@@ -23,6 +23,11 @@ public struct StoredUser: Sendable, Equatable {
         tos_version, tos_accepted_at, signup_receipt_id, created_at
         """
 
+    /// ``columns`` qualified by a table alias, for statements that join another relation.
+    static func columns(of alias: String) -> String {
+        columns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
+    }
+
     static func decode(_ row: PostgresRow) throws -> StoredUser {
         let (id, appleId, email, name, username, state, confirmedAt, rulesVersion, tosVersion, tosAcceptedAt, receipt, createdAt) =
             try row.decode(

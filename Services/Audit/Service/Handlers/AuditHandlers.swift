@@ -15,6 +15,7 @@ struct AuditHandlers: Sendable {
 
     func register(on server: RPCServer) {
         server.register(AuditRecord.self) { request, context in try await record(request, context) }
+        server.register(AuditRecordBatch.self) { request, context in try await recordBatch(request, context) }
         server.register(AuditStatus.self) { request, context in
             try Self.authorize(context, for: request.userId)
             return AuditStatus.Reply(documents: try await reader.status(of: request.userId))
@@ -42,7 +43,42 @@ struct AuditHandlers: Sendable {
 
     private func record(_ request: AuditRecord.Request, _ context: RequestContext) async throws -> ConsentReceipt {
         try Self.authorize(context, for: request.userId)
-        guard let key = context.idempotencyKey, !key.isEmpty else {
+        let checked = try await check(request, key: context.idempotencyKey)
+        return signer.signed(try await committer.record(checked.request, digest: checked.digest, idempotencyHash: checked.idempotencyHash))
+    }
+
+    /// Each item checked and answered on its own (a bad one fails alone), the good ones queued
+    /// together so they commit in one group commit.
+    private func recordBatch(_ request: AuditRecordBatch.Request, _ context: RequestContext) async throws -> AuditRecordBatch.Reply {
+        guard context.principal.kind == .service || context.principal.kind == .operator else {
+            throw BusError(.forbidden, "record_batch is for services acting for users; a user calls audit.record")
+        }
+        try context.requireUserAccess()
+        guard (1...AuditRecordBatch.maximumItems).contains(request.items.count) else {
+            throw BusError(.invalidArgument, "a batch carries 1 to \(AuditRecordBatch.maximumItems) items")
+        }
+        var outcomes = [ItemOutcome<ConsentReceipt>?](repeating: nil, count: request.items.count)
+        var checked: [(index: Int, record: (request: AuditRecord.Request, digest: String, idempotencyHash: String))] = []
+        for (index, item) in request.items.enumerated() {
+            do {
+                checked.append((index, try await check(item.record, key: item.idempotencyKey)))
+            } catch {
+                outcomes[index] = ItemOutcome(error: BusError(converting: error, internalMessage: "the record could not be checked"))
+            }
+        }
+        let results = await committer.record(checked.map(\.record))
+        for ((index, _), result) in zip(checked, results) {
+            outcomes[index] = ItemOutcome(result.map { request.signReceipts ? signer.signed($0) : $0 })
+        }
+        return AuditRecordBatch.Reply(outcomes: outcomes.map { $0! })
+    }
+
+    /// The record as the committer takes it: validated, its version's digest from the catalog,
+    /// and its key hashed with its user.
+    private func check(_ request: AuditRecord.Request, key: String?) async throws
+        -> (request: AuditRecord.Request, digest: String, idempotencyHash: String)
+    {
+        guard let key, !key.isEmpty else {
             throw BusError(.invalidArgument, "audit.record needs an idempotency key")
         }
         guard key.utf8.count <= 200 else { throw BusError(.invalidArgument, "the idempotency key is longer than 200 bytes") }
@@ -51,8 +87,7 @@ struct AuditHandlers: Sendable {
         if request.action == .acknowledge && request.documentType != .privacyPolicy {
             throw BusError(.invalidArgument, "acknowledge applies to the privacy policy; accept or decline the terms")
         }
-        let receipt = try await committer.record(request, digest: version.digest, idempotencyHash: Self.idempotencyHash(request.userId, key))
-        return signer.signed(receipt)
+        return (request, version.digest, Self.idempotencyHash(request.userId, key))
     }
 
     static func validate(_ request: AuditRecord.Request) throws {

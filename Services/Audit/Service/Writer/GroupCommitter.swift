@@ -36,10 +36,25 @@ final class GroupCommitter: Service, Sendable {
     /// so signatures are made in parallel rather than one after another on the writer's task.
     /// Throws `unavailable` while shutting down.
     func record(_ request: AuditRecord.Request, digest: String, idempotencyHash: String) async throws -> ConsentReceipt {
-        try await withCheckedThrowingContinuation { continuation in
-            let record = PendingRecord(request: request, digest: digest, idempotencyHash: idempotencyHash, reply: continuation)
-            if !queue.enqueue(record) {
-                continuation.resume(throwing: BusError(.unavailable, "audit is shutting down"))
+        let outcome = await record([(request, digest, idempotencyHash)])[0]
+        return try outcome.get()
+    }
+
+    /// Records many at once, queued together so they commit in as few batches as the writers
+    /// allow; one outcome per record, in order, each only after its batch committed.
+    func record(_ records: [(request: AuditRecord.Request, digest: String, idempotencyHash: String)]) async
+        -> [Result<ConsentReceipt, BusError>]
+    {
+        guard !records.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            let outcomes = OutcomeCollector(count: records.count, whenComplete: { continuation.resume(returning: $0) })
+            let pending = records.enumerated().map { index, record in
+                PendingRecord(request: record.request, digest: record.digest, idempotencyHash: record.idempotencyHash) { outcome in
+                    outcomes.set(index, outcome)
+                }
+            }
+            if !queue.enqueue(contentsOf: pending, maximumBatch: maximumBatch) {
+                continuation.resume(returning: Array(repeating: .failure(BusError(.unavailable, "audit is shutting down")), count: records.count))
             }
         }
     }
@@ -73,12 +88,7 @@ final class GroupCommitter: Service, Sendable {
             let elapsed = ContinuousClock.now - start
             batchSeconds.recordNanoseconds(Int64(elapsed.inSeconds * 1e9))
             logger.debug("audit batch done", metadata: ["chain": "\(chain)", "records": "\(batch.count)", "ms": "\(elapsed.inMilliseconds)"])
-            for (record, outcome) in zip(batch, outcomes) {
-                switch outcome {
-                case .success(let receipt): record.reply.resume(returning: receipt)
-                case .failure(let error): record.reply.resume(throwing: error)
-                }
-            }
+            for (record, outcome) in zip(batch, outcomes) { record.reply(outcome) }
         }
     }
 

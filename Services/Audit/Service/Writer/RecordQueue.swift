@@ -10,7 +10,8 @@ struct PendingRecord: Sendable {
     let digest: String
     /// SHA-256 of the user id and the caller's idempotency key: de-duplicates per user.
     let idempotencyHash: String
-    let reply: CheckedContinuation<ConsentReceipt, any Error>
+    /// Called once with the record's outcome, after its batch committed (or failed).
+    let reply: @Sendable (Result<ConsentReceipt, BusError>) -> Void
 }
 
 /// Where concurrent `audit.record` calls meet the batch writers. Writers take everything waiting
@@ -24,15 +25,19 @@ final class RecordQueue: Sendable {
     }
     private let state = LockedValue(State())
 
-    /// Queues a record; false once the queue is closed (shutting down).
-    func enqueue(_ record: PendingRecord) -> Bool {
-        let writer = state.withLock { state -> CheckedContinuation<Void, Never>?? in
-            guard !state.closed else { return .none }
-            state.waiting.append(record)
-            return .some(state.idleWriters.popLast())
+    /// Queues records (all of them, in order, so a batch call's records meet in one batch when
+    /// they fit); false once the queue is closed (shutting down), and then none is queued.
+    func enqueue(contentsOf records: [PendingRecord], maximumBatch: Int) -> Bool {
+        let writers = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+            guard !state.closed else { return nil }
+            state.waiting.append(contentsOf: records)
+            // One free writer per batch's worth of records waiting.
+            let wanted = min(state.idleWriters.count, (state.waiting.count + maximumBatch - 1) / maximumBatch)
+            defer { state.idleWriters.removeLast(wanted) }
+            return Array(state.idleWriters.suffix(wanted))
         }
-        guard let writer else { return false }
-        writer?.resume()
+        guard let writers else { return false }
+        for writer in writers { writer.resume() }
         return true
     }
 

@@ -8,13 +8,15 @@ import Logging
 /// Reads `Authorization: Bearer <token>` and finds out who the caller is.
 ///
 /// The token's header says which kind it is before anything is trusted: `EdDSA` is our session
-/// token, checked by Accounts (`accounts.verify_session`: signature, expiry, and that the session
-/// is not revoked and the account not deleted, so sign-out and deletion take effect at once);
+/// token, checked here by ``SessionVerifier`` (signature with Accounts' public keys, expiry, and
+/// the revocations Accounts' events bring) and by Accounts (`accounts.verify_session`) whenever the
+/// verifier cannot decide (its view is stale, the key is new, the token predates its account);
 /// `RS256` is an Apple identity token, verified here against Apple's keys when
 /// `GATEWAY_APPLE_BUNDLE_ID` is set; `HS256` is the `anon` key. Anything else, or a token that
 /// fails its check, is `unauthenticated` (401); no token is ever logged.
 struct Authenticator: Sendable {
     let services: ServiceClients
+    let sessions: SessionVerifier
     let apple: AppleIdentityVerifier?
     let anonymousKey: AnonymousKey?
 
@@ -40,6 +42,11 @@ struct Authenticator: Sendable {
         guard let jws = try? CompactJWS(parsing: token) else { throw BusError(.unauthenticated, "the bearer token is malformed") }
         switch jws.header.alg {
         case "EdDSA":
+            switch sessions.verdict(on: token) {
+            case .valid(let userId, let appleId, let sessionId): return .session(userId: userId, appleId: appleId, sessionId: sessionId)
+            case .refused: throw BusError(.unauthenticated, "the session token is not valid")
+            case .undecided: break
+            }
             do {
                 let session = try await services.call(
                     .accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)

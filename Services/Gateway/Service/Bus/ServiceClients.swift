@@ -41,6 +41,14 @@ public final class ServiceClients: Sendable {
         _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, context: GatewayContext,
         idempotencyKey: String? = nil
     ) async throws -> M.Reply {
+        try await call(service, method, request, principal: principal, traceparent: context.traceparent, idempotencyKey: idempotencyKey)
+    }
+
+    /// The same with the trace context given as text (a call made for several requests at once).
+    func call<M: RPCMethod>(
+        _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, traceparent: String,
+        idempotencyKey: String? = nil
+    ) async throws -> M.Reply {
         let client = try client(service)
         if !client.isConnected {
             let end = ContinuousClock.now + connectGrace
@@ -48,7 +56,7 @@ public final class ServiceClients: Sendable {
             guard client.isConnected else { throw BusError(.unavailable, "the \(service.rawValue) service is unreachable") }
         }
         return try await client.call(
-            method, request, principal: principal, idempotencyKey: idempotencyKey, timeout: timeout, traceparent: context.traceparent)
+            method, request, principal: principal, idempotencyKey: idempotencyKey, timeout: timeout, traceparent: traceparent)
     }
 
     /// The same for calls that carry binary attachments either way (document chunks), with the

@@ -48,8 +48,11 @@ struct AccountRoutes {
         }
         catalog.add(router, .post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) { request, context in
             let (id, requestId) = try await decision(request, context)
-            return try JSONBodies.response(try await services.call(
-                .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context))
+            let deleted = try await services.call(
+                .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context)
+            // Refused here at once; other gateways learn it from Accounts' `account.deleted`.
+            authenticator.sessions.revoked(UserSessionsRevoked(userId: deleted.userId, revokedAt: deleted.deletedAt))
+            return try JSONBodies.response(deleted)
         }
         catalog.add(router, .delete, "/api/me/deletion/:requestId", "Cancel a deletion request.", public: false) { request, context in
             let (id, requestId) = try await decision(request, context)

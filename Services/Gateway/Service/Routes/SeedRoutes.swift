@@ -15,10 +15,14 @@ import Logging
 /// is still checked): anyone can then act for any Apple id, which is why it is off by default and
 /// logged at start and on every such request.
 ///
+/// Acceptances go to Accounts in batches (``AcceptanceBatcher``): those that arrive together share
+/// one bus call, one Audit group commit and one update of the users.
+///
 /// Both writes are rate-limited (``RateLimits``): per client address first, then per Apple id of
 /// the verified credential (a legacy request without one counts against its address only).
 struct SeedRoutes {
     let services: ServiceClients
+    let acceptances: AcceptanceBatcher
     let authenticator: Authenticator
     let limits: RateLimits
     let legacyClients: Bool
@@ -78,25 +82,23 @@ struct SeedRoutes {
         if credential == nil { try allowLegacy(context) }
         if let appleId = credential?.appleId { try limits.accept(appleId: appleId) }
         let body = try await JSONBodies.decode(AcceptBody.self, from: request, limit: maxBodyBytes)
-        let principal: Principal
+        // The batch call acts as the gateway (a service that may act for users) for users checked here.
         switch credential {
         case .session(let userId, _, _):
             guard userId == id else { throw BusError(.forbidden, "you may only accept the terms for yourself") }
-            principal = Credential.principal(for: id)
         case .apple(let appleId):
             let user = try await services.call(
                 .accounts, AccountsGetOrCreate.self, .init(appleId: appleId), principal: .service("gateway"), context: context)
             guard user.id == id else { throw BusError(.forbidden, "you may only accept the terms for yourself") }
-            principal = Credential.principal(for: id)
         case .anonymousKey:
             throw BusError(.forbidden, "the anon key cannot accept terms")
         case nil:
-            principal = .service("gateway")
+            break  // a legacy client, let through above
         }
-        let user = try await services.call(
-            .accounts, AccountsAcceptTerms.self,
-            .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-            principal: principal, context: context, idempotencyKey: IdempotencyKeys.key(of: request, scope: id))
+        let user = try await acceptances.accept(
+            .init(request: .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                  idempotencyKey: IdempotencyKeys.key(of: request, scope: id) ?? UUID().uuidString),
+            traceparent: context.traceparent)
         return try JSONBodies.response(SeedUserJSON(user: user))
     }
 

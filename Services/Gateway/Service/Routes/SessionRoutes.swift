@@ -57,6 +57,8 @@ struct SessionRoutes {
             } else {
                 throw BusError(.unauthenticated, "send the session token or {\"refreshToken\": …}")
             }
+            // Refused here at once; other gateways learn it from Accounts' event.
+            authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: out.revokedAt))
             return try JSONBodies.response(out)
         }
     }

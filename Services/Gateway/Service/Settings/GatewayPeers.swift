@@ -7,6 +7,8 @@ import ServiceKit
 public struct GatewayPeers: Sendable {
     public var keys: CurveKeyPair?
     public var endpoints: [ServiceName: [String]]
+    /// Where each service's events (PUB) are: the gateway follows Accounts' session revocations.
+    public var eventEndpoints: [ServiceName: [String]]
     public var publicKeys: [ServiceName: String]
 
     public init(environment env: EnvironmentReader) throws {
@@ -19,16 +21,20 @@ public struct GatewayPeers: Sendable {
             }
         }
         var endpoints: [ServiceName: [String]] = [:]
+        var eventEndpoints: [ServiceName: [String]] = [:]
         var publicKeys: [ServiceName: String] = [:]
         for peer in ServiceName.allCases {
             let prefix = peer.variablePrefix
             endpoints[peer] = env.list(
                 "\(prefix)_RPC_ENDPOINTS", default: [peer.defaultRPCEndpoint],
                 "Where to reach the \(peer.rawValue) service's RPC socket (several: requests spread over them).")
+            eventEndpoints[peer] = env.list(
+                "\(prefix)_EVENTS_ENDPOINTS", default: [peer.defaultEventsEndpoint], "Where to subscribe to the \(peer.rawValue) service's events.")
             let key = env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).")
             if !key.isEmpty { publicKeys[peer] = key }
         }
         self.endpoints = endpoints
+        self.eventEndpoints = eventEndpoints
         self.publicKeys = publicKeys
     }
 

@@ -27,6 +27,13 @@ public struct GatewaySettings: EnvironmentSettings {
     /// Largest tus upload announced (`Tus-Max-Size`); Documents enforces its own maximum too.
     public var tusMaxSize: Int64
     public var busTimeout: Duration
+    /// How many acceptance batches may be under way at once (the rest gather for the next).
+    public var acceptBatchesInFlight: Int
+    /// How often the gateway catches up on Accounts' session revocations.
+    public var sessionRevocationPoll: Duration
+    /// How long the gateway's view of revocations may go without word from Accounts before session
+    /// tokens are checked by Accounts again.
+    public var sessionViewMaxStaleness: Duration
     public var legacyUnauthenticatedClients: Bool
     public var appleBundleID: String?
     public var appleKeySet: AppleKeySource
@@ -52,6 +59,15 @@ public struct GatewaySettings: EnvironmentSettings {
             "GATEWAY_TUS_MAX_SIZE", default: 4 << 30, in: 1...(1 << 40),
             "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
+        acceptBatchesInFlight = try env.int(
+            "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 4, in: 1...64,
+            "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1: strict group commit).")
+        sessionRevocationPoll = try env.duration(
+            "GATEWAY_SESSION_REVOCATION_POLL", default: .seconds(1),
+            "How often the gateway catches up on Accounts' session revocations (events also arrive live); bounds how late a missed revocation event is applied.")
+        sessionViewMaxStaleness = try env.duration(
+            "GATEWAY_SESSION_MAX_STALENESS", default: .seconds(5),
+            "How long the gateway verifies session tokens itself without word from Accounts; past it every token is checked by Accounts (fail closed).")
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")

@@ -1,0 +1,115 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+import ServiceKit
+import ServiceLifecycle
+
+/// Keeps the gateway's ``SessionVerifier`` current: loads Accounts' public keys and the complete
+/// revocation list (`accounts.session_revocations`), then applies Accounts' outbox events in order:
+/// live from its PUB socket (milliseconds), and by catching up (`accounts.events.since`) every
+/// ``pollInterval`` and on any gap, since pub/sub alone drops messages. Each catch-up that reaches
+/// Accounts' latest event marks the list fresh; when none has for the verifier's
+/// `maximumStaleness`, tokens go to Accounts again until one does.
+struct SessionRevocationFollower: Service {
+    let verifier: SessionVerifier
+    let client: RPCClient
+    let events: EventSubscriber
+    let pollInterval: Duration
+    /// How often the public keys are loaded again (a rotated-in key is answered by Accounts until then).
+    let keyInterval: Duration
+    let logger: Logger
+
+    private enum Work {
+        case live(Envelope)
+        case catchUp
+    }
+
+    func run() async throws {
+        let (work, feed) = AsyncStream.makeStream(of: Work.self)
+        let live = Task { [events] in
+            for await event in events { feed.yield(.live(event.envelope)) }
+        }
+        let ticker = Task { [pollInterval] in
+            while !Task.isCancelled {
+                feed.yield(.catchUp)
+                try? await Task.sleep(for: pollInterval)
+            }
+        }
+        defer {
+            live.cancel()
+            ticker.cancel()
+        }
+        var keysLoadedAt: ContinuousClock.Instant?
+        for await item in work.cancelOnGracefulShutdown() {
+            do {
+                if keysLoadedAt.map({ ContinuousClock.now - $0 > keyInterval }) ?? true {
+                    verifier.useKeys(try await client.call(AccountsPublicKeys.self, Empty(), principal: .service("gateway")).sessionKeys)
+                    keysLoadedAt = .now
+                }
+                if verifier.withRevocations({ $0.sequence == nil }) { try await load() }
+                switch item {
+                case .catchUp: try await catchUp()
+                case .live(let event):
+                    if try !apply([event]) { try await catchUp() } else { verifier.markSynced() }
+                }
+            } catch {
+                logger.debug("session revocations not current; tokens are checked by Accounts meanwhile", metadata: ["error": "\(error)"])
+            }
+        }
+        await events.close()
+    }
+
+    /// The complete list as Accounts has it now.
+    private func load() async throws {
+        let since = Date().addingTimeInterval(-verifier.withRevocations { $0.retention })
+        let reply = try await client.call(AccountsSessionRevocations.self, .init(since: since), principal: .service("gateway"))
+        let leeway = verifier.leeway
+        verifier.withRevocations { $0.load(reply, leeway: leeway) }
+        logger.info("session revocations loaded", metadata: ["entries": "\(reply.sessions.count + reply.users.count)", "sequence": "\(reply.sequence)"])
+    }
+
+    /// Fetches and applies pages until Accounts' latest event is applied, then marks the list fresh.
+    private func catchUp() async throws {
+        while true {
+            guard let after = verifier.withRevocations({ $0.sequence }) else { return }
+            let request = Envelope(
+                kind: .request, type: EventsSince.type(for: ServiceName.accounts.rawValue), principal: .service("gateway"),
+                payload: try BusJSON.encode(EventsSince.Request(after: after)))
+            let (replyEnvelope, attachments) = try await client.send(request, retry: true)
+            if let error = replyEnvelope.error { throw error }
+            let reply = try replyEnvelope.decodePayload(EventsSince.Reply.self)
+            _ = try apply(try attachments.map { try EnvelopeCodec.decode($0) })
+            let reached = verifier.withRevocations { $0.sequence ?? 0 }
+            if reached >= reply.latestSequence {
+                verifier.withRevocations { $0.prune(now: Date()) }
+                verifier.markSynced()
+                return
+            }
+            if reached == after { throw BusError(.internal, "events.since returned no event after \(after) below \(reply.latestSequence)") }
+        }
+    }
+
+    /// Applies the events that continue the list without a gap; false when one is missing.
+    private func apply(_ events: [Envelope]) throws -> Bool {
+        for event in events {
+            guard let number = event.sequence else { continue }
+            switch verifier.withRevocations({ $0.step(for: number) }) {
+            case .skip: continue
+            case .gap: return false
+            case .apply:
+                switch event.type {
+                case SessionEvents.revoked:
+                    let revoked = try event.decodePayload(SessionRevoked.self)
+                    verifier.withRevocations { $0.revoke(revoked) }
+                case AccountsEvents.deleted:
+                    let deleted = try event.decodePayload(AccountDeleted.self)
+                    verifier.withRevocations { $0.revoke(UserSessionsRevoked(userId: deleted.userId, revokedAt: deleted.deletedAt)) }
+                default: break
+                }
+                verifier.withRevocations { $0.advance(to: number) }
+            }
+        }
+        return true
+    }
+}

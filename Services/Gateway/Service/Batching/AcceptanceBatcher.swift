@@ -1,0 +1,86 @@
+import Bus
+import Contracts
+import Foundation
+import Locks
+
+/// Gathers the acceptances that arrive together into `accounts.accept_terms_batch` calls: group
+/// commit across the bus. A request that finds a free slot (fewer than ``maximumInFlight`` batches
+/// under way) goes at once, alone, so a quiet gateway adds no latency; requests that arrive while
+/// every slot is busy wait for the next free one and go together. No timer ever holds a request.
+///
+/// Each request keeps its own idempotency key (the client's `Idempotency-Key`, or a fresh one), so
+/// a batch retried by the bus client records every acceptance once, and its own answer: one bad
+/// item fails alone.
+final class AcceptanceBatcher: Sendable {
+    private struct Waiting {
+        let item: AccountsAcceptTermsBatch.Item
+        let reply: CheckedContinuation<AccountUser, any Error>
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        var inFlight = 0
+    }
+
+    private let services: ServiceClients
+    let maximumInFlight: Int
+    let maximumBatch: Int
+    private let state = LockedValue(State())
+
+    init(services: ServiceClients, maximumInFlight: Int, maximumBatch: Int = AccountsAcceptTermsBatch.maximumItems) {
+        self.services = services
+        self.maximumInFlight = max(1, maximumInFlight)
+        self.maximumBatch = min(max(1, maximumBatch), AccountsAcceptTermsBatch.maximumItems)
+    }
+
+    /// Accepts the terms for `item`'s user once its batch has committed. `traceparent` is that of
+    /// the request when it starts a batch (a batch carries one trace context: its first request's).
+    func accept(_ item: AccountsAcceptTermsBatch.Item, traceparent: String) async throws -> AccountUser {
+        try await withCheckedThrowingContinuation { continuation in
+            let batch = state.withLock { state -> [Waiting]? in
+                state.waiting.append(Waiting(item: item, reply: continuation))
+                guard state.inFlight < maximumInFlight else { return nil }
+                state.inFlight += 1
+                return Self.take(&state.waiting, maximumBatch)
+            }
+            if let batch {
+                Task { await self.run(batch, traceparent: traceparent) }
+            }
+        }
+    }
+
+    /// Sends `batch`, then whatever gathered meanwhile, until nothing waits; then frees the slot.
+    private func run(_ first: [Waiting], traceparent: String) async {
+        var batch = first
+        while !batch.isEmpty {
+            await send(batch, traceparent: traceparent)
+            batch = state.withLock { state in
+                let next = Self.take(&state.waiting, maximumBatch)
+                if next.isEmpty { state.inFlight -= 1 }
+                return next
+            }
+        }
+    }
+
+    private func send(_ batch: [Waiting], traceparent: String) async {
+        do {
+            let reply = try await services.call(
+                .accounts, AccountsAcceptTermsBatch.self, .init(items: batch.map(\.item)), principal: .service("gateway"),
+                traceparent: traceparent)
+            guard reply.outcomes.count == batch.count else {
+                throw BusError(.internal, "accounts answered \(reply.outcomes.count) of \(batch.count) acceptances")
+            }
+            for (waiting, outcome) in zip(batch, reply.outcomes) {
+                do { waiting.reply.resume(returning: try outcome.get()) } catch { waiting.reply.resume(throwing: error) }
+            }
+        } catch {
+            for waiting in batch { waiting.reply.resume(throwing: error) }
+        }
+    }
+
+    private static func take(_ waiting: inout [Waiting], _ maximum: Int) -> [Waiting] {
+        let count = min(maximum, waiting.count)
+        defer { waiting.removeFirst(count) }
+        return Array(waiting.prefix(count))
+    }
+}

@@ -1,0 +1,108 @@
+import Contracts
+import Crypto
+import Foundation
+import Identity
+import Testing
+
+@testable import GatewayService
+
+/// The gateway's own session check, without I/O: signatures with Accounts' public keys, the
+/// revocation list in event order, and failing over to Accounts when it cannot decide.
+@Suite struct SessionVerifierTests {
+    let signing = try! SessionSigningKey.generate(id: "s1")
+    var tokens: SessionTokens { SessionTokens(keys: try! SessionKeySet(current: signing)) }
+    let user = UUID()
+    let session = UUID()
+
+    func token(issuedAt: Date = Date(), appleSubject: String? = "apple.1", subject: String? = nil) throws -> String {
+        try tokens.issue(
+            userID: subject ?? user.uuidString.lowercased(), sessionID: session.uuidString.lowercased(), appleSubject: appleSubject,
+            now: issuedAt
+        ).token
+    }
+
+    func loadedVerifier(sessions: [SessionRevoked] = [], users: [UserSessionsRevoked] = []) -> SessionVerifier {
+        let verifier = SessionVerifier(maximumStaleness: .seconds(5))
+        verifier.useKeys([NamedPublicKey(keyId: "s1", publicKey: signing.publicKey.rawRepresentation.base64EncodedString())])
+        verifier.withRevocations {
+            $0.load(.init(sequence: 7, sessions: sessions, users: users, tokenLifetimeSeconds: 900), leeway: 30)
+        }
+        verifier.markSynced()
+        return verifier
+    }
+
+    @Test func aGoodTokenIsValidWithoutAskingAccounts() throws {
+        let verifier = loadedVerifier()
+        let token = try token()
+        #expect(verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        // Again, from the cache.
+        #expect(verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+    }
+
+    @Test func forgedExpiredAndOtherKeysAreRefusedOrSentToAccounts() throws {
+        let verifier = loadedVerifier()
+        var forged = try token()
+        forged.removeLast(2)
+        forged += forged.hasSuffix("A") ? "BB" : "AA"
+        #expect(verifier.verdict(on: forged) == .refused)
+        #expect(verifier.verdict(on: try token(issuedAt: Date().addingTimeInterval(-3600))) == .refused)
+        let other = SessionTokens(keys: try SessionKeySet(current: try SessionSigningKey.generate(id: "s2")))
+        let rotated = try other.issue(userID: user.uuidString, sessionID: session.uuidString, appleSubject: "a").token
+        #expect(verifier.verdict(on: rotated) == .undecided)
+    }
+
+    @Test func tokensItCannotFullyJudgeGoToAccounts() throws {
+        let verifier = loadedVerifier()
+        #expect(verifier.verdict(on: try token(appleSubject: nil)) == .undecided)
+        #expect(verifier.verdict(on: try token(subject: "apple:apple.1")) == .undecided)
+    }
+
+    @Test func aStaleOrUnloadedViewDecidesNothing() throws {
+        let token = try token()
+        let unloaded = SessionVerifier(maximumStaleness: .seconds(5))
+        #expect(unloaded.verdict(on: token) == .undecided)
+        let verifier = loadedVerifier()
+        verifier.markSynced(at: .now - .seconds(6))
+        #expect(verifier.verdict(on: token) == .undecided)
+        verifier.markSynced()
+        #expect(verifier.verdict(on: token) != .undecided)
+    }
+
+    @Test func revokedSessionsAndDeletedUsersAreRefused() throws {
+        let token = try token(issuedAt: Date().addingTimeInterval(-10))
+        let signedOut = loadedVerifier(sessions: [SessionRevoked(sessionId: session, userId: user, revokedAt: Date())])
+        #expect(signedOut.verdict(on: token) == .refused)
+        let deleted = loadedVerifier(users: [UserSessionsRevoked(userId: user, revokedAt: Date())])
+        #expect(deleted.verdict(on: token) == .refused)
+        // A revocation applied after the token was cached still refuses it.
+        let verifier = loadedVerifier()
+        #expect(verifier.verdict(on: token) != .refused)
+        verifier.revoked(SessionRevoked(sessionId: session, userId: nil, revokedAt: Date()))
+        #expect(verifier.verdict(on: token) == .refused)
+    }
+
+    @Test func eventsApplyInOrderAndGapsAskForACatchUp() {
+        var list = RevocationList(retention: 930)
+        #expect(list.step(for: 1) == .gap)  // not loaded
+        list.load(.init(sequence: 7, sessions: [], users: [], tokenLifetimeSeconds: 900), leeway: 30)
+        #expect(list.step(for: 7) == .skip)
+        #expect(list.step(for: 8) == .apply)
+        #expect(list.step(for: 9) == .gap)
+        list.advance(to: 8)
+        #expect(list.step(for: 9) == .apply)
+    }
+
+    @Test func entriesAreForgottenOnceNoTokenCanOutliveThem() {
+        var list = RevocationList(retention: 930)
+        let now = Date()
+        list.load(
+            .init(sequence: 1, sessions: [SessionRevoked(sessionId: session, userId: nil, revokedAt: now.addingTimeInterval(-931))],
+                  users: [UserSessionsRevoked(userId: user, revokedAt: now.addingTimeInterval(-10))], tokenLifetimeSeconds: 900),
+            leeway: 30)
+        #expect(list.count == 2)
+        list.prune(now: now)
+        #expect(list.count == 1)
+        #expect(list.refuses(session: UUID(), user: user, issuedAt: now.addingTimeInterval(-20)))
+        #expect(!list.refuses(session: UUID(), user: user, issuedAt: now))
+    }
+}
