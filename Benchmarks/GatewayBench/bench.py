@@ -111,13 +111,15 @@ end
         run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", lua.name, stack.url],
                              check=True, capture_output=True, text=True)
         out = run.stdout
-        if not re.search(r"50%\s+[\d.]+(us|ms|s|m)\s", out):
+        # The latency distribution's lines ("     50%   33.20ms"), anchored at the line start: the
+        # "Thread Stats" lines end in a percentage too ("... 68.50%") and must not match.
+        if not re.search(r"^\s*50%\s+[\d.]+(us|ms|s|m)\s*$", out, re.M):
             raise SystemExit(f"wrk measured nothing:\n{out}{run.stderr}")
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
                 "requests": int(re.search(r"(\d+) requests in", out).group(1)),
-                "p50": milliseconds(re.search(r"50%\s+(\S+)", out).group(1)),
-                "p99": milliseconds(re.search(r"99%\s+(\S+)", out).group(1)),
+                "p50": milliseconds(re.search(r"^\s*50%\s+(\S+)\s*$", out, re.M).group(1)),
+                "p99": milliseconds(re.search(r"^\s*99%\s+(\S+)\s*$", out, re.M).group(1)),
                 "errors": int(non2xx.group(1)) if non2xx else 0}
 
     def pgbench():

@@ -1,0 +1,106 @@
+import Bus
+import Contracts
+import Foundation
+import GatewayTestSupport
+import Testing
+import TestSupport
+
+extension GatewayIntegration {
+    /// The acceptance path as the benchmark drives it: session tokens verified by the gateway
+    /// itself, acceptances gathered into batches, and revocations that still take effect.
+    @Suite(.serialized) struct OneHopAcceptanceTests {
+        /// How many `accept` records Audit holds for `user` (not counting sign-up's).
+        static func acceptances(of user: String, in harness: GatewayHarness) async throws -> Int {
+            try await harness.database.pool.withConnection { db in
+                try db.query(
+                    """
+                    SELECT count(*)::bigint FROM audit.records r JOIN audit.subjects s ON s.pseudonym = r.subject
+                    WHERE s.user_id = $1::uuid AND r.action = 'accept'
+                    """, user)[0].decode(Int.self, column: 0)
+            }
+        }
+
+        @Test func concurrentAcceptancesAreEachAnsweredAndRecordedOnce() async throws {
+            try await GatewayHarness.run { harness in
+                let terms = try await harness.currentTerms()
+                var users: [(id: String, token: String)] = []
+                for _ in 0..<24 {
+                    let user = try await harness.signedUpUser()
+                    users.append((user.id, user.token))
+                }
+                var before: [String: Int] = [:]
+                for user in users { before[user.id] = try await Self.acceptances(of: user.id, in: harness) }
+                // Every user accepts twice at once, each with its own key, and a third time
+                // repeating the first key: 72 requests in flight together.
+                let replies = try await withThrowingTaskGroup(of: (String, Int, Int, [String: Any]).self) { group in
+                    for user in users {
+                        for (attempt, key) in [(0, "first"), (1, "second"), (2, "first")] {
+                            group.addTask {
+                                let reply = try await harness.http.send(
+                                    "PUT", "/api/users/\(user.id)/accept-tos", json: ["tos_version": terms],
+                                    headers: HTTPClient.bearer(user.token).merging(["Idempotency-Key": "\(user.id)-\(key)"]) { $1 })
+                                return (user.id, attempt, reply.status, reply.json)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(replies.count == 72)
+                for (id, _, status, json) in replies {
+                    #expect(status == 200, "user \(id): \(status) \(json)")
+                    #expect(json["tos_version"] as? String == terms)
+                    #expect(json["hasAcceptedTOS"] as? Bool == true)
+                }
+                for user in users {
+                    // Two keys, two records: the repeated key recorded nothing new.
+                    #expect(try await Self.acceptances(of: user.id, in: harness) == before[user.id]! + 2)
+                }
+                // A stale version is refused per item with the seed's conflict, and changes nothing.
+                let user = users[0]
+                let stale = try await harness.http.send(
+                    "PUT", "/api/users/\(user.id)/accept-tos", json: ["tos_version": "1999-01-01"], headers: HTTPClient.bearer(user.token))
+                #expect(stale.status == 409)
+                #expect(try await Self.acceptances(of: user.id, in: harness) == before[user.id]! + 2)
+                // Someone else's id is refused before anything is sent.
+                let other = try await harness.http.send(
+                    "PUT", "/api/users/\(users[1].id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(user.token))
+                #expect(other.status == 403)
+            }
+        }
+
+        @Test func aSignOutThatBypassesThisGatewayStillStopsTheToken() async throws {
+            try await GatewayHarness.run { harness in
+                let user = try await harness.signedUpUser()
+                #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(user.token)).status == 200)
+                let session = try await harness.accountsClient.call(
+                    AccountsVerifySession.self, .init(sessionToken: user.token), principal: GatewayHarness.gateway)
+                // Signed out at Accounts directly (another gateway, an operator): this gateway
+                // learns it from Accounts' `session.revoked` event.
+                _ = try await harness.accountsClient.call(
+                    AccountsSignOut.self, .init(sessionId: session.sessionId), principal: GatewayHarness.gateway)
+                let start = ContinuousClock.now
+                var status = 200
+                while status != 401, ContinuousClock.now - start < .seconds(3) {
+                    status = try await harness.http.get("/api/me", headers: HTTPClient.bearer(user.token)).status
+                    if status != 401 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(status == 401)
+                // The bound: the event, or at worst the next catch-up (GATEWAY_SESSION_REVOCATION_POLL, 1 s).
+                #expect(ContinuousClock.now - start < .milliseconds(1500))
+            }
+        }
+
+        @Test func withAccountsSilentTheGatewayStopsTrustingItsOwnView() async throws {
+            try await GatewayHarness.run(gateway: ["GATEWAY_SESSION_MAX_STALENESS": "1s"]) { harness in
+                let user = try await harness.signedUpUser()
+                // Documents answers this route; the token is the gateway's own check.
+                #expect(try await harness.http.get("/api/documents", headers: HTTPClient.bearer(user.token)).status == 200)
+                await harness.stop("Accounts")
+                try await Task.sleep(for: .seconds(2))
+                // Past the staleness bound the gateway asks Accounts, which is down: not let through.
+                let reply = try await harness.http.get("/api/documents", headers: HTTPClient.bearer(user.token))
+                #expect(reply.status == 503 || reply.status == 504, "\(reply.status) \(reply.text)")
+            }
+        }
+    }
+}
