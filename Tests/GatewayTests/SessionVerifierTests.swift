@@ -54,7 +54,17 @@ import Testing
     @Test func tokensItCannotFullyJudgeGoToAccounts() throws {
         let verifier = loadedVerifier()
         #expect(verifier.verdict(on: try token(appleSubject: nil)) == .undecided)
-        #expect(verifier.verdict(on: try token(subject: "apple:apple.1")) == .undecided)
+        let atSignIn = try token(subject: "apple:apple.1")
+        #expect(verifier.verdict(on: atSignIn) == .undecided)
+        // Once Accounts named the account the session is bound to, the token is judged here.
+        verifier.bound(atSignIn, to: user, sessionId: session)
+        #expect(verifier.verdict(on: atSignIn) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        verifier.revoked(UserSessionsRevoked(userId: user, revokedAt: Date()))
+        #expect(verifier.verdict(on: atSignIn) == .refused)
+        // Only a token whose signature was checked here is remembered.
+        let unseen = try token(issuedAt: Date().addingTimeInterval(-5), subject: "apple:apple.2")
+        verifier.bound(unseen, to: UUID(), sessionId: session)
+        #expect(verifier.verdict(on: unseen) == .undecided)
     }
 
     @Test func aStaleOrUnloadedViewDecidesNothing() throws {

@@ -50,6 +50,7 @@ struct Authenticator: Sendable {
             do {
                 let session = try await services.call(
                     .accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
+                if let userId = session.userId { sessions.bound(token, to: userId, sessionId: session.sessionId) }
                 return .session(userId: session.userId, appleId: session.appleId, sessionId: session.sessionId)
             } catch let error as BusError where error.code == .unauthenticated || error.code == .invalidArgument {
                 throw BusError(.unauthenticated, "the session token is not valid")

@@ -29,7 +29,17 @@ public final class SessionVerifier: Sendable {
         var revocations: RevocationList
         /// When the follower last heard from Accounts (an event, or a catch-up that found nothing new).
         var syncedAt: ContinuousClock.Instant?
-        var verified: [String: SessionClaims] = [:]
+        var verified: [String: Verified] = [:]
+    }
+
+    /// What a good signature established about a token, and the account Accounts bound its session
+    /// to when the token was issued before the account existed.
+    private struct Verified {
+        var userId: UUID?
+        let appleId: String?
+        let sessionId: UUID
+        let issuedAt: Date
+        let expiresAt: Date
     }
 
     let maximumStaleness: Duration
@@ -45,16 +55,17 @@ public final class SessionVerifier: Sendable {
     }
 
     func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict {
-        let known = state.withLock { state -> (SessionTokenVerifier?, SessionClaims?, Bool) in
+        let known = state.withLock { state -> (SessionTokenVerifier?, Verified?, Bool) in
             let fresh = state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false
             return (state.verifier, state.verified[token], fresh)
         }
         guard let verifier = known.0, known.2 else { return .undecided }
-        let claims: SessionClaims
+        let entry: Verified
         if let cached = known.1 {
-            guard cached.exp.secondsSince1970 + leeway >= now.timeIntervalSince1970 else { return .refused }
-            claims = cached
+            guard cached.expiresAt.addingTimeInterval(leeway) >= now else { return .refused }
+            entry = cached
         } else {
+            let claims: SessionClaims
             do {
                 claims = try verifier.verify(token, now: now)
             } catch IdentityError.unknownKey {
@@ -62,17 +73,30 @@ public final class SessionVerifier: Sendable {
             } catch {
                 return .refused
             }
-        }
-        guard let sessionId = UUID(uuidString: claims.sid) else { return .refused }
-        guard let userId = UUID(uuidString: claims.sub), let appleId = claims.appleSub else { return .undecided }
-        let refused = state.withLock { state -> Bool in
-            if known.1 == nil {
+            guard let sessionId = UUID(uuidString: claims.sid) else { return .refused }
+            entry = Verified(
+                userId: UUID(uuidString: claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.iat.date,
+                expiresAt: claims.expiresAt)
+            state.withLock { state in
                 if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }
-                state.verified[token] = claims
+                state.verified[token] = entry
             }
-            return state.revocations.refuses(session: sessionId, user: userId, issuedAt: claims.iat.date)
         }
-        return refused ? .refused : .valid(userId: userId, appleId: appleId, sessionId: sessionId)
+        guard let userId = entry.userId, let appleId = entry.appleId else { return .undecided }
+        let refused = state.withLock { $0.revocations.refuses(session: entry.sessionId, user: userId, issuedAt: entry.issuedAt) }
+        return refused ? .refused : .valid(userId: userId, appleId: appleId, sessionId: entry.sessionId)
+    }
+
+    /// Accounts confirmed `token` (`accounts.verify_session`) and named the account its session is
+    /// bound to: a token issued at sign-in, before the account existed. A session's account never
+    /// changes once bound, so later uses of the token are judged here, revocations included.
+    /// Only a token whose signature was checked here is remembered.
+    func bound(_ token: String, to userId: UUID, sessionId: UUID) {
+        state.withLock { state in
+            guard var entry = state.verified[token], entry.sessionId == sessionId, entry.appleId != nil else { return }
+            entry.userId = userId
+            state.verified[token] = entry
+        }
     }
 
     /// Accounts' public keys, loaded at start and again when a token names a key not held.
