@@ -107,8 +107,9 @@ end
     clients = min(args.connections, 64)
     pids = {process.name: process.popen.pid for process in stack.processes}
 
-    def wrk():
-        run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", lua.name, stack.url],
+    def wrk(path=None):
+        target = ["-s", lua.name, stack.url] if path is None else [stack.url + path]
+        run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", *target],
                              check=True, capture_output=True, text=True)
         out = run.stdout
         # The latency distribution's lines ("     50%   33.20ms"), anchored at the line start: the
@@ -132,13 +133,16 @@ end
     rounds = []
     for number in range(1, args.rounds + 1):
         http, http_cpu = measured(wrk, pids)
+        health, health_cpu = measured(lambda: wrk("/healthz"), pids)
         inserts, insert_cpu = measured(pgbench, {})
         per_acceptance = {name: seconds / http["requests"] * 1e6 for name, seconds in http_cpu.items()}
         per_insert = {name: seconds / inserts["transactions"] * 1e6 for name, seconds in insert_cpu.items()}
-        rounds.append((http, inserts, per_acceptance, per_insert))
+        per_health = sum(health_cpu.values()) / health["requests"] * 1e6
+        rounds.append((http, inserts, per_acceptance, per_insert, health, per_health))
         print(f"round {number}: accept-tos {http['rate']:,.0f}/s (p50 {http['p50']:.1f} ms, p99 {http['p99']:.1f} ms, non-2xx {http['errors']}); "
               f"pgbench {inserts['tps']:,.0f} tps; ratio {http['rate'] / inserts['tps']:.3f}x; CPU per acceptance "
-              f"{sum(per_acceptance.values()):,.0f} µs, per insert {sum(per_insert.values()):,.0f} µs", flush=True)
+              f"{sum(per_acceptance.values()):,.0f} µs, per insert {sum(per_insert.values()):,.0f} µs; "
+              f"/healthz {health['rate']:,.0f}/s ({per_health:,.0f} µs CPU each)", flush=True)
 
     median = statistics.median
     print(f"rate limits: off ({', '.join(f'{k}={v}' for k, v in RATE_LIMITS_OFF.items())}): "
@@ -153,6 +157,10 @@ end
           f"(p50 {median(r[0]['p50'] for r in rounds):.1f} ms, p99 {median(r[0]['p99'] for r in rounds):.1f} ms; non-2xx {errors}; {args.users} users, {args.seconds}s each)")
     print(f"pgbench one INSERT per commit: {tps:,.0f} tps at {clients} clients, median of {args.rounds} rounds")
     print(f"ratio: {rate / tps:.3f}x (median rates)")
+    health_rate = median(r[4]["rate"] for r in rounds)
+    print(f"the same gateway's /healthz (no bus call, no body): {health_rate:,.0f} requests/s, "
+          f"{median(r[5] for r in rounds):,.0f} µs CPU per request (gateway and wrk); /healthz is {health_rate / tps:.3f}x pgbench, "
+          f"accept-tos is {rate / health_rate:.3f}x /healthz: no route of this gateway is faster than /healthz")
     print("CPU per acceptance (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in acceptance_cpu.items())
           + f"; total {total_acceptance:,.0f}")
     print("CPU per pgbench insert (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in insert_cpu.items())

@@ -20,8 +20,6 @@ public enum MessageID {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Appends the canonical lower-case text (36 bytes) of `id` to `out`.
     static func appendText(of id: UUID, to out: inout [UInt8]) {
         withUnsafeBytes(of: id.uuid) { raw in
@@ -32,6 +30,22 @@ public enum MessageID {
             }
         }
     }
+
+    /// `count` random bytes from the same pool as lowercase hex: W3C trace and span ids, without a
+    /// system call per id (`SystemRandomNumberGenerator` made one per byte).
+    public static func randomHex(bytes count: Int) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 2 + 16)
+        while out.count < count * 2 {
+            let (high, low) = RandomPool.shared.withLock { $0.nextPair() }
+            for word in [high, low] {
+                for shift in stride(from: 60, through: 0, by: -4) { out.append(hexDigits[Int((word >> UInt64(shift)) & 0xf)]) }
+            }
+        }
+        return String(decoding: out.prefix(count * 2), as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     public static func text(of id: UUID) -> String {
         var out: [UInt8] = []

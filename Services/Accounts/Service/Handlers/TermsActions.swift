@@ -30,7 +30,7 @@ struct TermsActions: Sendable {
     /// Checks what the caller forwards; the caller's key, or a fresh one when it gave none.
     static func checked(_ request: AccountsTermsRequest, key: String?) throws -> String {
         try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
-        let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString
+        let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? MessageID.text(of: MessageID.make())
         guard callKey.utf8.count <= 150 else { throw BusError(.invalidArgument, "the idempotency key is longer than 150 bytes") }
         return callKey
     }

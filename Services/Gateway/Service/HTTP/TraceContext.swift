@@ -1,3 +1,5 @@
+import Bus
+
 /// W3C Trace Context (`traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`).
 ///
 /// A valid incoming header keeps its trace id and flags, so the gateway's bus calls join the
@@ -37,18 +39,7 @@ struct TraceContext: Sendable, Equatable {
         text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    static func randomHex(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 2)
-        for _ in 0..<count {
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xf)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func randomHex(bytes count: Int) -> String { MessageID.randomHex(bytes: count) }
 }
 
 import Foundation
