@@ -192,6 +192,23 @@ public final class GatewayHarness: Sendable {
         return (id, token, session["refreshToken"] as? String ?? "")
     }
 
+    /// The gateway refuses a revoked session token within the event's delivery, at most its catch-up
+    /// interval (`GATEWAY_SESSION_REVOCATION_POLL`, 1 s) when the revocation did not pass through it.
+    public static let revocationBound: Duration = .milliseconds(1500)
+
+    /// GETs `path` until it answers `status` or `within` has passed; the last status and how long it took.
+    public func waitForStatus(_ status: Int, of path: String, headers: [String: String], within: Duration = revocationBound)
+        async throws -> (status: Int, elapsed: Duration)
+    {
+        let start = ContinuousClock.now
+        while true {
+            let answer = try await http.get(path, headers: headers).status
+            let elapsed = ContinuousClock.now - start
+            if answer == status || elapsed > within { return (answer, elapsed) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// How many users Accounts stores.
     public func userCount() async throws -> Int {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.users")[0].decode(Int.self, column: 0) }

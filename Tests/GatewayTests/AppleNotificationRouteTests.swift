@@ -29,7 +29,9 @@ extension GatewayIntegration {
                 #expect(applied.json["certificateId"] as? String != nil)
                 let repeated = try await harness.http.send("POST", "/api/apple/notifications", json: ["payload": payload])
                 #expect(repeated.status == 200 && repeated.json["outcome"] as? String == "duplicate")
-                #expect(try await harness.http.get("/api/me", headers: bearer).status == 401)
+                // Apple's call did not carry the user's session: the gateway learns of the deletion
+                // from Accounts' `account.deleted` event, within the revocation bound.
+                #expect(try await harness.waitForStatus(401, of: "/api/me", headers: bearer).status == 401)
                 #expect(try await harness.userCount() == 0)
             }
         }

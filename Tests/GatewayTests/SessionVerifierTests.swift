@@ -78,6 +78,15 @@ import Testing
         #expect(verifier.verdict(on: token) != .undecided)
     }
 
+    @Test func aListPastItsLimitDecidesNothing() throws {
+        let verifier = SessionVerifier(maximumStaleness: .seconds(5), revocationLimit: 1)
+        verifier.useKeys([NamedPublicKey(keyId: "s1", publicKey: signing.publicKey.rawRepresentation.base64EncodedString())])
+        let revoked = (0..<2).map { _ in SessionRevoked(sessionId: UUID(), userId: nil, revokedAt: Date()) }
+        verifier.withRevocations { $0.load(.init(sequence: 1, sessions: revoked, users: [], tokenLifetimeSeconds: 900), leeway: 30) }
+        verifier.markSynced()
+        #expect(verifier.verdict(on: try token()) == .undecided)
+    }
+
     @Test func revokedSessionsAndDeletedUsersAreRefused() throws {
         let token = try token(issuedAt: Date().addingTimeInterval(-10))
         let signedOut = loadedVerifier(sessions: [SessionRevoked(sessionId: session, userId: user, revokedAt: Date())])

@@ -17,6 +17,11 @@ import Locks
 ///
 /// Verified signatures are cached by token (bounded; cleared when full), so a token presented
 /// again costs a dictionary look-up instead of an Ed25519 check; revocation is checked every time.
+///
+/// Memory is bounded: the cache holds at most `cacheLimit` tokens (about 0.5 KiB each), and the
+/// revocation list holds what was revoked within one token lifetime; past `revocationLimit`
+/// entries (a mass sign-out) the verifier stops deciding and Accounts checks every token until
+/// the list shrinks again.
 public final class SessionVerifier: Sendable {
     enum Verdict: Equatable {
         case valid(userId: UUID, appleId: String, sessionId: UUID)
@@ -45,18 +50,20 @@ public final class SessionVerifier: Sendable {
     let maximumStaleness: Duration
     let leeway: TimeInterval
     let cacheLimit: Int
+    let revocationLimit: Int
     private let state: LockedValue<State>
 
-    public init(maximumStaleness: Duration, leeway: TimeInterval = 30, cacheLimit: Int = 100_000) {
+    public init(maximumStaleness: Duration, leeway: TimeInterval = 30, cacheLimit: Int = 20_000, revocationLimit: Int = 500_000) {
         self.maximumStaleness = maximumStaleness
         self.leeway = leeway
         self.cacheLimit = cacheLimit
+        self.revocationLimit = revocationLimit
         state = LockedValue(State(revocations: RevocationList(retention: 15 * 60 + leeway)))
     }
 
     func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict {
         let known = state.withLock { state -> (SessionTokenVerifier?, Verified?, Bool) in
-            let fresh = state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false
+            let fresh = (state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false) && state.revocations.count <= revocationLimit
             return (state.verifier, state.verified[token], fresh)
         }
         guard let verifier = known.0, known.2 else { return .undecided }

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Locks
+import Metrics
 
 /// Gathers the acceptances that arrive together into `accounts.accept_terms_batch` calls: group
 /// commit across the bus. A request that finds a free slot (fewer than ``maximumInFlight`` batches
@@ -26,6 +27,8 @@ final class AcceptanceBatcher: Sendable {
     let maximumInFlight: Int
     let maximumBatch: Int
     private let state = LockedValue(State())
+    /// Acceptances per batch call: how much the batching saves, for operators and benchmarks.
+    private let batchSizes = Recorder(label: "gateway_accept_batch_items")
 
     init(services: ServiceClients, maximumInFlight: Int, maximumBatch: Int = AccountsAcceptTermsBatch.maximumItems) {
         self.services = services
@@ -63,6 +66,7 @@ final class AcceptanceBatcher: Sendable {
     }
 
     private func send(_ batch: [Waiting], traceparent: String) async {
+        batchSizes.record(batch.count)
         do {
             let reply = try await services.call(
                 .accounts, AccountsAcceptTermsBatch.self, .init(items: batch.map(\.item)), principal: .service("gateway"),
