@@ -78,8 +78,9 @@ extension GatewayIntegration {
 
         @Test func consentStatusActionsHistoryAndReceipts() async throws {
             try await GatewayHarness.run { harness in
-                let user = try await harness.signedUpUser()
-                let bearer = HTTPClient.bearer(user.token)
+                let appleId = "apple." + UUID().uuidString
+                let user = try await harness.signedUpUser(appleId: appleId)
+                var bearer = HTTPClient.bearer(user.token)
                 let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version
                 let terms = try await harness.currentTerms()
                 let status = try await harness.http.get("/api/me/consents", headers: bearer)
@@ -94,6 +95,12 @@ extension GatewayIntegration {
                 // Decline then accept the terms (through Accounts).
                 let decline = try await harness.http.send("POST", "/api/me/consents/terms_of_service/decline", json: ["version": terms], headers: bearer)
                 #expect(decline.status == 201 && decline.json["action"] as? String == "decline")
+                // Declining signs out everywhere (seed 001): the access and refresh tokens are refused.
+                #expect(try await harness.http.get("/api/me", headers: bearer).status == 401)
+                #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": user.refresh]).status == 401)
+                // Signing in again shows the terms still to accept.
+                let signedInAgain = try await harness.signIn(appleId: appleId)
+                bearer = HTTPClient.bearer(try #require(signedInAgain["sessionToken"] as? String))
                 let me = try await harness.http.get("/api/me", headers: bearer)
                 #expect(me.json["needsToAcceptTOS"] as? Bool == true)
                 let accept = try await harness.http.send("POST", "/api/me/consents/terms_of_service/accept", json: ["version": terms], headers: bearer)

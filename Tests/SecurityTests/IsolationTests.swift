@@ -78,10 +78,11 @@ extension SecurityTests {
                 var statuses: [String: [Int: Int]] = [:]
                 let probes = IsolationWalk.probes(victim: b, terms: terms, privacy: privacy)
                 for credential in credentials {
+                    var token = credential.token
                     for (route, list) in probes.sorted(by: { $0.key < $1.key }) {
                         for probe in list {
-                            var headers = HTTPClient.bearer(credential.token).merging(probe.headers) { _, new in new }
-                            if probe.path.hasPrefix("/rest/v1/") { headers["apikey"] = credential.token }
+                            var headers = HTTPClient.bearer(token).merging(probe.headers) { _, new in new }
+                            if probe.path.hasPrefix("/rest/v1/") { headers["apikey"] = token }
                             let json: Any? = probe.json.map { $0 as Any } ?? probe.jsonArray.map { $0 as Any }
                             let reply = try await harness.http.send(probe.method, probe.path, json: json, body: probe.body, headers: headers)
                             requests += 1
@@ -98,6 +99,10 @@ extension SecurityTests {
                             }
                             if reply.status >= 400, probe.method != "HEAD" {
                                 #expect(!reply.json.isEmpty, "\(what): the refusal has no JSON error body")
+                            }
+                            if probe.endsSession, credential.name == "session", reply.status < 300 {
+                                #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(token)).status == 401, "\(what): A's session still works")
+                                token = try #require(try await harness.signIn(appleId: aAppleId)["sessionToken"] as? String)
                             }
                         }
                     }

@@ -20,6 +20,9 @@ enum IsolationWalk {
         let refused: Set<Int>
         /// Text that must not appear in the reply (B's ids), for routes that answer A's own data.
         var mustNotContain: [String] = []
+        /// The probe, done with A's session, ends A's sessions (declining the terms signs out
+        /// everywhere): A signs in again before the next probe.
+        var endsSession = false
     }
 
     /// Public routes, each with why A cannot reach B's data through it.
@@ -74,7 +77,9 @@ enum IsolationWalk {
             "GET /api/me/consents": [Probe(method: "GET", path: "/api/me/consents?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "GET /api/me/consents/history": [Probe(method: "GET", path: "/api/me/consents/history?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/consents/:type/:action": [
-                Probe(method: "POST", path: "/api/me/consents/terms_of_service/decline", json: ["version": terms, "userId": b.user.id], refused: ownOnly, mustNotContain: bIds),
+                Probe(
+                    method: "POST", path: "/api/me/consents/terms_of_service/decline", json: ["version": terms, "userId": b.user.id],
+                    refused: ownOnly, mustNotContain: bIds, endsSession: true),
                 Probe(method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id], refused: ownOnly, mustNotContain: bIds),
             ],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],

@@ -31,7 +31,7 @@ public enum AccountsServiceDescription: ServiceDescription {
             security: try context.bus.clientSecurity(for: .legal), logger: context.logger)
         context.runtime.addService(
             TermsCatalogFollower(catalog: peers.terms, events: legalEvents, interval: .seconds(5), logger: context.logger))
-        AccountsHandlers(store: store, rules: settings.rules, peers: peers).register(on: context.server)
+        AccountsHandlers(store: store, rules: settings.rules, peers: peers, outbox: context.outbox).register(on: context.server)
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)
         let documentsClient: (@Sendable () async throws -> RPCClient)? =

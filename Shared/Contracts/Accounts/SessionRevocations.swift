@@ -5,7 +5,8 @@ import Foundation
 /// they expire, so a gateway that verifies tokens itself refuses them too. Account deletion is the
 /// other such event, ``AccountsEvents/deleted``: every token of the user is refused after it.
 public enum SessionEvents {
-    /// One session was signed out; the payload is ``SessionRevoked``.
+    /// One session ended (signed out, or every session of a user that declined the terms); the
+    /// payload is ``SessionRevoked``.
     public static let revoked = "session.revoked"
 }
 

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import ServiceKit
 
 /// The `accounts.*` methods on the service's RPC server, and who may call them: a `user`
 /// principal acts only for itself; `accounts.get_or_create` runs before a session exists, so it
@@ -10,10 +11,12 @@ struct AccountsHandlers: Sendable {
     let store: AccountsStore
     let rules: EligibilityRules
     let peers: Peers
+    /// Where declines announce the sessions they end.
+    let outbox: Outbox
 
     func register(on server: RPCServer) {
         let signUp = SignUp(store: store, rules: rules, peers: peers)
-        let terms = TermsActions(store: store, peers: peers)
+        let terms = TermsActions(store: store, peers: peers, outbox: outbox)
         let view = UserView(peers: peers)
         server.register(AccountsGetOrCreate.self) { request, context in
             guard context.principal.kind != .user else {

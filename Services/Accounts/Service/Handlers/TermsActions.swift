@@ -1,15 +1,22 @@
 import Bus
 import Contracts
 import Foundation
+import ServiceKit
 
 /// `accounts.accept_terms` and `accounts.decline_terms`: the version must be the one in effect;
 /// the act is recorded through Audit first (answered only after it commits), then an acceptance
 /// is stored on the user, and the reply's flags follow from that acceptance (Audit is not asked
 /// again). Audit's idempotency key comes from the caller's, so a retry of one
 /// call records once while a later, separate acceptance records again.
+///
+/// Declining signs the user out everywhere (seed 001: "If decline: user logged out, cannot use
+/// app"): once the decline is recorded, every session of the user ends and a `session.revoked`
+/// event for each tells the gateways, so neither its access tokens nor its refresh tokens work any
+/// more. Signing in again opens a new session.
 struct TermsActions: Sendable {
     let store: AccountsStore
     let peers: Peers
+    let outbox: Outbox
 
     func act(_ action: AcceptanceAction, _ request: AccountsTermsRequest, key: String?) async throws -> AccountUser {
         let callKey = try Self.checked(request, key: key)
@@ -20,7 +27,11 @@ struct TermsActions: Sendable {
         let receipt = try await peers.record(
             action, user: user.id, version: current, key: Self.auditKey(action, callKey),
             clientIP: request.clientIP, userAgent: request.userAgent)
-        guard action == .accept else { return try await UserView(peers: peers).present(user) }
+        guard action == .accept else {
+            _ = try await store.revokeAllSessions(of: user.id, appleId: user.appleId, outbox: outbox)
+            outbox.committed()
+            return try await UserView(peers: peers).present(user)
+        }
         guard let stored = try await store.accepted(user.id, version: receipt.version, at: receipt.recordedAt) else {
             throw AccountsHandlers.unknown(user.id)
         }

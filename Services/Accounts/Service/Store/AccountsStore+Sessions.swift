@@ -93,6 +93,26 @@ extension AccountsStore {
         }
     }
 
+    /// Ends every open session of `user` (bound to the account, or opened for its Apple id before
+    /// the account existed); their refresh tokens stop working in the same statement. Each is
+    /// announced (`session.revoked`) in the same transaction. Sessions opened later are not
+    /// touched: signing in again works. The sessions ended.
+    public func revokeAllSessions(of user: UUID, appleId: String, outbox: Outbox) async throws -> [SessionRevoked] {
+        let sessions = self.sessions
+        return try await pool.withTransaction { db in
+            let sql = """
+                UPDATE \(sessions) SET revoked_at = date_trunc('milliseconds', now())
+                WHERE (user_id = $1 OR apple_id = $2) AND revoked_at IS NULL RETURNING id, revoked_at
+                """
+            let ended = try db.query(sql, user, appleId).map { row in
+                let (id, at) = try row.decode(UUID.self, Date.self)
+                return SessionRevoked(sessionId: id, userId: user, revokedAt: at)
+            }
+            for session in ended { try outbox.append(type: SessionEvents.revoked, session, on: db) }
+            return ended
+        }
+    }
+
     /// Every revocation since `since` and the outbox sequence the list is complete up to. The
     /// sequence is read first: an event numbered at or below it committed before the reads that
     /// follow, so its revocation is in them; anything later comes with a higher number.

@@ -85,15 +85,15 @@ struct Authenticator: Sendable {
         try await requireSession(request, context: context).userId
     }
 
-    /// The account and Apple id of a session credential, or 401/403.
-    func requireSession(_ request: Request, context: GatewayContext) async throws -> (userId: UUID, appleId: String) {
+    /// The account, Apple id and session of a session credential, or 401/403.
+    func requireSession(_ request: Request, context: GatewayContext) async throws -> (userId: UUID, appleId: String, sessionId: UUID) {
         guard let credential = try await credential(of: request, context: context) else {
             throw BusError(.unauthenticated, "sign in: send Authorization: Bearer <session token>")
         }
-        guard case .session(let userId, let appleId, _) = credential else {
+        guard case .session(let userId, let appleId, let sessionId) = credential else {
             throw BusError(.unauthenticated, "this route takes a session token")
         }
         guard let userId else { throw BusError(.forbidden, "confirm eligibility first: the account does not exist yet") }
-        return (userId, appleId)
+        return (userId, appleId, sessionId)
     }
 }

@@ -42,9 +42,9 @@ struct ConsentRoutes {
                 principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(history)
         }
-        catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt.", public: false) { request, context in
+        catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.", public: false) { request, context in
             try limits.accept(from: context)
-            let (id, appleId) = try await authenticator.requireSession(request, context: context)
+            let (id, appleId, sessionId) = try await authenticator.requireSession(request, context: context)
             try limits.accept(appleId: appleId)
             let type = try LegalRoutes.type(context)
             guard let action = AcceptanceAction(rawValue: context.pathParameter("action") ?? "") else {
@@ -60,6 +60,9 @@ struct ConsentRoutes {
                     _ = try await services.call(.accounts, AccountsAcceptTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
                 } else {
                     _ = try await services.call(.accounts, AccountsDeclineTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
+                    // Declining signed the user out everywhere: this session is refused here at once;
+                    // the others, here and at other gateways, by Accounts' `session.revoked` events.
+                    authenticator.sessions.revoked(SessionRevoked(sessionId: sessionId, userId: id, revokedAt: Date()))
                 }
                 // Accounts answers with the user; the receipt is the newest record of the terms.
                 let history = try await services.call(
