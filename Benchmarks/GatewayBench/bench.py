@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
 from stack import RATE_LIMITS_OFF, Stack  # noqa: E402
@@ -145,6 +146,12 @@ end
               f"/healthz {health['rate']:,.0f}/s ({per_health:,.0f} µs CPU each)", flush=True)
 
     median = statistics.median
+    with urllib.request.urlopen(stack.url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+        total = re.search(r"^gateway_accept_batch_items_sum(?:\{[^}]*\})? ([\d.e+]+)$", text, re.M)
+        count = re.search(r"^gateway_accept_batch_items_count(?:\{[^}]*\})? ([\d.e+]+)$", text, re.M)
+        if total and count and float(count.group(1)) > 0:
+            print(f"acceptances per batch call to Accounts (whole run, warm-up included): {float(total.group(1)) / float(count.group(1)):.1f}")
     print(f"rate limits: off ({', '.join(f'{k}={v}' for k, v in RATE_LIMITS_OFF.items())}): "
           f"{args.users} users from 127.0.0.1 would be throttled by the per-address defaults")
     rate = median(r[0]["rate"] for r in rounds)
