@@ -17,6 +17,7 @@ import Hummingbird
 /// time Audit commits it and the address the gateway saw.
 struct PostgRESTRoutes {
     let services: ServiceClients
+    let texts: LegalTexts
     let authenticator: Authenticator
     let limits: RateLimits
     let maxBodyBytes: Int
@@ -37,16 +38,7 @@ struct PostgRESTRoutes {
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .get, "/rest/v1/legal_documents", "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true) { request, context in
             _ = try await caller(request, context)
-            let query = try PostgRESTQuery(rawQuery: request.uri.query)
-            var rows: [[String: JSONValue]] = []
-            for type in LegalDocumentType.allCases {
-                // Only the types a `type=eq.` filter can match are fetched.
-                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
-                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
-                rows.append(LegalDocumentsTable.row(document))
-            }
-            let result = try LegalDocumentsTable.apply(query, to: rows)
-            return try respond(result, request: request, status: .ok)
+            return try await legalDocuments(request, context)
         }
         catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents (select, id=eq., type=eq., school_id=eq., order, limit; object media type for .single()).", public: false) { request, context in
             let query = try DocumentsTable.normalized(try PostgRESTQuery(rawQuery: request.uri.query))
@@ -89,6 +81,39 @@ struct PostgRESTRoutes {
             }
             return try respond(inserted, request: request, status: .created)
         }
+    }
+
+    /// `legal_documents` from the gateway's copy of the texts in effect; the answer to each query
+    /// is made once per set of texts and then served from memory. Before the copy is loaded, the
+    /// rows are asked of Legal (only the types a `type=eq.` filter can match).
+    func legalDocuments(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        let wantsObject = request.headers[.accept]?.contains(Self.objectMediaType) == true
+        guard let snapshot = texts.snapshot() else {
+            let query = try PostgRESTQuery(rawQuery: request.uri.query)
+            var rows: [[String: JSONValue]] = []
+            for type in LegalDocumentType.allCases {
+                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
+                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
+                rows.append(LegalDocumentsTable.row(document))
+            }
+            return try respond(try LegalDocumentsTable.apply(query, to: rows), request: request, status: .ok)
+        }
+        let key = (wantsObject ? "object?" : "array?") + (request.uri.query ?? "")
+        let answer: LegalTexts.RESTBody
+        if let memoised = texts.restBody(key, generation: snapshot.generation) {
+            answer = memoised
+        } else {
+            let query = try PostgRESTQuery(rawQuery: request.uri.query)
+            let rows = try LegalDocumentsTable.apply(query, to: snapshot.texts.map(\.restRow))
+            if wantsObject {
+                guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
+                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.object(rows[0]))), contentType: Self.objectMediaType)
+            } else {
+                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.array(rows.map { .object($0) }))), contentType: LegalResponses.json)
+            }
+            texts.remember(answer, for: key, generation: snapshot.generation)
+        }
+        return LegalResponses.respond(request, body: answer.body, contentType: answer.contentType, stale: snapshot.stale)
     }
 
     /// Checks `apikey` and the bearer token; the bearer token's credential (the anon key when none).

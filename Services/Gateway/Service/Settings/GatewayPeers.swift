@@ -3,11 +3,14 @@ import ServiceKit
 
 /// Where the gateway reaches each service, with the same variables the services use for their
 /// peers (`LEGAL_RPC_ENDPOINTS`, `LEGAL_PUBLIC_KEY`, …, `BUS_SECRET_KEY`). The gateway binds no bus
-/// socket, so it reads only the client side of ``BusSettings``.
+/// socket, so it reads only the client side of ``BusSettings``, and of the event sockets only
+/// Legal's (`LEGAL_EVENTS_ENDPOINTS`: its copy of the legal texts follows `legal.published`).
 public struct GatewayPeers: Sendable {
     public var keys: CurveKeyPair?
     public var endpoints: [ServiceName: [String]]
     public var publicKeys: [ServiceName: String]
+    /// Where Legal's events (PUB socket) are.
+    public var legalEvents: [String]
 
     public init(environment env: EnvironmentReader) throws {
         let secret = env.secret("BUS_SECRET_KEY", default: "", "The gateway's CURVE secret key (Z85, 40 characters). Empty: plaintext bus, local development only.")
@@ -30,6 +33,8 @@ public struct GatewayPeers: Sendable {
         }
         self.endpoints = endpoints
         self.publicKeys = publicKeys
+        legalEvents = env.list(
+            "LEGAL_EVENTS_ENDPOINTS", default: [ServiceName.legal.defaultEventsEndpoint], "Where to subscribe to the legal service's events.")
     }
 
     /// Client security towards `peer`; CURVE needs the peer's public key.

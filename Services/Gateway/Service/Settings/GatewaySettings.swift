@@ -16,6 +16,7 @@ import ServiceKit
 /// | `GATEWAY_APPLE_BUNDLE_ID` | (empty) | Audience of Apple identity tokens accepted as credentials. |
 /// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
 /// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
+/// | `GATEWAY_LEGAL_REFRESH` | `5s` | How often the copy of the legal texts is revalidated with Legal (bounds a lost event). |
 /// | `GATEWAY_RATE_LIMIT_*` | see ``RateLimitSettings`` | Sign-in and acceptance-write limits per address and per user. |
 public struct GatewaySettings: EnvironmentSettings {
     public var httpHost: String
@@ -27,6 +28,9 @@ public struct GatewaySettings: EnvironmentSettings {
     /// Largest tus upload announced (`Tus-Max-Size`); Documents enforces its own maximum too.
     public var tusMaxSize: Int64
     public var busTimeout: Duration
+    /// How often the gateway's copy of the legal texts is revalidated with Legal besides the
+    /// `legal.published` events: the bound on how long a lost event can leave it behind.
+    public var legalRefresh: Duration
     public var legacyUnauthenticatedClients: Bool
     public var appleBundleID: String?
     public var appleKeySet: AppleKeySource
@@ -52,6 +56,12 @@ public struct GatewaySettings: EnvironmentSettings {
             "GATEWAY_TUS_MAX_SIZE", default: 4 << 30, in: 1...(1 << 40),
             "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
+        legalRefresh = try env.duration(
+            "GATEWAY_LEGAL_REFRESH", default: .seconds(5),
+            "How often the gateway revalidates its in-memory copy of the legal texts with Legal, besides following legal.published events: a version whose event was lost is served within this (plus one bus round trip).")
+        guard legalRefresh >= .milliseconds(100), legalRefresh <= .seconds(3600) else {
+            throw ConfigurationError(variable: "GATEWAY_LEGAL_REFRESH", value: "\(legalRefresh.inMilliseconds)ms", expected: "a duration from 100ms to 1h")
+        }
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
