@@ -77,13 +77,14 @@ try:
         cpu = {name: process_cpu(pid) - before[name] for name, pid in pids.items()}
         cpu["wrk"] = children_cpu() - client_before
         out = run.stdout
-        if not re.search(r"50%\s+[\d.]+(us|ms|s|m)\s", out):
+        if not re.search(r"^\s+50%\s+[\d.]+(us|ms|s|m)\s", out, re.MULTILINE):
             raise SystemExit(f"wrk measured nothing on {path}:\n{out}{run.stderr}")
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         requests = int(re.search(r"(\d+) requests in", out).group(1))
         return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "requests": requests,
-                "p50": milliseconds(re.search(r"50%\s+(\S+)", out).group(1)),
-                "p99": milliseconds(re.search(r"99%\s+(\S+)", out).group(1)),
+                # The latency distribution's lines only (a Stdev column such as "76.50%" would match too).
+                "p50": milliseconds(re.search(r"^\s+50%\s+(\S+)", out, re.MULTILINE).group(1)),
+                "p99": milliseconds(re.search(r"^\s+99%\s+(\S+)", out, re.MULTILINE).group(1)),
                 "errors": int(non2xx.group(1)) if non2xx else 0,
                 "cpu": {name: seconds / max(requests, 1) * 1e6 for name, seconds in cpu.items()}}
 

@@ -101,3 +101,22 @@ struct LegalTextsStateTests {
         #expect(String(decoding: Data(text.page.readableBytesView), as: UTF8.self).contains("<h1>Terms 1.0</h1>"))
     }
 }
+
+/// The PostgREST reads' memory of anon keys that passed their check.
+struct VerifiedAnonymousKeysTests {
+    @Test func onlyRememberedKeysPassAndOnlyForASecond() {
+        let keys = VerifiedAnonymousKeys()
+        let now = ContinuousClock.now
+        #expect(!keys.contains("a.b.c", now: now))
+        keys.remember("a.b.c", now: now)
+        #expect(keys.contains("a.b.c", now: now + .milliseconds(999)))
+        #expect(!keys.contains("a.b.d", now: now))
+        #expect(!keys.contains("a.b.c", now: now + .seconds(1)))
+        // Full: nothing more is kept until entries expire.
+        for index in 0..<VerifiedAnonymousKeys.capacity { keys.remember("key\(index)", now: now) }
+        keys.remember("late", now: now)
+        #expect(!keys.contains("late", now: now))
+        keys.remember("later", now: now + .seconds(2))
+        #expect(keys.contains("later", now: now + .seconds(2)))
+    }
+}

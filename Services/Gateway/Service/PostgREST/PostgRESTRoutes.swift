@@ -21,6 +21,8 @@ struct PostgRESTRoutes {
     let authenticator: Authenticator
     let limits: RateLimits
     let maxBodyBytes: Int
+    /// Anon keys recently checked (``VerifiedAnonymousKeys``).
+    let anonymousKeys = VerifiedAnonymousKeys()
 
     static let objectMediaType = "application/vnd.pgrst.object+json"
     static let apiKeyHeader = HTTPField.Name("apikey")!
@@ -122,11 +124,26 @@ struct PostgRESTRoutes {
             throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "No API key found in request", hint: "send the anon key as apikey")
         }
         let keyCredential: Credential
-        do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
-            throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
+        if anonymousKeys.contains(apiKey) {
+            keyCredential = .anonymousKey
+        } else {
+            do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
+                throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
+            }
+            if case .anonymousKey = keyCredential { anonymousKeys.remember(apiKey) }
         }
+        // Supabase clients without a signed-in user send the anon key twice (`apikey` and the
+        // bearer): checked once, since checking the same key again can only give the same answer.
+        if case .anonymousKey = keyCredential, request.headers[.authorization].flatMap(Self.bearerToken) == apiKey { return keyCredential }
         guard let bearer = try await authenticator.credential(of: request, context: context) else { return keyCredential }
         return bearer
+    }
+
+    /// The token of an `Authorization: Bearer <token>` value (nil for another scheme), trimmed
+    /// as ``Authenticator`` trims it.
+    static func bearerToken(_ header: String) -> String? {
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return Authenticator.trimmingOptionalWhitespace(header.dropFirst(7))
     }
 
     func decodeRows(_ request: Request) async throws -> [AcceptanceRow] {
