@@ -4,10 +4,10 @@ import Foundation
 import Hummingbird
 
 /// Public reads of the legal documents (`/api/legal/{type}/…`), `type` being `privacy_policy`
-/// or `terms_of_service`, and seed 004's `GET /api/terms`. A document's version and content never change once published, so its
-/// content digest is a strong `ETag`; `If-None-Match` with it answers `304` without a body.
-/// The version in effect and its outline come from the gateway's copy of the texts
-/// (``LegalTexts``); the history and older versions are asked of Legal.
+/// or `terms_of_service`, and seed 004's `GET /api/terms`. A document's version and content never
+/// change once published, so its content digest is a strong `ETag`; `If-None-Match` with it
+/// answers `304` without a body. The version in effect and its outline come from the gateway's
+/// copy of the texts (``LegalTexts``); the history and older versions are asked of Legal.
 struct LegalRoutes {
     let services: ServiceClients
     let texts: LegalTexts
