@@ -122,8 +122,10 @@ class Stack:
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"))
             gateway_env = dict({k: v for k, v in common.items() if k != "DATABASE_URL"}, **RATE_LIMITS_OFF)
             gateway = self._start("Gateway", gateway_env, GATEWAY_HTTP_PORT="0",
-                                  LEGAL_RPC_ENDPOINTS=endpoint("legal"), AUDIT_RPC_ENDPOINTS=endpoint("audit"),
-                                  ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
+                                  LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
+                                  AUDIT_RPC_ENDPOINTS=endpoint("audit"),
+                                  ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"),
+                                  DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
                                   GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID,
                                   GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
                                   READINESS_INTERVAL="100ms")

@@ -89,6 +89,8 @@ public final class GatewayHarness: Sendable {
             var gatewayEnvironment = ProcessInfo.processInfo.environment
             gatewayEnvironment.removeValue(forKey: "DATABASE_URL")
             gatewayEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
+            gatewayEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
+            gatewayEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             gatewayEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
             gatewayEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             gatewayEnvironment["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC

@@ -11,6 +11,7 @@ struct GatewaySettingsTests {
         #expect(settings.maxBodyBytes == 65536 && settings.busTimeout == .seconds(5))
         #expect(settings.peers.endpoints[.accounts] == ["tcp://127.0.0.1:5552"] && settings.peers.keys == nil)
         #expect(AnonymousKey(secret: settings.jwtSecret.revealed) == nil)
+        #expect(settings.legalRefresh == .seconds(5) && settings.peers.eventEndpoints[.legal] == ["tcp://127.0.0.1:5651"])
     }
 
     @Test func refusals() {
@@ -23,6 +24,8 @@ struct GatewaySettingsTests {
         #expect(refusal(["GATEWAY_APPLE_JWKS": "http://appleid.apple.com/auth/keys"])?.variable == "GATEWAY_APPLE_JWKS")
         #expect(refusal(["GATEWAY_HTTP_PORT": "70000"])?.variable == "GATEWAY_HTTP_PORT")
         #expect(refusal(["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS": "maybe"])?.variable == "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS")
+        #expect(refusal(["GATEWAY_LEGAL_REFRESH": "50ms"])?.variable == "GATEWAY_LEGAL_REFRESH")
+        #expect(refusal(["GATEWAY_LEGAL_REFRESH": "soon"])?.variable == "GATEWAY_LEGAL_REFRESH")
     }
 
     @Test func anonymousKeyIsHS256WithRoleAnon() throws {

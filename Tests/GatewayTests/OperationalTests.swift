@@ -55,20 +55,21 @@ extension GatewayIntegration {
             }
         }
 
-        /// A service that is gone answers 503 quickly; none hangs the request.
+        /// A service that is gone answers 503 quickly; none hangs the request. (The route is the
+        /// version history: the texts in effect are served from the gateway's memory instead.)
         @Test func aDeadServiceIsA503NotAHang() async throws {
             try await GatewayHarness.run { harness in
                 try await waitUntilReady(harness)
                 harness.kill("Legal")
                 let started = ContinuousClock.now
-                let first = try await harness.http.get("/api/terms")
+                let first = try await harness.http.get(Self.legalRoute)
                 // The first call after the kill may still find the connection up (heartbeats take a
                 // moment to notice): then it is the deadline, 504.
                 #expect([503, 504].contains(first.status))
                 let http = harness.http
                 let reply = try await withTimeout(.seconds(15), "the gateway noticing Legal is gone") {
                     while true {
-                        let reply = try await http.get("/api/terms")
+                        let reply = try await http.get(Self.legalRoute)
                         if reply.status == 503 { return reply }
                         try await Task.sleep(for: .milliseconds(100))
                     }
@@ -86,16 +87,19 @@ extension GatewayIntegration {
                 try await waitUntilReady(harness)
                 harness.signal("Legal", SIGSTOP)
                 let started = ContinuousClock.now
-                let stalled = try await harness.http.get("/api/terms")
+                let stalled = try await harness.http.get(Self.legalRoute)
                 let waited = ContinuousClock.now - started
                 harness.signal("Legal", SIGCONT)
                 #expect(stalled.status == 504)
                 #expect(stalled.json["error"] is String)
                 #expect(waited >= .seconds(2) && waited < .seconds(10), "\(waited)")
-                let recovered = try await harness.http.get("/api/terms")
+                let recovered = try await harness.http.get(Self.legalRoute)
                 #expect(recovered.status == 200)
             }
         }
+
+        /// A route that asks Legal on every request.
+        static let legalRoute = "/api/legal/terms_of_service/versions"
 
         func waitUntilReady(_ harness: GatewayHarness) async throws {
             try await withTimeout(.seconds(15), "gateway readiness") {

@@ -131,18 +131,20 @@ final class Stack: Sendable {
         result["Accounts"]!["ACCOUNTS_APPLE_BUNDLE_ID"] = "com.recruitingcompass.tests"
         result["Accounts"]!["ACCOUNTS_SESSION_SIGNING_KEY"] = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
         result["Accounts"]!["ACCOUNTS_ERASURE_SWEEP_INTERVAL"] = "200ms"
-        if withGateway { result[gatewayName] = gatewayEnvironment(rpc) }
+        if withGateway { result[gatewayName] = gatewayEnvironment(rpc, legalEvents: events["Legal"]!, accountsEvents: events["Accounts"]!) }
         for (name, extra) in settings { result[name]!.merge(extra) { _, given in given } }
         return result
     }
 
-    /// The gateway's: the four services' request addresses, an HTTP port picked at each start,
+    /// The gateway's: the four services' request addresses, Legal's and Accounts' events, an HTTP port picked at each start,
     /// rate limits off, and seed 004's unauthenticated clients let through, so the load needs no sign-in (its
     /// requests then act as `service:gateway`, which Accounts lets accept for any user).
-    private static func gatewayEnvironment(_ rpc: [String: String]) -> [String: String] {
+    private static func gatewayEnvironment(_ rpc: [String: String], legalEvents: String, accountsEvents: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DATABASE_URL")
         for name in order { environment["\(name.uppercased())_RPC_ENDPOINTS"] = rpc[name] }
+        environment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
+        environment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
         environment["GATEWAY_HTTP_PORT"] = "0"
         environment["HEALTH_PORT"] = "0"
         environment["LOG_LEVEL"] = "error"

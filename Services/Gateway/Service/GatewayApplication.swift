@@ -31,10 +31,19 @@ public enum GatewayApplication {
         let accountsEvents = try await EventSubscriber.connect(
             endpoints: settings.peers.eventEndpoints[.accounts] ?? [ServiceName.accounts.defaultEventsEndpoint], topics: [""],
             security: try settings.peers.security(for: .accounts), logger: logger)
-        runtime.addService(SessionRevocationFollower(
+        let revocations = SessionRevocationFollower(
             verifier: sessions, client: try services.client(.accounts), events: accountsEvents,
-            pollInterval: settings.sessionRevocationPoll, keyInterval: .seconds(60), logger: logger))
-        let router = makeRouter(runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog())
+            pollInterval: settings.sessionRevocationPoll, keyInterval: .seconds(60), logger: logger)
+        // The legal texts are served from memory, kept current by Legal's events (all of them:
+        // their outbox sequence shows a lost one) and a revalidation every GATEWAY_LEGAL_REFRESH.
+        let legalTexts = LegalTexts(isLegalConnected: { services.isConnected(.legal) })
+        let legalEvents = try await EventSubscriber.connect(
+            endpoints: settings.peers.eventEndpoints[.legal] ?? [ServiceName.legal.defaultEventsEndpoint], topics: [""], security: try settings.peers.security(for: .legal), logger: logger)
+        let follower = LegalTextsFollower(
+            texts: legalTexts, legal: try services.client(.legal), events: legalEvents, interval: settings.legalRefresh,
+            timeout: settings.busTimeout, logger: logger)
+        let router = makeRouter(
+            runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog(), legalTexts: legalTexts)
         // Idle keep-alive connections are closed after a minute, so a client cannot hold sockets
         // open for nothing.
         let app = Application(
@@ -42,14 +51,19 @@ public enum GatewayApplication {
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
             logger: logger)
-        // Added before the server, so it stops after it: clients close once no request is left.
+        // Added before the server, so they stop after it: clients close once no request is left
+        // and the followers no longer need them.
         runtime.addService(ClientCloser(services: services))
+        runtime.addService(follower)
+        runtime.addService(revocations)
         runtime.addService(app)
     }
 
-    /// The router with every route, recorded in `catalog`.
+    /// The router with every route, recorded in `catalog`. Without `legalTexts` kept current by a
+    /// ``LegalTextsFollower``, the legal reads ask Legal on every request.
     public static func makeRouter(
-        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog
+        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog,
+        legalTexts: LegalTexts = LegalTexts()
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
@@ -66,11 +80,11 @@ public enum GatewayApplication {
             .register(on: router, catalog: catalog)
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        LegalRoutes(services: services).register(on: router, catalog: catalog)
+        LegalRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        PageRoutes(services: services).register(on: router, catalog: catalog)
-        PostgRESTRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        PageRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
+        PostgRESTRoutes(services: services, texts: legalTexts, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize)
         DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)

@@ -17,9 +17,12 @@ import Hummingbird
 /// time Audit commits it and the address the gateway saw.
 struct PostgRESTRoutes {
     let services: ServiceClients
+    let texts: LegalTexts
     let authenticator: Authenticator
     let limits: RateLimits
     let maxBodyBytes: Int
+    /// Anon keys recently checked (``VerifiedAnonymousKeys``).
+    let anonymousKeys = VerifiedAnonymousKeys()
 
     static let objectMediaType = "application/vnd.pgrst.object+json"
     static let apiKeyHeader = HTTPField.Name("apikey")!
@@ -37,16 +40,7 @@ struct PostgRESTRoutes {
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .get, "/rest/v1/legal_documents", "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true) { request, context in
             _ = try await caller(request, context)
-            let query = try PostgRESTQuery(rawQuery: request.uri.query)
-            var rows: [[String: JSONValue]] = []
-            for type in LegalDocumentType.allCases {
-                // Only the types a `type=eq.` filter can match are fetched.
-                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
-                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
-                rows.append(LegalDocumentsTable.row(document))
-            }
-            let result = try LegalDocumentsTable.apply(query, to: rows)
-            return try respond(result, request: request, status: .ok)
+            return try await legalDocuments(request, context)
         }
         catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents (select, id=eq., type=eq., school_id=eq., order, limit; object media type for .single()).", public: false) { request, context in
             let query = try DocumentsTable.normalized(try PostgRESTQuery(rawQuery: request.uri.query))
@@ -91,17 +85,65 @@ struct PostgRESTRoutes {
         }
     }
 
+    /// `legal_documents` from the gateway's copy of the texts in effect; the answer to each query
+    /// is made once per set of texts and then served from memory. Before the copy is loaded, the
+    /// rows are asked of Legal (only the types a `type=eq.` filter can match).
+    func legalDocuments(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        let wantsObject = request.headers[.accept]?.contains(Self.objectMediaType) == true
+        guard let snapshot = texts.snapshot() else {
+            let query = try PostgRESTQuery(rawQuery: request.uri.query)
+            var rows: [[String: JSONValue]] = []
+            for type in LegalDocumentType.allCases {
+                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
+                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
+                rows.append(LegalDocumentsTable.row(document))
+            }
+            return try respond(try LegalDocumentsTable.apply(query, to: rows), request: request, status: .ok)
+        }
+        let key = (wantsObject ? "object?" : "array?") + (request.uri.query ?? "")
+        let answer: LegalTexts.RESTBody
+        if let memoised = texts.restBody(key, generation: snapshot.generation) {
+            answer = memoised
+        } else {
+            let query = try PostgRESTQuery(rawQuery: request.uri.query)
+            let rows = try LegalDocumentsTable.apply(query, to: snapshot.texts.map(\.restRow))
+            if wantsObject {
+                guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
+                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.object(rows[0]))), contentType: Self.objectMediaType)
+            } else {
+                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.array(rows.map { .object($0) }))), contentType: LegalResponses.json)
+            }
+            texts.remember(answer, for: key, generation: snapshot.generation)
+        }
+        return LegalResponses.respond(request, body: answer.body, contentType: answer.contentType, stale: snapshot.stale)
+    }
+
     /// Checks `apikey` and the bearer token; the bearer token's credential (the anon key when none).
     func caller(_ request: Request, _ context: GatewayContext) async throws -> Credential {
         guard let apiKey = request.headers[Self.apiKeyHeader] else {
             throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "No API key found in request", hint: "send the anon key as apikey")
         }
         let keyCredential: Credential
-        do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
-            throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
+        if anonymousKeys.contains(apiKey) {
+            keyCredential = .anonymousKey
+        } else {
+            do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
+                throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
+            }
+            if case .anonymousKey = keyCredential { anonymousKeys.remember(apiKey) }
         }
+        // Supabase clients without a signed-in user send the anon key twice (`apikey` and the
+        // bearer): checked once, since checking the same key again can only give the same answer.
+        if case .anonymousKey = keyCredential, request.headers[.authorization].flatMap(Self.bearerToken) == apiKey { return keyCredential }
         guard let bearer = try await authenticator.credential(of: request, context: context) else { return keyCredential }
         return bearer
+    }
+
+    /// The token of an `Authorization: Bearer <token>` value (nil for another scheme), trimmed
+    /// as ``Authenticator`` trims it.
+    static func bearerToken(_ header: String) -> String? {
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return Authenticator.trimmingOptionalWhitespace(header.dropFirst(7))
     }
 
     func decodeRows(_ request: Request) async throws -> [AcceptanceRow] {

@@ -4,22 +4,27 @@ import Foundation
 import Hummingbird
 
 /// Public reads of the legal documents (`/api/legal/{type}/…`), `type` being `privacy_policy`
-/// or `terms_of_service`. A document's version and content never change once published, so its
-/// content digest is a strong `ETag`; `If-None-Match` with it answers `304` without a body.
+/// or `terms_of_service`, and seed 004's `GET /api/terms`. A document's version and content never
+/// change once published, so its content digest is a strong `ETag`; `If-None-Match` with it
+/// answers `304` without a body. The version in effect and its outline come from the gateway's
+/// copy of the texts (``LegalTexts``); the history and older versions are asked of Legal.
 struct LegalRoutes {
     let services: ServiceClients
+    let texts: LegalTexts
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        // Seed 004's read (its other two routes are ``SeedRoutes``): no `ETag`, as its client expects none.
+        catalog.add(router, .get, "/api/terms", "Seed 004: the terms of service in effect, {content, version}.", public: true) { request, context in
+            let hit = try await texts.current(.termsOfService, services: services, context: context)
+            return LegalResponses.respond(request, body: hit.text.seedJSON, contentType: LegalResponses.json, stale: hit.stale)
+        }
         catalog.add(router, .get, "/api/legal/:type", "The version in effect now, with content and outline.", public: true) { request, context in
-            let document = try await services.call(.legal, LegalCurrent.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
-            return try Self.cached(document, digest: document.summary.digest, request: request)
+            let hit = try await texts.current(try Self.type(context), services: services, context: context)
+            return Self.respond(request, body: hit.text.documentJSON, hit: hit)
         }
         catalog.add(router, .get, "/api/legal/:type/outline", "The h2/h3 outline of the version in effect.", public: true) { request, context in
-            let document = try await services.call(.legal, LegalCurrent.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
-            struct Outline: Encodable { let version: String; let digest: String; let outline: [LegalOutlineEntry] }
-            return try Self.cached(
-                Outline(version: document.summary.version, digest: document.summary.digest, outline: document.outline),
-                digest: document.summary.digest, request: request)
+            let hit = try await texts.current(try Self.type(context), services: services, context: context)
+            return Self.respond(request, body: hit.text.outlineJSON, hit: hit)
         }
         catalog.add(router, .get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true) { _, context in
             let history = try await services.call(.legal, LegalHistory.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
@@ -38,6 +43,12 @@ struct LegalRoutes {
             throw BusError(.notFound, "no such legal document type; use privacy_policy or terms_of_service")
         }
         return type
+    }
+
+    /// A cached JSON body of the version in effect with its `ETag`, or `304`.
+    static func respond(_ request: Request, body: ByteBuffer, hit: LegalTexts.Hit) -> Response {
+        LegalResponses.respond(
+            request, body: body, contentType: LegalResponses.json, headers: hit.text.jsonHeaders, tag: hit.text.entityTag, stale: hit.stale)
     }
 
     /// The JSON of `value` with `ETag: "<digest>"`, or `304` when the client already holds it.

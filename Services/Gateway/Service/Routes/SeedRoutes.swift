@@ -42,10 +42,7 @@ struct SeedRoutes {
     }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/api/terms", "Seed 004: the terms of service in effect, {content, version}.", public: true) { _, context in
-            let terms = try await services.call(.legal, LegalCurrent.self, .init(type: .termsOfService), principal: .anonymous, context: context)
-            return try JSONBodies.response(["content": terms.content, "version": terms.summary.version])
-        }
+        // `GET /api/terms` is registered with the other reads of the texts, by ``LegalRoutes``.
         catalog.add(router, .post, "/api/users", "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false) { request, context in
             try await getOrCreate(request, context)
         }

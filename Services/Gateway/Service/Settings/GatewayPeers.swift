@@ -3,11 +3,13 @@ import ServiceKit
 
 /// Where the gateway reaches each service, with the same variables the services use for their
 /// peers (`LEGAL_RPC_ENDPOINTS`, `LEGAL_PUBLIC_KEY`, …, `BUS_SECRET_KEY`). The gateway binds no bus
-/// socket, so it reads only the client side of ``BusSettings``.
+/// socket, so it reads only the client side of ``BusSettings``, and where the services' event
+/// sockets are (`<SERVICE>_EVENTS_ENDPOINTS`): its copy of the legal texts follows Legal's events,
+/// its session check Accounts' revocations.
 public struct GatewayPeers: Sendable {
     public var keys: CurveKeyPair?
     public var endpoints: [ServiceName: [String]]
-    /// Where each service's events (PUB) are: the gateway follows Accounts' session revocations.
+    /// Where each service's events (PUB) are.
     public var eventEndpoints: [ServiceName: [String]]
     public var publicKeys: [ServiceName: String]
 

@@ -16,6 +16,7 @@ import ServiceKit
 /// | `GATEWAY_APPLE_BUNDLE_ID` | (empty) | Audience of Apple identity tokens accepted as credentials. |
 /// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
 /// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
+/// | `GATEWAY_LEGAL_REFRESH` | `5s` | How often the copy of the legal texts is revalidated with Legal (bounds a lost event). |
 /// | `GATEWAY_RATE_LIMIT_*` | see ``RateLimitSettings`` | Sign-in and acceptance-write limits per address and per user. |
 public struct GatewaySettings: EnvironmentSettings {
     public var httpHost: String
@@ -34,6 +35,9 @@ public struct GatewaySettings: EnvironmentSettings {
     /// How long the gateway's view of revocations may go without word from Accounts before session
     /// tokens are checked by Accounts again.
     public var sessionViewMaxStaleness: Duration
+    /// How often the gateway's copy of the legal texts is revalidated with Legal besides the
+    /// `legal.published` events: the bound on how long a lost event can leave it behind.
+    public var legalRefresh: Duration
     public var legacyUnauthenticatedClients: Bool
     public var appleBundleID: String?
     public var appleKeySet: AppleKeySource
@@ -68,6 +72,12 @@ public struct GatewaySettings: EnvironmentSettings {
         sessionViewMaxStaleness = try env.duration(
             "GATEWAY_SESSION_MAX_STALENESS", default: .seconds(5),
             "How long the gateway verifies session tokens itself without word from Accounts; past it every token is checked by Accounts (fail closed).")
+        legalRefresh = try env.duration(
+            "GATEWAY_LEGAL_REFRESH", default: .seconds(5),
+            "How often the gateway revalidates its in-memory copy of the legal texts with Legal, besides following legal.published events: a version whose event was lost is served within this (plus one bus round trip).")
+        guard legalRefresh >= .milliseconds(100), legalRefresh <= .seconds(3600) else {
+            throw ConfigurationError(variable: "GATEWAY_LEGAL_REFRESH", value: "\(legalRefresh.inMilliseconds)ms", expected: "a duration from 100ms to 1h")
+        }
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
