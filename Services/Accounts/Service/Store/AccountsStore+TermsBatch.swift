@@ -4,11 +4,12 @@ import Foundation
 import Postgres
 
 /// The SQL of `accounts.accept_terms_batch`: one statement reads a batch's users, one stores
-/// every acceptance of it, whatever its size.
+/// every acceptance of it, whatever its size. Both are prepared once per connection (every batch
+/// runs them; parsing them each time was a visible part of PostgreSQL's CPU).
 extension AccountsStore {
     /// The users with these ids that exist, by id.
     public func users(ids: [UUID]) async throws -> [UUID: StoredUser] {
-        let sql = "SELECT \(StoredUser.columns) FROM \(users) WHERE id = ANY($1::uuid[])"
+        let sql = PostgresStatement(name: "\(users)_by_ids", sql: "SELECT \(StoredUser.columns) FROM \(users) WHERE id = ANY($1::uuid[])")
         let list = PostgresArrayLiteral.of(ids.map { $0.uuidString })
         return try await pool.withConnection { db in
             var found: [UUID: StoredUser] = [:]
@@ -24,13 +25,13 @@ extension AccountsStore {
     /// statement; the users as they now are, by id. A user twice in `acceptances` is updated once,
     /// with one of its acceptances (both name the version in effect).
     public func accepted(_ acceptances: [(user: UUID, version: String, at: Date)]) async throws -> [UUID: StoredUser] {
-        let sql = """
+        let sql = PostgresStatement(name: "\(users)_accepted_batch", sql: """
             UPDATE \(users) AS u SET tos_version = a.version,
                 tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond'
             FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)
             WHERE u.id = a.id
             RETURNING \(StoredUser.columns(of: "u"))
-            """
+            """)
         let ids = PostgresArrayLiteral.of(acceptances.map { $0.user.uuidString })
         let versions = PostgresArrayLiteral.of(acceptances.map(\.version))
         let times = PostgresArrayLiteral.of(acceptances.map { String($0.at.millisecondsSince1970) })
