@@ -104,16 +104,10 @@ public final class EventConsumer: Service, Sendable {
     public func catchUp() async throws {
         while true {
             let after = try await cursor()
-            let request = Envelope(
-                kind: .request, type: EventsSince.type(for: publisher), principal: .service(publisher),
-                payload: try BusJSON.encode(EventsSince.Request(after: after)))
-            let (replyEnvelope, attachments) = try await client.send(request, retry: true)
-            if let error = replyEnvelope.error { throw error }
-            let reply = try replyEnvelope.decodePayload(EventsSince.Reply.self)
-            let events = try attachments.map { try EnvelopeCodec.decode($0) }
-            guard !events.isEmpty else { return }
-            let applied = try await applyInOrder(events)
-            if applied >= reply.latestSequence || applied == after { return }
+            let page = try await client.events(of: publisher, after: after, principal: .service(publisher))
+            guard !page.events.isEmpty else { return }
+            let applied = try await applyInOrder(page.events)
+            if applied >= page.latestSequence || applied == after { return }
         }
     }
 

@@ -73,20 +73,15 @@ struct SessionRevocationFollower: Service {
     private func catchUp() async throws {
         while true {
             guard let after = verifier.withRevocations({ $0.sequence }) else { return }
-            let request = Envelope(
-                kind: .request, type: EventsSince.type(for: ServiceName.accounts.rawValue), principal: .service("gateway"),
-                payload: try BusJSON.encode(EventsSince.Request(after: after)))
-            let (replyEnvelope, attachments) = try await client.send(request, retry: true)
-            if let error = replyEnvelope.error { throw error }
-            let reply = try replyEnvelope.decodePayload(EventsSince.Reply.self)
-            _ = try apply(try attachments.map { try EnvelopeCodec.decode($0) })
+            let page = try await client.events(of: ServiceName.accounts.rawValue, after: after, principal: .service("gateway"))
+            _ = try apply(page.events)
             let reached = verifier.withRevocations { $0.sequence ?? 0 }
-            if reached >= reply.latestSequence {
+            if reached >= page.latestSequence {
                 verifier.withRevocations { $0.prune(now: Date()) }
                 verifier.markSynced()
                 return
             }
-            if reached == after { throw BusError(.internal, "events.since returned no event after \(after) below \(reply.latestSequence)") }
+            if reached == after { throw BusError(.internal, "events.since returned no event after \(after) below \(page.latestSequence)") }
         }
     }
 

@@ -177,12 +177,7 @@ struct LegalTextsFollower: Service {
 
     /// The sequence number of the last event Legal published (`legal.events.since` past the end).
     private func latestSequence() async throws -> Int64 {
-        let request = Envelope(
-            kind: .request, type: EventsSince.type(for: ServiceName.legal.rawValue), principal: Self.principal,
-            payload: try BusJSON.encode(EventsSince.Request(after: .max, limit: 1)))
-        let (reply, _) = try await legal.send(request, timeout: timeout, retry: true)
-        if let error = reply.error { throw error }
-        return try reply.decodePayload(EventsSince.Reply.self).latestSequence
+        try await legal.events(of: ServiceName.legal.rawValue, after: .max, limit: 1, principal: Self.principal, timeout: timeout).latestSequence
     }
 
     private static func count(event outcome: String) {
