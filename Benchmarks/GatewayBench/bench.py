@@ -58,6 +58,14 @@ def postgres_cpu() -> float:
     return total
 
 
+def rss_mib(pid: int) -> float:
+    """Resident memory of `pid` in MiB."""
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def milliseconds(text: str) -> float:
     """wrk's latency figure ("812.00us", "98.56ms", "1.02s") in milliseconds."""
     value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
@@ -131,6 +139,7 @@ end
                 "transactions": int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))}
 
     subprocess.run(["wrk", "-t2", "-c16", "-d3s", "-s", lua.name, stack.url], check=True, capture_output=True)  # warm-up
+    rss_before = {name: rss_mib(pid) for name, pid in pids.items()}
     rounds = []
     for number in range(1, args.rounds + 1):
         http, http_cpu = measured(wrk, pids)
@@ -146,6 +155,8 @@ end
               f"/healthz {health['rate']:,.0f}/s ({per_health:,.0f} µs CPU each)", flush=True)
 
     median = statistics.median
+    print("resident memory after warm-up → after the rounds (MiB): " + ", ".join(
+        f"{name} {rss_before[name]:.0f} → {rss_mib(pid):.0f}" for name, pid in pids.items()))
     with urllib.request.urlopen(stack.url + "/metrics", timeout=30) as response:
         text = response.read().decode()
         total = re.search(r"^gateway_accept_batch_items_sum(?:\{[^}]*\})? ([\d.e+]+)$", text, re.M)
