@@ -79,7 +79,7 @@ public final class RPCClient: Sendable {
         timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
     ) async throws -> (reply: M.Reply, attachments: [Data]) {
         let payload = try BusJSON.encode(request)
-        let key = idempotencyKey ?? (M.isIdempotent ? MessageID.text(of: MessageID.make()) : nil)
+        let key = idempotencyKey ?? (M.cachesReply ? MessageID.text(of: MessageID.make()) : nil)
         let envelope = Envelope(
             kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key,
             payload: payload)

@@ -33,6 +33,9 @@ public enum AccountsAcceptTermsBatch: RPCMethod {
 
     public static let type = "accounts.accept_terms_batch"
     public static let isIdempotent = true
+    /// Retried as a whole after a lost reply, it runs again: every item's own key makes that record
+    /// nothing twice. Holding replies of whole batches would cost the server megabytes a second.
+    public static let cachesReply = false
     /// The most items one call may carry.
     public static let maximumItems = 1000
 }
