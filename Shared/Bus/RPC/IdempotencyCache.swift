@@ -6,6 +6,13 @@ import Locks
 /// Durable de-duplication across restarts is the store's job (a unique key in its table); this
 /// covers retries to a live server, including those that arrive while the first is still running.
 final class IdempotencyCache: Sendable {
+    /// What a key is scoped by: the same key from another caller or for another method is another
+    /// request. A struct rather than one joined string: no string building per request.
+    struct Key: Hashable, Sendable {
+        var type: String
+        var principal: Principal?
+        var key: String
+    }
     /// Where to send a reply to one (re)try of the request.
     struct Waiter: Sendable {
         var route: [Data]
@@ -31,8 +38,8 @@ final class IdempotencyCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
-        var order: [String] = []  // insertion order, for eviction
+        var entries: [Key: Entry] = [:]
+        var order: [Key] = []  // insertion order, for eviction
         var orderHead = 0
     }
 
@@ -45,7 +52,7 @@ final class IdempotencyCache: Sendable {
         self.ttl = ttl
     }
 
-    func admit(key: String, waiter: Waiter) -> Admission {
+    func admit(key: Key, waiter: Waiter) -> Admission {
         state.withLock { state in
             switch state.entries[key] {
             case .running(var waiters):
@@ -65,7 +72,7 @@ final class IdempotencyCache: Sendable {
 
     /// Records the outcome and returns the waiters that joined while it ran. Transient failures
     /// (`unavailable`, `internal`, `deadline_exceeded`) are not remembered: a retry runs again.
-    func complete(_ key: String, _ outcome: Outcome) -> [Waiter] {
+    func complete(_ key: Key, _ outcome: Outcome) -> [Waiter] {
         state.withLock { state in
             guard case .running(let waiters) = state.entries[key] else { return [] }
             let transient: Set<ErrorCode> = [.unavailable, .internal, .deadlineExceeded]

@@ -32,10 +32,12 @@ public final class RPCClient: Sendable {
     ) async throws -> RPCClient {
         guard !endpoints.isEmpty else { throw BusError(.invalidArgument, "no endpoints configured for \(name)") }
         let client = RPCClient(name: name, endpoints: endpoints, options: options, logger: logger)
+        let received = ReceivedReplies()
         let loop = try await SocketLoop.start(
             name: "rpc-client-\(name)", policy: .wait, logger: logger,
             callbacks: LoopCallbacks(
-                onMessage: { [weak client] message in client?.receive(message) },
+                onMessage: { [weak client] frames in client?.receive(frames, into: received) },
+                onBatchEnd: { [weak client] in client?.handOver(received) },
                 onMonitorEvent: { [weak client] event in client?.observe(event) },
                 onTick: { [weak client] now in client?.pending.expire(now: now, server: name) },
                 onDropped: { [metrics = client.metrics] _, _ in metrics.increment("bus_requests_expired_unsent_total") })
@@ -135,14 +137,15 @@ public final class RPCClient: Sendable {
         _ envelope: Envelope, attachments: [Data], until expiresAt: ContinuousClock.Instant
     ) async throws -> PendingCalls.Reply {
         guard let loop = loop.withLock({ $0 }) else { throw BusError(.unavailable, "client for \(name) is closed") }
-        let frames = Frames.dealer(EnvelopeCodec.encode(envelope), attachments)
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope), attachments)
         let id = envelope.id
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unsafe rather than checked: ``PendingCalls`` resumes each call exactly once.
+            try await withUnsafeThrowingContinuation { continuation in
                 pending.add(id, type: envelope.type, expiresAt: expiresAt, continuation)
                 if Task.isCancelled {
                     pending.fail(id, with: CancellationError())
-                } else if !loop.send(OutgoingMessage(frames: frames, expiresAt: expiresAt)) {
+                } else if !loop.send(OutgoingMessage(body: body, expiresAt: expiresAt)) {
                     pending.fail(id, with: BusError(.unavailable, "client for \(name) is closed"))
                 }
             }
@@ -163,17 +166,31 @@ public final class RPCClient: Sendable {
 
     // MARK: On the socket's thread
 
-    private func receive(_ message: ReceivedMessage) {
-        guard let (data, attachments) = Frames.splitDealer(message.frames),
-            let envelope = try? EnvelopeCodec.decode(data)
+    /// Decodes one reply, read in place, and keeps it for the end of the batch.
+    private func receive(_ frames: ReceivedFrames, into received: ReceivedReplies) {
+        guard let (body, attachments) = Frames.splitDealer(frames),
+            let envelope = try? EnvelopeCodec.decode(body)
         else {
             metrics.increment("bus_malformed_total", [("reason", "reply")])
             return
         }
-        guard let id = envelope.correlationId, pending.complete(id, with: (envelope, attachments)) else {
+        guard let id = envelope.correlationId else {
             metrics.increment("bus_late_replies_total")
             return
         }
+        received.batch.append(id, (envelope, attachments))
+    }
+
+    /// Resumes the callers of a batch's replies, under one lock of the pending table.
+    private func handOver(_ received: ReceivedReplies) {
+        let late = pending.complete(&received.batch)
+        for _ in 0..<late { metrics.increment("bus_late_replies_total") }
+    }
+
+    /// The replies of the receive batch in progress. `@unchecked Sendable`: it is touched only by
+    /// the loop's callbacks, which all run on the client's one socket thread.
+    private final class ReceivedReplies: @unchecked Sendable {
+        var batch = ReplyBatch()
     }
 
     private func observe(_ event: MonitorEvent) {

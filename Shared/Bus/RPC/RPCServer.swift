@@ -86,7 +86,7 @@ public final class RPCServer: Sendable {
         let loop = try await SocketLoop.start(
             name: "rpc-\(name)", policy: .drop, logger: logger,
             callbacks: LoopCallbacks(
-                onMessage: { [weak self] message in self?.receive(message) },
+                onMessage: { [weak self] frames in self?.receive(frames) },
                 onMonitorEvent: { [weak self] event in self?.observe(event) },
                 onDropped: { [metrics, logger, name] _, error in
                     metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
@@ -158,17 +158,19 @@ public final class RPCServer: Sendable {
 
     // MARK: Receiving (on the socket's thread)
 
-    private func receive(_ message: ReceivedMessage) {
-        let routed: Frames.Routed
-        switch Frames.splitRouted(message.frames) {
+    /// One request, read in place from libzmq's buffers (only the route, the payload and any
+    /// attachments are copied out).
+    private func receive(_ frames: ReceivedFrames) {
+        let routed: Frames.RoutedView
+        switch Frames.splitRouted(frames) {
         case .success(let split): routed = split
         case .failure(let problem):
             metrics.increment("bus_malformed_total", [("reason", "frames")])
-            logger.debug("malformed frames", metadata: ["problem": "\(problem)", "frames": "\(message.frames.count)"])
+            logger.debug("malformed frames", metadata: ["problem": "\(problem)", "frames": "\(frames.count)"])
             // ROUTER always puts the sender's identity first: answer there if there is one.
-            if let identity = message.frames.first, !identity.isEmpty {
+            if frames.count > 0, frames.size(0) > 0 {
                 let error = BusError(.invalidArgument, "expected frames [empty][envelope][attachments…]")
-                send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [identity])
+                send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [frames.data(0)])
             }
             return
         }
@@ -201,8 +203,9 @@ public final class RPCServer: Sendable {
             send(envelope.reply(payload: nil, error: admitted), attachments: [], to: routed.route)
             return
         }
+        let peer = frames.peerUserId
         if let key = envelope.idempotencyKey {
-            let scoped = "\(envelope.type)|\(envelope.principal?.description ?? "")|\(key)"
+            let scoped = IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key)
             let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
             switch idempotency.admit(key: scoped, waiter: waiter) {
             case .run:
@@ -216,9 +219,9 @@ public final class RPCServer: Sendable {
                 finishOne()
                 return
             }
-            run(registered, envelope, routed, message.peerUserId, idempotencyKey: scoped)
+            run(registered, envelope, routed, peer, idempotencyKey: scoped)
         } else {
-            run(registered, envelope, routed, message.peerUserId, idempotencyKey: nil)
+            run(registered, envelope, routed, peer, idempotencyKey: nil)
         }
     }
 
@@ -237,8 +240,8 @@ public final class RPCServer: Sendable {
     }
 
     private func run(
-        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
-        idempotencyKey: String?
+        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
+        idempotencyKey: IdempotencyCache.Key?
     ) {
         let context = RequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
@@ -307,8 +310,8 @@ public final class RPCServer: Sendable {
     }
 
     private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
-        let frames = Frames.routed(route, EnvelopeCodec.encode(envelope), attachments)
-        guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) else {
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope), attachments)
+        guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(route: route, body: body, expiresAt: nil)) else {
             metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
             logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
             return
