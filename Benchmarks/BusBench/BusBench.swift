@@ -14,6 +14,7 @@ struct BusBench {
         var seconds = 2.0
         var rounds = 3
         var only: String?
+        var verbose = false
         var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -22,10 +23,11 @@ struct BusBench {
             case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
             case "--rounds": rounds = Int(arguments.next() ?? "") ?? rounds
             case "--only": only = arguments.next()
+            case "--verbose": verbose = true
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec]\n".utf8))
+                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--verbose]\n".utf8))
                 exit(2)
             }
         }
@@ -40,6 +42,7 @@ struct BusBench {
                 var raw: [Double] = []
                 var envelope: [Double] = []
                 var cpu: [Double] = []
+                var loops: [String] = []
                 for _ in 0..<rounds {
                     let rawEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-raw-\(getpid()).sock"
                     let envEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-env-\(getpid()).sock"
@@ -50,6 +53,7 @@ struct BusBench {
                         let run = try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger)
                         envelope.append(run.rate)
                         cpu.append(run.cpuMicros)
+                        loops.append(Self.describe(run))
                     }
                 }
                 let (r, e) = (median(raw), median(envelope))
@@ -57,8 +61,22 @@ struct BusBench {
                     transport.padding(toLength: 11, withPad: " ", startingAt: 0)
                         + String(inFlight).padding(toLength: 12, withPad: " ", startingAt: 0)
                         + String(format: "%10.0f   %12.0f   %5.2f   %11.1f", r, e, e / r, median(cpu)))
+                if verbose { for line in loops { print("    " + line) } }
             }
         }
+    }
+
+    /// Per call: the client's and the server's loop turns, sleeps and eventfd wake-ups; messages
+    /// received per turn (the batch size).
+    static func describe(_ run: EnvelopeRPCRun.Result) -> String {
+        func side(_ name: String, _ s: LoopStatistics) -> String {
+            let calls = Double(max(run.calls, 1))
+            return String(
+                format: "%@ turns/call %.2f sleeps/call %.2f signals/call %.2f received/turn %.1f", name,
+                Double(s.turns) / calls, Double(s.sleeps) / calls, Double(s.wakeUpSignals) / calls,
+                Double(s.received) / Double(max(s.turns, 1)))
+        }
+        return side("client", run.client) + " | " + side("server", run.server)
     }
 
     static func median(_ values: [Double]) -> Double {

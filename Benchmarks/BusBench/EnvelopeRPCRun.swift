@@ -33,7 +33,16 @@ enum EnvelopeRPCRun {
     /// Round trips per second, and the process's CPU time (user + system, client and server
     /// together) per round trip in microseconds: on a noisy machine the second is the steadier
     /// measure of per-call cost.
-    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> (rate: Double, cpuMicros: Double) {
+    struct Result {
+        var rate: Double
+        var cpuMicros: Double
+        var calls: Int
+        /// What the client's and the server's socket threads did during the run.
+        var client: LoopStatistics
+        var server: LoopStatistics
+    }
+
+    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> Result {
         let server = RPCServer(name: "bench", endpoints: [endpoint], logger: logger)
         server.register(BenchEcho.self) { request, _ in request }
         try await server.start()
@@ -41,6 +50,7 @@ enum EnvelopeRPCRun {
         _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
 
         let completed = CompletedCount()
+        let (clientStart, serverStart) = (client.loopStatistics, server.loopStatistics)
         let cpuStart = processCPUSeconds()
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int(seconds * 1000))
@@ -57,10 +67,13 @@ enum EnvelopeRPCRun {
         }
         let elapsed = ContinuousClock.now - start
         let cpu = processCPUSeconds() - cpuStart
+        let (clientStats, serverStats) = (client.loopStatistics - clientStart, server.loopStatistics - serverStart)
         await client.close()
         await server.shutdown()
         let calls = Double(completed.value)
-        return (calls / elapsed.inSeconds, cpu / calls * 1e6)
+        return Result(
+            rate: calls / elapsed.inSeconds, cpuMicros: cpu / calls * 1e6, calls: completed.value,
+            client: clientStats, server: serverStats)
     }
 
     /// User plus system CPU time of the whole process so far.

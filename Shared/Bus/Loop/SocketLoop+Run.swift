@@ -39,13 +39,16 @@ extension SocketLoop {
         }
         func flush(_ policy: BlockedSendPolicy) {
             guard !pending.isEmpty else { return }
-            if pending.flush(through: main, policy: policy, onDropped: callbacks.onDropped, logger: logger) > 0 {
+            let sent = pending.flush(through: main, policy: policy, onDropped: callbacks.onDropped, logger: logger)
+            if sent > 0 {
                 lastSent = .now
                 mainState.sent()
+                counters.sent.add(sent, ordering: .relaxed)
             }
         }
 
         while true {
+            counters.turns.add(1, ordering: .relaxed)
             let stopping = takeQueued()
             flush(policy)
             if mainState.next(pendingSends: false) == .receive {
@@ -104,6 +107,7 @@ extension SocketLoop {
             sleeping.store(false, ordering: .sequentiallyConsistent)
             return true
         }
+        counters.sleeps.add(1, ordering: .relaxed)
         do {
             try poll.wait(timeoutMs: timeoutMs)
         } catch {
@@ -146,9 +150,12 @@ extension SocketLoop {
             callbacks.onBatchEnd?()
             frames.releaseLargeFrames()
         }
+        var received = 0
+        defer { counters.received.add(received, ordering: .relaxed) }
         for _ in 0..<Self.receiveBatchLimit {
             do {
                 guard try socket.receive(into: frames) else { return true }
+                received += 1
                 callbacks.onMessage(frames)
             } catch {
                 logger.warning("receive failed", metadata: ["socket": "\(name)", "error": "\(error)"])

@@ -66,6 +66,7 @@ final class SocketLoop: Sendable {
     /// while it is set: a loop that is awake takes the queue before it sleeps again anyway, so a
     /// busy loop gets no wake-up system calls at all (one per batch at most).
     let sleeping = Atomic<Bool>(false)
+    let counters = LoopCounters()
 
     struct State {
         var outgoing: [OutgoingMessage] = []
@@ -125,6 +126,7 @@ final class SocketLoop: Sendable {
         if accepted, sleeping.load(ordering: .sequentiallyConsistent),
             sleeping.exchange(false, ordering: .sequentiallyConsistent)
         {
+            counters.wakeUpSignals.add(1, ordering: .relaxed)
             wakeup.signal()
         }
         return accepted

@@ -59,6 +59,9 @@ public final class RPCClient: Sendable {
         return client
     }
 
+    /// How the client's socket thread has batched its work (see ``LoopStatistics``).
+    public var loopStatistics: LoopStatistics { loop.withLock { $0 }?.counters.snapshot ?? LoopStatistics() }
+
     /// Whether at least one server connection has completed its handshake (heartbeats drop a
     /// connection whose peer went silent).
     public var isConnected: Bool { !liveEndpoints.withLock { $0.isEmpty } }

@@ -115,6 +115,9 @@ public final class RPCServer: Sendable {
     /// The endpoints actually bound (a `*` port resolved), for tests and logs.
     public var boundEndpoints: [String] { state.withLock { $0.boundEndpoints } }
 
+    /// How the server's socket thread has batched its work (see ``LoopStatistics``).
+    public var loopStatistics: LoopStatistics { loop.withLock { $0 }?.counters.snapshot ?? LoopStatistics() }
+
     /// Requests currently running.
     public var inFlight: Int { state.withLock { $0.inFlight } }
 
