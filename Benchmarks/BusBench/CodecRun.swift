@@ -18,6 +18,17 @@ enum CodecRun {
             ("envelope encode", { _ = EnvelopeCodec.encode(envelope) }),
             ("envelope decode", { _ = try EnvelopeCodec.decode(wire) }),
             ("message id", { _ = MessageID.make() }),
+            // Every coding step of one call, in order, on one thread: the floor under a call's
+            // CPU that threads and sockets add to.
+            ("whole call, coding only", {
+                let request = Envelope(
+                    kind: .request, type: BenchEcho.type, deadline: Date(), principal: .user(EnvelopeRPCRun.request.user),
+                    payload: try BusJSON.encode(EnvelopeRPCRun.request))
+                let received = try EnvelopeCodec.decode(EnvelopeCodec.encode(request))
+                let echoed = try received.decodePayload(BenchRequest.self)
+                let reply = received.reply(payload: try BusJSON.encode(echoed))
+                _ = try EnvelopeCodec.decode(EnvelopeCodec.encode(reply)).decodePayload(BenchRequest.self)
+            }),
         ]
         print("codec step                         ns/op (best of \(rounds))")
         for (name, step) in steps {

@@ -43,7 +43,7 @@ enum BinaryEnvelope {
 
     /// The exact number of bytes ``write(_:to:)`` writes for `envelope` (its error excepted, which
     /// is measured when written).
-    static func size(of envelope: Envelope, error: [UInt8]?) -> Int {
+    static func size(of envelope: Envelope, error: [UInt8]?, payload: [UInt8]? = nil) -> Int {
         var size = fixedSize + envelope.type.utf8.count
         if envelope.correlationId != nil { size += 5 + 16 }
         if envelope.deadline != nil { size += 5 + 8 }
@@ -52,23 +52,25 @@ enum BinaryEnvelope {
         if let key = envelope.idempotencyKey { size += 5 + key.utf8.count }
         if envelope.sequence != nil { size += 5 + 8 }
         if let error { size += 5 + error.count }
-        if let payload = envelope.payload { size += 5 + payload.count }
+        if let payload { size += 5 + payload.count } else if let payload = envelope.payload { size += 5 + payload.count }
         return size
     }
 
-    /// The envelope's bytes, in one allocation.
-    static func encode(_ envelope: Envelope) -> [UInt8] {
+    /// The envelope's bytes, in one allocation. A `payload` given here (JSON bytes encoded
+    /// straight into an array, see ``BusJSON``) stands for `envelope.payload`, which is then not
+    /// read: the typed call paths never box their payload in a `Data`.
+    static func encode(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
         let error = envelope.error.map(writeError)
-        let size = size(of: envelope, error: error)
+        let size = size(of: envelope, error: error, payload: payload)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             var writer = ByteWriter(buffer)
-            write(envelope, error: error, to: &writer)
+            write(envelope, error: error, payload: payload, to: &writer)
             precondition(writer.offset == size, "binary envelope size mismatch")
             initialized = size
         }
     }
 
-    static func write(_ envelope: Envelope, error: [UInt8]?, to writer: inout ByteWriter) {
+    static func write(_ envelope: Envelope, error: [UInt8]?, payload bytes: [UInt8]?, to writer: inout ByteWriter) {
         writer.byte(marker)
         writer.int64(Int64(envelope.v))
         writer.byte(UInt8(kinds.firstIndex(of: envelope.kind)! + 1))
@@ -105,7 +107,10 @@ enum BinaryEnvelope {
             writer.field(.error, length: error.count)
             writer.bytes(error)
         }
-        if let payload = envelope.payload {
+        if let bytes {
+            writer.field(.payload, length: bytes.count)
+            writer.bytes(bytes)
+        } else if let payload = envelope.payload {
             writer.field(.payload, length: payload.count)
             payload.withUnsafeBytes { writer.bytes($0) }
         }

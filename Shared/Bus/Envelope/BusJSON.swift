@@ -41,7 +41,15 @@ public enum BusJSON {
         }
     }
 
-    /// The same, appended to `buffer` (the payload written straight into an envelope's bytes).
+    /// The JSON as a byte array, for the envelope encoder (no `Data` allocated and copied).
+    static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        try encode(value, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// The same, appended to `buffer`.
     static func encode<T: Encodable>(_ value: T, appendingTo buffer: inout [UInt8]) throws(BusError) {
         do throws(FastJSONFallback) {
             return try FastJSONEncoder.encode(value, appendingTo: &buffer)

@@ -7,8 +7,11 @@ public enum EnvelopeCodec {
     /// The envelope's wire bytes (binary form).
     public static func encode(_ envelope: Envelope) -> Data { Data(BinaryEnvelope.encode(envelope)) }
 
-    /// The same bytes as an array: what the sockets send, without a `Data` box around them.
-    static func encodeBytes(_ envelope: Envelope) -> [UInt8] { BinaryEnvelope.encode(envelope) }
+    /// The same bytes as an array: what the sockets send, without a `Data` box around them;
+    /// `payload`, when given, stands for the envelope's.
+    static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
+        BinaryEnvelope.encode(envelope, payload: payload)
+    }
 
     /// Decodes either form; anything malformed is an `invalid_argument` that says what and where.
     /// A newer protocol version still decodes (the caller answers it with an error reply).

@@ -82,11 +82,15 @@ final class SocketLoop: Sendable {
 
     /// Starts the thread, runs `setup` on it (create, configure, bind or connect the sockets) and
     /// returns once setup has succeeded; a setup error is thrown here and the thread ends.
+    /// `created` gets the loop before its thread starts: an owner that sends from the callbacks
+    /// (a server's replies) must hold it before the first message can arrive.
     static func start(
         name: String, policy: BlockedSendPolicy, logger: Logger, callbacks: LoopCallbacks,
+        created: @Sendable (SocketLoop) -> Void = { _ in },
         setup: @escaping @Sendable (LoopSockets) throws -> Void
     ) async throws -> SocketLoop {
         let loop = SocketLoop(name: name, wakeup: try WakeupSignal())
+        created(loop)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
                 // What `top -H` and `perf` show. Set from the thread itself: Foundation applies a

@@ -19,7 +19,8 @@ final class IdempotencyCache: Sendable {
         var requestId: UUID
     }
     struct Outcome: Sendable {
-        var payload: Data?
+        /// The reply payload's JSON.
+        var payload: [UInt8]?
         var attachments: [Data]
         var error: BusError?
     }

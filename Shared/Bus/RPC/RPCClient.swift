@@ -83,13 +83,13 @@ public final class RPCClient: Sendable {
         _ method: M.Type, _ request: M.Request, principal: Principal? = nil, idempotencyKey: String? = nil,
         timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
     ) async throws -> (reply: M.Reply, attachments: [Data]) {
-        let payload = try BusJSON.encode(request)
+        // The payload's JSON goes from the encoder's buffer into the envelope's bytes, never a `Data`.
+        let payload = try BusJSON.encodeBytes(request)
         let key = idempotencyKey ?? (M.isIdempotent ? MessageID.text(of: MessageID.make()) : nil)
         let envelope = Envelope(
-            kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key,
-            payload: payload)
-        let (reply, replyAttachments) = try await send(
-            envelope, attachments: attachments, timeout: timeout, retry: M.isIdempotent)
+            kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key)
+        let (reply, replyAttachments) = try await exchange(
+            envelope, payload: payload, attachments: attachments, timeout: timeout, retry: M.isIdempotent)
         if let error = reply.error { throw error }
         return (try reply.decodePayload(M.Reply.self), replyAttachments)
     }
@@ -100,10 +100,19 @@ public final class RPCClient: Sendable {
     public func send(
         _ request: Envelope, attachments: [Data] = [], timeout: Duration? = nil, retry: Bool = false
     ) async throws -> (envelope: Envelope, attachments: [Data]) {
+        try await exchange(request, payload: nil, attachments: attachments, timeout: timeout, retry: retry)
+    }
+
+    /// ``send(_:attachments:timeout:retry:)`` with the payload, when given, as JSON bytes beside
+    /// the envelope rather than in it.
+    private func exchange(
+        _ request: Envelope, payload: [UInt8]?, attachments: [Data], timeout: Duration?, retry: Bool
+    ) async throws -> (envelope: Envelope, attachments: [Data]) {
         let timeout = timeout ?? options.defaultTimeout
         let clock = ContinuousClock()
         let overall = clock.now + timeout
-        let deadline = Date().addingTimeInterval(timeout.inSeconds)
+        let now = Date()
+        let deadline = now.addingTimeInterval(timeout.inSeconds)
         var attempt = 0
         // The last `unavailable` the server answered: when the deadline runs out while retrying
         // it, the caller gets the server's reason (e.g. "the database is read-only") rather than
@@ -113,11 +122,11 @@ public final class RPCClient: Sendable {
             attempt += 1
             var envelope = request
             envelope.id = attempt == 1 ? request.id : MessageID.make()
-            envelope.sentAt = Date()
+            envelope.sentAt = attempt == 1 ? now : Date()
             envelope.deadline = deadline
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall
             do {
-                let reply = try await attemptOnce(envelope, attachments: attachments, until: attemptEnd)
+                let reply = try await attemptOnce(envelope, payload: payload, attachments: attachments, until: attemptEnd)
                 if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
                     lastRefusal = reply
                     try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
@@ -137,10 +146,10 @@ public final class RPCClient: Sendable {
     }
 
     private func attemptOnce(
-        _ envelope: Envelope, attachments: [Data], until expiresAt: ContinuousClock.Instant
+        _ envelope: Envelope, payload: [UInt8]?, attachments: [Data], until expiresAt: ContinuousClock.Instant
     ) async throws -> PendingCalls.Reply {
         guard let loop = loop.withLock({ $0 }) else { throw BusError(.unavailable, "client for \(name) is closed") }
-        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope), attachments)
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
         let id = envelope.id
         return try await withTaskCancellationHandler {
             // Unsafe rather than checked: ``PendingCalls`` resumes each call exactly once.

@@ -20,8 +20,9 @@ public final class RPCServer: Sendable {
     private let handlers = LockedValue<[String: Registered]>([:])
 
     /// A handler and its success counter, made once at registration rather than per request.
+    /// The handler returns its payload's JSON as bytes: typed handlers encode straight into them.
     private struct Registered: Sendable {
-        var handler: RawHandler
+        var handler: @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
         var succeeded: Counter
     }
     private let state = LockedValue(State())
@@ -61,15 +62,25 @@ public final class RPCServer: Sendable {
         _ method: M.Type,
         withAttachments handler: @escaping @Sendable (M.Request, RequestContext) async throws -> (M.Reply, [Data])
     ) {
-        registerRaw(M.type) { envelope, context in
+        register(M.type) { envelope, context in
             let request = try envelope.decodePayload(M.Request.self)
             let (reply, attachments) = try await handler(request, context)
-            return (try BusJSON.encode(reply), attachments)
+            return (try BusJSON.encodeBytes(reply), attachments)
         }
     }
 
     /// Registers a handler that works on the envelope itself (generic tooling, proxies).
     public func registerRaw(_ type: String, _ handler: @escaping RawHandler) {
+        register(type) { envelope, context in
+            let (payload, attachments) = try await handler(envelope, context)
+            return (payload.map { [UInt8]($0) }, attachments)
+        }
+    }
+
+    private func register(
+        _ type: String,
+        _ handler: @escaping @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
+    ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
         handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded) }
     }
@@ -83,7 +94,7 @@ public final class RPCServer: Sendable {
         if case .plaintext = security {
             logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
         }
-        let loop = try await SocketLoop.start(
+        _ = try await SocketLoop.start(
             name: "rpc-\(name)", policy: .drop, logger: logger,
             callbacks: LoopCallbacks(
                 onMessage: { [weak self] frames in self?.receive(frames) },
@@ -91,7 +102,9 @@ public final class RPCServer: Sendable {
                 onDropped: { [metrics, logger, name] _, error in
                     metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
                     logger.warning("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
-                })
+                }),
+            // Held before the socket binds: a request may arrive, and be answered, at once.
+            created: { [self] loop in self.loop.withLock { $0 = loop } }
         ) { sockets in
             if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
             let socket = try sockets.makeMain(.router)
@@ -107,7 +120,6 @@ public final class RPCServer: Sendable {
                 bound.withLock { $0.append(actual) }
             }
         }
-        self.loop.withLock { $0 = loop }
         state.withLock { $0.boundEndpoints = bound.withLock { $0 } }
         logger.info("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
     }
@@ -307,13 +319,12 @@ public final class RPCServer: Sendable {
     }
 
     private func reply(to waiter: IdempotencyCache.Waiter, type: String, _ outcome: IdempotencyCache.Outcome) {
-        let envelope = Envelope(
-            kind: .reply, type: type, correlationId: waiter.requestId, payload: outcome.payload, error: outcome.error)
-        send(envelope, attachments: outcome.attachments, to: waiter.route)
+        let envelope = Envelope(kind: .reply, type: type, correlationId: waiter.requestId, error: outcome.error)
+        send(envelope, payload: outcome.payload, attachments: outcome.attachments, to: waiter.route)
     }
 
-    private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
-        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope), attachments)
+    private func send(_ envelope: Envelope, payload: [UInt8]? = nil, attachments: [Data], to route: [Data]) {
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
         guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(route: route, body: body, expiresAt: nil)) else {
             metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
             logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
