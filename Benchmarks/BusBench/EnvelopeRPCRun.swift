@@ -16,6 +16,15 @@ enum BenchEcho: RPCMethod {
     static let type = "bench.echo"
 }
 
+/// The same, marked idempotent: each call carries a fresh idempotency key, which the server
+/// remembers with its reply (the acceptance path's `audit.record` is such a method).
+enum BenchEchoIdempotent: RPCMethod {
+    typealias Request = BenchRequest
+    typealias Reply = BenchRequest
+    static let type = "bench.echo_idempotent"
+    static let isIdempotent = true
+}
+
 /// Envelope RPC round trips: `RPCClient` to an `RPCServer` whose handler echoes the payload.
 enum EnvelopeRPCRun {
     static let request = BenchRequest(
@@ -42,12 +51,20 @@ enum EnvelopeRPCRun {
         var server: LoopStatistics
     }
 
-    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> Result {
+    static func run(endpoint: String, inFlight: Int, seconds: Double, idempotent: Bool = false, logger: Logger) async throws -> Result {
         let server = RPCServer(name: "bench", endpoints: [endpoint], logger: logger)
         server.register(BenchEcho.self) { request, _ in request }
+        server.register(BenchEchoIdempotent.self) { request, _ in request }
+        @Sendable func call() async throws {
+            if idempotent {
+                _ = try await client.call(BenchEchoIdempotent.self, request, principal: .user(request.user))
+            } else {
+                _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+            }
+        }
         try await server.start()
         let client = try await RPCClient.connect(to: "bench", endpoints: server.boundEndpoints, logger: logger)
-        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+        try await call()
 
         let completed = CompletedCount()
         let (clientStart, serverStart) = (client.loopStatistics, server.loopStatistics)
@@ -58,7 +75,7 @@ enum EnvelopeRPCRun {
             for _ in 0..<inFlight {
                 group.addTask {
                     while ContinuousClock.now < end {
-                        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+                        try await call()
                         completed.increment()
                     }
                 }

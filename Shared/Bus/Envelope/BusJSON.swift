@@ -42,7 +42,7 @@ public enum BusJSON {
     }
 
     /// The JSON as a byte array, for the envelope encoder (no `Data` allocated and copied).
-    static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
+    @_spi(Benchmarks) public static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         try encode(value, appendingTo: &bytes)

@@ -93,9 +93,7 @@ final class SocketLoop: Sendable {
         created(loop)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
-                // What `top -H` and `perf` show. Set from the thread itself: Foundation applies a
-                // name set before `start()` only on some platforms. The kernel takes 15 bytes.
-                Thread.current.name = String(name.prefix(15))
+                nameThisThread(name)
                 let sockets: LoopSockets
                 do {
                     sockets = try LoopSockets()
@@ -163,4 +161,15 @@ final class SocketLoop: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+}
+
+/// Names the calling thread for `top -H` and `perf` (the kernel keeps 15 bytes). Written to
+/// `/proc/thread-self/comm`: Foundation's `Thread.name` reached the kernel only sometimes, and
+/// `pthread_setname_np` is not visible to Swift on Linux.
+private func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
 }
