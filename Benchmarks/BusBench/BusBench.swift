@@ -6,7 +6,8 @@ import Logging
 ///
 /// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
 /// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, the
-/// ratio, and the envelope side's CPU time per call (client and server together). Each figure is
+/// ratio, and the CPU time per call of each side (client and server together; the raw side's
+/// includes its setup and drain, a few percent). Each figure is
 /// the median of N rounds, raw and envelope rounds interleaved so that machine noise hits both alike.
 @main
 struct BusBench {
@@ -14,6 +15,8 @@ struct BusBench {
         var seconds = 2.0
         var rounds = 3
         var only: String?
+        var verbose = false
+        var idempotent = false
         var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -22,10 +25,12 @@ struct BusBench {
             case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
             case "--rounds": rounds = Int(arguments.next() ?? "") ?? rounds
             case "--only": only = arguments.next()
+            case "--verbose": verbose = true
+            case "--idempotent": idempotent = true
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec]\n".utf8))
+                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n".utf8))
                 exit(2)
             }
         }
@@ -33,32 +38,54 @@ struct BusBench {
         var logger = Logger(label: "bus-bench")
         logger.logLevel = .error
         let size = EnvelopeRPCRun.envelopeSize
-        print("bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s")
-        print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call")
+        print("bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s"
+            + (idempotent ? "; envelope calls idempotent (a key each, remembered by the server)" : ""))
+        print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call   raw µs CPU/rt")
         for transport in transports {
             for inFlight in inFlightLevels {
                 var raw: [Double] = []
+                var rawCPU: [Double] = []
                 var envelope: [Double] = []
                 var cpu: [Double] = []
+                var loops: [String] = []
                 for _ in 0..<rounds {
                     let rawEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-raw-\(getpid()).sock"
                     let envEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-env-\(getpid()).sock"
                     if only != "envelope" {
-                        raw.append(RawZMQBaseline.run(endpoint: rawEndpoint, messageSize: size, inFlight: inFlight, seconds: seconds))
+                        let cpuStart = EnvelopeRPCRun.processCPUSeconds()
+                        let (rate, roundTrips) = RawZMQBaseline.run(endpoint: rawEndpoint, messageSize: size, inFlight: inFlight, seconds: seconds)
+                        raw.append(rate)
+                        rawCPU.append((EnvelopeRPCRun.processCPUSeconds() - cpuStart) / Double(max(roundTrips, 1)) * 1e6)
                     }
                     if only != "raw" {
-                        let run = try await EnvelopeRPCRun.run(endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, logger: logger)
+                        let run = try await EnvelopeRPCRun.run(
+                            endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, idempotent: idempotent, logger: logger)
                         envelope.append(run.rate)
                         cpu.append(run.cpuMicros)
+                        loops.append(Self.describe(run))
                     }
                 }
                 let (r, e) = (median(raw), median(envelope))
                 print(
                     transport.padding(toLength: 11, withPad: " ", startingAt: 0)
                         + String(inFlight).padding(toLength: 12, withPad: " ", startingAt: 0)
-                        + String(format: "%10.0f   %12.0f   %5.2f   %11.1f", r, e, e / r, median(cpu)))
+                        + String(format: "%10.0f   %12.0f   %5.2f   %11.1f   %13.1f", r, e, e / r, median(cpu), median(rawCPU)))
+                if verbose { for line in loops { print("    " + line) } }
             }
         }
+    }
+
+    /// Per call: the client's and the server's loop turns, sleeps and eventfd wake-ups; messages
+    /// received per turn (the batch size).
+    static func describe(_ run: EnvelopeRPCRun.Result) -> String {
+        func side(_ name: String, _ s: LoopStatistics) -> String {
+            let calls = Double(max(run.calls, 1))
+            return String(
+                format: "%@ turns/call %.2f sleeps/call %.2f signals/call %.2f received/turn %.1f", name,
+                Double(s.turns) / calls, Double(s.sleeps) / calls, Double(s.wakeUpSignals) / calls,
+                Double(s.received) / Double(max(s.turns, 1)))
+        }
+        return side("client", run.client) + " | " + side("server", run.server)
     }
 
     static func median(_ values: [Double]) -> Double {

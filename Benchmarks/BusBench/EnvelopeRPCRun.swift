@@ -16,6 +16,15 @@ enum BenchEcho: RPCMethod {
     static let type = "bench.echo"
 }
 
+/// The same, marked idempotent: each call carries a fresh idempotency key, which the server
+/// remembers with its reply (the acceptance path's `audit.record` is such a method).
+enum BenchEchoIdempotent: RPCMethod {
+    typealias Request = BenchRequest
+    typealias Reply = BenchRequest
+    static let type = "bench.echo_idempotent"
+    static let isIdempotent = true
+}
+
 /// Envelope RPC round trips: `RPCClient` to an `RPCServer` whose handler echoes the payload.
 enum EnvelopeRPCRun {
     static let request = BenchRequest(
@@ -33,14 +42,32 @@ enum EnvelopeRPCRun {
     /// Round trips per second, and the process's CPU time (user + system, client and server
     /// together) per round trip in microseconds: on a noisy machine the second is the steadier
     /// measure of per-call cost.
-    static func run(endpoint: String, inFlight: Int, seconds: Double, logger: Logger) async throws -> (rate: Double, cpuMicros: Double) {
+    struct Result {
+        var rate: Double
+        var cpuMicros: Double
+        var calls: Int
+        /// What the client's and the server's socket threads did during the run.
+        var client: LoopStatistics
+        var server: LoopStatistics
+    }
+
+    static func run(endpoint: String, inFlight: Int, seconds: Double, idempotent: Bool = false, logger: Logger) async throws -> Result {
         let server = RPCServer(name: "bench", endpoints: [endpoint], logger: logger)
         server.register(BenchEcho.self) { request, _ in request }
+        server.register(BenchEchoIdempotent.self) { request, _ in request }
+        @Sendable func call() async throws {
+            if idempotent {
+                _ = try await client.call(BenchEchoIdempotent.self, request, principal: .user(request.user))
+            } else {
+                _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+            }
+        }
         try await server.start()
         let client = try await RPCClient.connect(to: "bench", endpoints: server.boundEndpoints, logger: logger)
-        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+        try await call()
 
         let completed = CompletedCount()
+        let (clientStart, serverStart) = (client.loopStatistics, server.loopStatistics)
         let cpuStart = processCPUSeconds()
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int(seconds * 1000))
@@ -48,7 +75,7 @@ enum EnvelopeRPCRun {
             for _ in 0..<inFlight {
                 group.addTask {
                     while ContinuousClock.now < end {
-                        _ = try await client.call(BenchEcho.self, request, principal: .user(request.user))
+                        try await call()
                         completed.increment()
                     }
                 }
@@ -57,10 +84,13 @@ enum EnvelopeRPCRun {
         }
         let elapsed = ContinuousClock.now - start
         let cpu = processCPUSeconds() - cpuStart
+        let (clientStats, serverStats) = (client.loopStatistics - clientStart, server.loopStatistics - serverStart)
         await client.close()
         await server.shutdown()
         let calls = Double(completed.value)
-        return (calls / elapsed.inSeconds, cpu / calls * 1e6)
+        return Result(
+            rate: calls / elapsed.inSeconds, cpuMicros: cpu / calls * 1e6, calls: completed.value,
+            client: clientStats, server: serverStats)
     }
 
     /// User plus system CPU time of the whole process so far.

@@ -7,8 +7,9 @@ import Synchronization
 /// Raw libzmq round trips, DEALER to a ROUTER echo, on plain threads with blocking calls: the
 /// ceiling the envelope RPC is measured against, with the same message size.
 enum RawZMQBaseline {
-    /// Round trips per second over `seconds`, with `inFlight` requests outstanding.
-    static func run(endpoint: String, messageSize: Int, inFlight: Int, seconds: Double) -> Double {
+    /// Round trips per second over `seconds`, with `inFlight` requests outstanding, and the number
+    /// of round trips made in all (warm-up and drain included).
+    static func run(endpoint: String, messageSize: Int, inFlight: Int, seconds: Double) -> (rate: Double, roundTrips: Int) {
         // The echo server owns its context and socket on its own thread (raw pointers are not
         // Sendable, and a socket must stay on one thread anyway).
         let stop = Stop()
@@ -75,7 +76,7 @@ enum RawZMQBaseline {
         zmq_close(dealer)
         stop.set()
         stop.waitForServer()
-        return Double(completed) / elapsed.inSeconds
+        return (Double(completed) / elapsed.inSeconds, completed + inFlight)
     }
 
     private static func configure(_ socket: UnsafeMutableRawPointer) {

@@ -41,6 +41,24 @@ public enum BusJSON {
         }
     }
 
+    /// The JSON as a byte array, for the envelope encoder (no `Data` allocated and copied).
+    @_spi(Benchmarks) public static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        try encode(value, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// The same, appended to `buffer`.
+    static func encode<T: Encodable>(_ value: T, appendingTo buffer: inout [UInt8]) throws(BusError) {
+        do throws(FastJSONFallback) {
+            return try FastJSONEncoder.encode(value, appendingTo: &buffer)
+        } catch {}
+        do { buffer.append(contentsOf: try sharedEncoder.encode(value)) } catch {
+            throw BusError(.internal, "could not encode \(T.self): \(error)")
+        }
+    }
+
     /// Decodes with ``FastJSONDecoder`` and, for whatever it does not handle (or any error), with
     /// Foundation's decoder, whose value or error then stands.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {

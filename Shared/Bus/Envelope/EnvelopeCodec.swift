@@ -1,9 +1,36 @@
 import Foundation
 
-/// Encodes and decodes the envelope's JSON. The header is written and read by hand (it is on the
-/// path of every message); the payload and error are embedded as JSON text.
+/// Encodes and decodes envelopes. Every peer writes the binary form (``BinaryEnvelope``); the JSON
+/// form that peers wrote before it is still read (the first byte tells them apart), as the old
+/// frame layout is, and ``encodeJSON(_:)`` still writes it for tools and tests.
 public enum EnvelopeCodec {
-    public static func encode(_ envelope: Envelope) -> Data {
+    /// The envelope's wire bytes (binary form).
+    public static func encode(_ envelope: Envelope) -> Data { Data(BinaryEnvelope.encode(envelope)) }
+
+    /// The same bytes as an array: what the sockets send, without a `Data` box around them;
+    /// `payload`, when given, stands for the envelope's.
+    @_spi(Benchmarks) public static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
+        BinaryEnvelope.encode(envelope, payload: payload)
+    }
+
+    /// Decodes either form; anything malformed is an `invalid_argument` that says what and where.
+    /// A newer protocol version still decodes (the caller answers it with an error reply).
+    public static func decode(_ data: Data) throws(BusError) -> Envelope {
+        if data.first == BinaryEnvelope.marker {
+            // `Data.withUnsafeBytes` rethrows untyped errors: carry the typed one out in a Result.
+            return try data.withUnsafeBytes { bytes in Result { () throws(BusError) in try BinaryEnvelope.decode(bytes) } }.get()
+        }
+        return try decodeJSON(data)
+    }
+
+    /// Decodes either form from borrowed bytes (a received frame, read in place).
+    @_spi(Benchmarks) public static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
+        if bytes.first == BinaryEnvelope.marker { return try BinaryEnvelope.decode(bytes) }
+        return try decodeJSON(Data(bytes))
+    }
+
+    /// The JSON form: the header written by hand, the payload and error embedded as JSON text.
+    public static func encodeJSON(_ envelope: Envelope) -> Data {
         var writer = JSONWriter(capacity: 256 + (envelope.payload?.count ?? 0))
         writer.member("v", Int64(envelope.v))
         writer.member("id", uuid: envelope.id)
@@ -53,9 +80,8 @@ public enum EnvelopeCodec {
     /// default) would read the system CSPRNG only to be overwritten by the `id` member.
     private static let unsetID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    /// Decodes an envelope; anything malformed is an `invalid_argument` that says what and where.
-    /// A newer protocol version still decodes (the caller answers it with an error reply).
-    public static func decode(_ data: Data) throws(BusError) -> Envelope {
+    /// Decodes the JSON form.
+    static func decodeJSON(_ data: Data) throws(BusError) -> Envelope {
         var scanner = JSONScanner(data)
         do {
             let members = try scanner.topLevelMemberRanges()

@@ -50,27 +50,56 @@ public enum Frames {
         return out
     }
 
+    /// The same container as bytes, for the sockets; the envelope alone when there are no
+    /// attachments (no copy then).
+    static func packBytes(_ envelope: [UInt8], _ attachments: [Data]) -> [UInt8] {
+        guard !attachments.isEmpty else { return envelope }
+        let count = attachments.count + 1
+        let size = 5 + 8 * count + envelope.count + attachments.reduce(0) { $0 + $1.count }
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var writer = ByteWriter(buffer)
+            writer.byte(containerMarker)
+            writer.uint32(UInt32(count))
+            writer.int64(Int64(envelope.count))
+            for part in attachments { writer.int64(Int64(part.count)) }
+            writer.bytes(envelope)
+            for part in attachments { part.withUnsafeBytes { writer.bytes($0) } }
+            initialized = writer.offset
+        }
+    }
+
     /// The envelope and attachments of one body frame (see ``pack(_:_:)``).
     public static func unpack(_ body: Data) -> Result<(envelope: Data, attachments: [Data]), Malformed> {
         guard body.first == containerMarker else { return .success((body, [])) }
-        let bytes = [UInt8](body)
-        func integer(at offset: Int, width: Int) -> UInt64? {
-            guard offset >= 0, offset + width <= bytes.count else { return nil }
-            return bytes[offset..<offset + width].reduce(0) { $0 << 8 | UInt64($1) }
+        return body.withUnsafeBytes { bytes in unpack(bytes).map { (Data($0.envelope), $0.attachments) } }
+    }
+
+    /// The same on borrowed bytes (a received frame, read in place): the envelope stays a view of
+    /// them, each attachment is copied out once.
+    static func unpack(_ body: UnsafeRawBufferPointer) -> Result<(envelope: UnsafeRawBufferPointer, attachments: [Data]), Malformed> {
+        guard body.first == containerMarker else { return .success((body, [])) }
+        var reader = ByteReader(body)
+        _ = reader.byte()
+        guard let count = reader.uint32(), count >= 1, count <= 65_536, Int(count) * 8 <= body.count else {
+            return .failure(.badContainer)
         }
-        guard let count = integer(at: 1, width: 4), count >= 1, count <= 65_536 else { return .failure(.badContainer) }
-        var offset = 5 + 8 * Int(count)
-        guard offset <= bytes.count else { return .failure(.badContainer) }
-        var parts: [Data] = []
-        for index in 0..<Int(count) {
-            guard let length = integer(at: 5 + 8 * index, width: 8), length <= UInt64(bytes.count - offset) else {
+        var lengths: [Int] = []
+        lengths.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let length = reader.int64().map({ UInt64(bitPattern: $0) }), length <= UInt64(body.count) else {
                 return .failure(.badContainer)
             }
-            parts.append(Data(bytes[offset..<offset + Int(length)]))
-            offset += Int(length)
+            lengths.append(Int(length))
         }
-        guard offset == bytes.count else { return .failure(.badContainer) }
-        return .success((parts[0], Array(parts.dropFirst())))
+        guard let envelope = reader.bytes(lengths[0]) else { return .failure(.badContainer) }
+        var attachments: [Data] = []
+        attachments.reserveCapacity(lengths.count - 1)
+        for length in lengths.dropFirst() {
+            guard let part = reader.bytes(length) else { return .failure(.badContainer) }
+            attachments.append(part.isEmpty ? Data() : Data(part))
+        }
+        guard reader.isAtEnd else { return .failure(.badContainer) }
+        return .success((envelope, attachments))
     }
 
     /// Splits what a ROUTER received: routing frames, then one body frame — or, from a peer using

@@ -31,7 +31,7 @@ struct OutgoingBuffer {
                 continue
             }
             do {
-                if try socket.send(message.frames) {
+                if try socket.send(message.content) {
                     head += 1
                     sent += 1
                 } else if policy == .drop {

@@ -1,44 +1,54 @@
 import CZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The `zmq_pollitem_t` array of one loop: its main socket, the wake-up eventfd, and the
-/// optional ZAP and monitor sockets. `zmq_poll` blocks; it runs only on the loop's own thread.
+/// The descriptors one loop sleeps on: its main socket's and its ZAP and monitor sockets'
+/// signal descriptors (`ZMQ_FD`), and the wake-up eventfd. `poll` blocks; it runs only on the
+/// loop's own thread.
+///
+/// Why not `zmq_poll`: it polls twice per call (once without waiting, then for real) and asks every
+/// socket for `ZMQ_EVENTS` after each, and on Linux each of those is a `getpid` and a `poll` system
+/// call inside libzmq: about ten system calls per sleep, with the monitor socket asked on every
+/// wake-up. The loop instead sleeps in one `poll` and asks a socket only when its descriptor
+/// signalled or it may have changed (``SocketLoop``).
 struct PollSet {
-    private var items: [zmq_pollitem_t]
+    private var fds: [pollfd]
     private let zapIndex: Int?
     private let monitorIndex: Int?
 
-    init(main: ZMQSocket, wakeupFD: Int32, zap: ZMQSocket?, monitor: ZMQSocket?) {
-        let readable = Int16(ZMQ_POLLIN)
-        items = [
-            zmq_pollitem_t(socket: main.handle, fd: 0, events: readable, revents: 0),
-            zmq_pollitem_t(socket: nil, fd: wakeupFD, events: readable, revents: 0),
+    init(main: ZMQSocket, wakeupFD: Int32, zap: ZMQSocket?, monitor: ZMQSocket?) throws(ZMQError) {
+        let readable = Int16(POLLIN)
+        fds = [
+            pollfd(fd: try main.signalDescriptor(), events: readable, revents: 0),
+            pollfd(fd: wakeupFD, events: readable, revents: 0),
         ]
         if let zap {
-            items.append(zmq_pollitem_t(socket: zap.handle, fd: 0, events: readable, revents: 0))
-            zapIndex = items.count - 1
+            fds.append(pollfd(fd: try zap.signalDescriptor(), events: readable, revents: 0))
+            zapIndex = fds.count - 1
         } else { zapIndex = nil }
         if let monitor {
-            items.append(zmq_pollitem_t(socket: monitor.handle, fd: 0, events: readable, revents: 0))
-            monitorIndex = items.count - 1
+            fds.append(pollfd(fd: try monitor.signalDescriptor(), events: readable, revents: 0))
+            monitorIndex = fds.count - 1
         } else { monitorIndex = nil }
-        // A PUB socket cannot receive: polling it for input would fail.
-        if main.kind == .publisher { items[0].events = 0 }
     }
 
-    mutating func wantWritable(_ writable: Bool) {
-        var events = items[0].events & ~Int16(ZMQ_POLLOUT)
-        if writable { events |= Int16(ZMQ_POLLOUT) }
-        items[0].events = events
-    }
-
-    /// Waits for readiness; `timeoutMs` < 0 waits until something happens.
+    /// Waits for a descriptor; `timeoutMs` < 0 waits until one is ready. A signal (`EINTR`) ends
+    /// the wait early with nothing ready, which the loop treats as a spurious wake-up.
     mutating func wait(timeoutMs: Int) throws(ZMQError) {
-        let count = Int32(items.count)
-        try zmqCall("zmq_poll") { items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, count, timeoutMs) } }
+        let count = nfds_t(fds.count)
+        let timeout = Int32(clamping: timeoutMs)
+        let rc = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, count, timeout) }
+        if rc < 0 {
+            for index in fds.indices { fds[index].revents = 0 }
+            if errno != EINTR { throw ZMQError(call: "poll", errno: errno) }
+        }
     }
 
-    var mainReadable: Bool { items[0].revents & Int16(ZMQ_POLLIN) != 0 }
-    var wakeupReady: Bool { items[1].revents & Int16(ZMQ_POLLIN) != 0 }
-    var zapReadable: Bool { zapIndex.map { items[$0].revents & Int16(ZMQ_POLLIN) != 0 } ?? false }
-    var monitorReadable: Bool { monitorIndex.map { items[$0].revents & Int16(ZMQ_POLLIN) != 0 } ?? false }
+    private func ready(_ index: Int?) -> Bool { index.map { fds[$0].revents != 0 } ?? false }
+
+    var mainSignalled: Bool { ready(0) }
+    var wakeupReady: Bool { ready(1) }
+    var zapSignalled: Bool { ready(zapIndex) }
+    var monitorSignalled: Bool { ready(monitorIndex) }
 }

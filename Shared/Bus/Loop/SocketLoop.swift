@@ -14,15 +14,37 @@ enum BlockedSendPolicy: Sendable {
 }
 
 struct OutgoingMessage: Sendable {
-    var frames: [Data]
+    /// The frames to send.
+    enum Content: Sendable {
+        /// Routing frames (none from a DEALER), then one body frame: every RPC message. The body
+        /// is a byte array, not a `Data`: one allocation per message instead of two.
+        case body(route: [Data], body: [UInt8])
+        /// Frames sent as given (events, the ZAP handler, raw test peers).
+        case frames([Data])
+    }
+    var content: Content
     /// Past this instant the message is dropped unsent: its caller has already given up.
     var expiresAt: ContinuousClock.Instant?
+
+    init(frames: [Data], expiresAt: ContinuousClock.Instant?) {
+        content = .frames(frames)
+        self.expiresAt = expiresAt
+    }
+
+    init(route: [Data] = [], body: [UInt8], expiresAt: ContinuousClock.Instant?) {
+        content = .body(route: route, body: body)
+        self.expiresAt = expiresAt
+    }
 }
 
 /// Callbacks the loop thread makes. They run on the loop's thread and must return quickly:
 /// decode a header, resume a continuation or start a task, never block.
 struct LoopCallbacks: Sendable {
-    var onMessage: @Sendable (ReceivedMessage) -> Void
+    /// One received message, its frames borrowed from libzmq until the callback returns.
+    var onMessage: @Sendable (ReceivedFrames) -> Void
+    /// After each batch of messages received in one wake-up: where work collected per message
+    /// (replies to hand to waiting callers) is handed on at once.
+    var onBatchEnd: (@Sendable () -> Void)? = nil
     var onMonitorEvent: @Sendable (MonitorEvent) -> Void = { _ in }
     /// Called after every wake-up; returns how long the loop may sleep before calling it again.
     var onTick: (@Sendable (ContinuousClock.Instant) -> Duration?)? = nil
@@ -31,20 +53,22 @@ struct LoopCallbacks: Sendable {
 
 /// Owns one ZeroMQ socket (with its ZAP handler and monitor) on a dedicated thread.
 ///
-/// libzmq sockets are not thread-safe and `zmq_poll` blocks; the cooperative thread pool has as
-/// many threads as cores, so a blocking poll there would stall every task in the process. Each
+/// libzmq sockets are not thread-safe and waiting on one blocks; the cooperative thread pool has
+/// as many threads as cores, so a blocking wait there would stall every task in the process. Each
 /// socket therefore lives on its own thread: any task hands it outgoing messages with ``send(_:)``
-/// (a locked queue and an eventfd wake-up), and received messages come back through callbacks.
+/// (a locked queue, and an eventfd wake-up only if the loop sleeps), and received messages come
+/// back through callbacks, every message waiting at a wake-up in one batch (see `SocketLoop+Run`).
 final class SocketLoop: Sendable {
     let name: String
-    private let wakeup: WakeupSignal
-    private let state = LockedValue(State())
-    /// The loop thread's `pthread_self()`, 0 until it starts. A ``send(_:)`` made on the loop's own
-    /// thread (a handler started there, see ``RPCServer``) needs no eventfd wake-up: the loop
-    /// flushes its queue after every batch it delivers.
-    private let loopThread = Atomic<UInt>(0)
+    let wakeup: WakeupSignal
+    let state = LockedValue(State())
+    /// Set by the loop just before it sleeps, cleared when it wakes. Senders write the eventfd only
+    /// while it is set: a loop that is awake takes the queue before it sleeps again anyway, so a
+    /// busy loop gets no wake-up system calls at all (one per batch at most).
+    let sleeping = Atomic<Bool>(false)
+    let counters = LoopCounters()
 
-    private struct State {
+    struct State {
         var outgoing: [OutgoingMessage] = []
         var stopping = false
         var exited = false
@@ -58,14 +82,18 @@ final class SocketLoop: Sendable {
 
     /// Starts the thread, runs `setup` on it (create, configure, bind or connect the sockets) and
     /// returns once setup has succeeded; a setup error is thrown here and the thread ends.
+    /// `created` gets the loop before its thread starts: an owner that sends from the callbacks
+    /// (a server's replies) must hold it before the first message can arrive.
     static func start(
         name: String, policy: BlockedSendPolicy, logger: Logger, callbacks: LoopCallbacks,
+        created: @Sendable (SocketLoop) -> Void = { _ in },
         setup: @escaping @Sendable (LoopSockets) throws -> Void
     ) async throws -> SocketLoop {
         let loop = SocketLoop(name: name, wakeup: try WakeupSignal())
+        created(loop)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
-                loop.loopThread.store(UInt(pthread_self()), ordering: .releasing)
+                nameThisThread(name)
                 let sockets: LoopSockets
                 do {
                     sockets = try LoopSockets()
@@ -80,7 +108,6 @@ final class SocketLoop: Sendable {
                 sockets.closeAll()
                 loop.markExited()
             }
-            thread.name = "zmq-\(name)"
             thread.start()
         }
         return loop
@@ -90,19 +117,22 @@ final class SocketLoop: Sendable {
     /// loop is stopping (the message is not sent).
     @discardableResult
     func send(_ message: OutgoingMessage) -> Bool {
-        let (accepted, wasIdle) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopping else { return (false, false) }
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
             state.outgoing.append(message)
-            return (true, state.outgoing.count == 1)
+            return true
         }
-        // The loop drains the whole queue per wake-up: only the first message needs to wake it,
-        // and none does when sent from the loop's own thread (flushed after the current batch).
-        if wasIdle, !isLoopThread { wakeup.signal() }
+        // The loop sets `sleeping` before its last look at the queue (under the same lock), so a
+        // message appended after that look sees the flag; one appended before it is seen there.
+        // Only one sender per sleep writes the eventfd (the exchange).
+        if accepted, sleeping.load(ordering: .sequentiallyConsistent),
+            sleeping.exchange(false, ordering: .sequentiallyConsistent)
+        {
+            counters.wakeUpSignals.add(1, ordering: .relaxed)
+            wakeup.signal()
+        }
         return accepted
     }
-
-    /// Whether the caller runs on this loop's own thread.
-    var isLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Asks the loop to flush what it can, close its sockets and end; returns once it has.
     func stop() async {
@@ -122,7 +152,7 @@ final class SocketLoop: Sendable {
         }
     }
 
-    private func markExited() {
+    func markExited() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.exited = true
             state.stopping = true
@@ -131,100 +161,15 @@ final class SocketLoop: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+}
 
-    private func takeOutgoing() -> (messages: [OutgoingMessage], stopping: Bool) {
-        state.withLock { state in
-            defer { state.outgoing.removeAll(keepingCapacity: true) }
-            return (state.outgoing, state.stopping)
-        }
-    }
-
-    // MARK: The loop (runs on the dedicated thread only)
-
-    private func run(
-        _ sockets: LoopSockets, policy: BlockedSendPolicy, callbacks: LoopCallbacks, logger: Logger
-    ) {
-        guard let main = sockets.main else { return }
-        var poll = PollSet(main: main, wakeupFD: wakeup.fd, zap: sockets.zap?.socket, monitor: sockets.monitor)
-        var pending = OutgoingBuffer()
-        var timeoutMs: Int = -1
-        var lastSent: ContinuousClock.Instant?
-
-        while true {
-            poll.wantWritable(!pending.isEmpty)
-            // A message queued from this thread outside a receive batch signalled nobody: poll
-            // without sleeping so it goes out at once.
-            let queuedHere = state.withLock { !$0.outgoing.isEmpty }
-            do {
-                try poll.wait(timeoutMs: queuedHere ? 0 : pending.isEmpty ? timeoutMs : min(timeoutMs < 0 ? 10 : timeoutMs, 10))
-            } catch {
-                if !error.isTerminated { logger.error("zmq_poll failed", metadata: ["socket": "\(name)", "error": "\(error)"]) }
-                return
-            }
-            if poll.wakeupReady { wakeup.drain() }
-
-            let (incoming, stopping) = takeOutgoing()
-            pending.append(contentsOf: incoming)
-            if !pending.isEmpty, pending.flush(through: main, policy: policy, onDropped: callbacks.onDropped, logger: logger) > 0 {
-                lastSent = .now
-            }
-            if poll.mainReadable {
-                receiveBatch(from: main, deliver: callbacks.onMessage, logger: logger)
-                // Replies made on this thread while the batch was delivered (handlers that
-                // finished without suspending) leave now, without a wake-up of their own.
-                pending.append(contentsOf: takeOutgoing().messages)
-                if !pending.isEmpty, pending.flush(through: main, policy: policy, onDropped: callbacks.onDropped, logger: logger) > 0 {
-                    lastSent = .now
-                }
-            }
-            if poll.zapReadable, let (socket, policy) = sockets.zap {
-                ZAPPolicy.serve(socket, policy: policy, logger: logger)
-            }
-            if poll.monitorReadable, let monitor = sockets.monitor {
-                while let message = try? monitor.receive() {
-                    if let event = MonitorEvent(frames: message.frames) { callbacks.onMonitorEvent(event) }
-                }
-            }
-            if let onTick = callbacks.onTick {
-                timeoutMs = onTick(.now).map { max(1, Int($0.inMilliseconds)) } ?? -1
-            }
-            if stopping {
-                pending.append(contentsOf: takeOutgoing().messages)
-                if pending.flush(through: main, policy: .drop, onDropped: callbacks.onDropped, logger: logger) > 0 {
-                    lastSent = .now
-                }
-                Self.letRecentSendsLeave(lastSent)
-                return
-            }
-        }
-    }
-
-    /// How long after its last send a closing socket waits before `zmq_close`.
-    static let closeGrace: Duration = .milliseconds(200)
-
-    /// `zmq_send` only queues a message for libzmq's I/O thread. Closing the socket right after,
-    /// even with a positive `ZMQ_LINGER`, lost the last replies of a graceful shutdown in about
-    /// one run in ten under load (measured: 2 of 20 runs without this wait, 0 of 20 with it). So a
-    /// socket that sent within `closeGrace` gives the I/O thread the rest of that time first; one
-    /// that has been quiet closes at once.
-    private static func letRecentSendsLeave(_ lastSent: ContinuousClock.Instant?) {
-        guard let lastSent else { return }
-        let remaining = lastSent + closeGrace - .now
-        if remaining > .zero { Thread.sleep(forTimeInterval: remaining.inSeconds) }
-    }
-
-    /// Receives what is waiting, at most a batch, so that sends are not starved by a busy peer.
-    private func receiveBatch(
-        from socket: ZMQSocket, deliver: @Sendable (ReceivedMessage) -> Void, logger: Logger
-    ) {
-        for _ in 0..<512 {
-            do {
-                guard let message = try socket.receive() else { return }
-                deliver(message)
-            } catch {
-                logger.warning("receive failed", metadata: ["socket": "\(name)", "error": "\(error)"])
-                return
-            }
-        }
-    }
+/// Names the calling thread for `top -H` and `perf` (the kernel keeps 15 bytes). Written to
+/// `/proc/thread-self/comm`: Foundation's `Thread.name` reached the kernel only sometimes, and
+/// `pthread_setname_np` is not visible to Swift on Linux.
+private func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
 }

@@ -2,11 +2,16 @@ import Foundation
 import Locks
 
 /// Calls waiting for their reply, by request id, each with the instant it gives up.
-/// Replies arrive on the socket's thread; the expiry sweep runs there too.
+/// Replies arrive on the socket's thread, a batch per wake-up; the expiry sweep runs there too.
+///
+/// Every way out of the table (a reply, a failure, expiry, ``failAll(with:)``) removes the call
+/// under the lock before resuming it, so each continuation is resumed exactly once: that is what
+/// lets them be `UnsafeContinuation`s (no per-call checking object).
 final class PendingCalls: Sendable {
     typealias Reply = (envelope: Envelope, attachments: [Data])
+    typealias Continuation = UnsafeContinuation<Reply, any Error>
     private struct Call {
-        var continuation: CheckedContinuation<Reply, any Error>
+        var continuation: Continuation
         var expiresAt: ContinuousClock.Instant
         var type: String
     }
@@ -19,7 +24,7 @@ final class PendingCalls: Sendable {
     }
     private let state = LockedValue(State())
 
-    func add(_ id: UUID, type: String, expiresAt: ContinuousClock.Instant, _ continuation: CheckedContinuation<Reply, any Error>) {
+    func add(_ id: UUID, type: String, expiresAt: ContinuousClock.Instant, _ continuation: Continuation) {
         state.withLock { state in
             state.calls[id] = Call(continuation: continuation, expiresAt: expiresAt, type: type)
             if state.earliestExpiry.map({ expiresAt < $0 }) ?? true { state.earliestExpiry = expiresAt }
@@ -31,6 +36,23 @@ final class PendingCalls: Sendable {
         guard let call = state.withLock({ $0.calls.removeValue(forKey: id) }) else { return false }
         call.continuation.resume(returning: reply)
         return true
+    }
+
+    /// Resumes every call answered in `replies` (one socket wake-up's worth) under one lock, and
+    /// empties `replies`; returns how many replies found nobody waiting (late).
+    func complete(_ replies: inout ReplyBatch) -> Int {
+        guard !replies.isEmpty else { return 0 }
+        var waiting: [Continuation?] = []
+        waiting.reserveCapacity(replies.count)
+        state.withLock { state in
+            for index in replies.indices { waiting.append(state.calls.removeValue(forKey: replies.id(index))?.continuation) }
+        }
+        var late = 0
+        for (index, continuation) in waiting.enumerated() {
+            if let continuation { continuation.resume(returning: replies.reply(index)) } else { late += 1 }
+        }
+        replies.removeAll()
+        return late
     }
 
     func fail(_ id: UUID, with error: any Error) {
@@ -73,4 +95,27 @@ final class PendingCalls: Sendable {
     }
 
     var count: Int { state.withLock { $0.calls.count } }
+}
+
+/// Replies decoded during one receive batch, waiting to be handed to their callers together.
+struct ReplyBatch {
+    private var ids: [UUID] = []
+    private var replies: [PendingCalls.Reply] = []
+
+    var isEmpty: Bool { ids.isEmpty }
+    var count: Int { ids.count }
+    var indices: Range<Int> { ids.indices }
+
+    mutating func append(_ id: UUID, _ reply: PendingCalls.Reply) {
+        ids.append(id)
+        replies.append(reply)
+    }
+
+    func id(_ index: Int) -> UUID { ids[index] }
+    func reply(_ index: Int) -> PendingCalls.Reply { replies[index] }
+
+    mutating func removeAll() {
+        ids.removeAll(keepingCapacity: true)
+        replies.removeAll(keepingCapacity: true)
+    }
 }

@@ -32,10 +32,12 @@ public final class RPCClient: Sendable {
     ) async throws -> RPCClient {
         guard !endpoints.isEmpty else { throw BusError(.invalidArgument, "no endpoints configured for \(name)") }
         let client = RPCClient(name: name, endpoints: endpoints, options: options, logger: logger)
+        let received = ReceivedReplies()
         let loop = try await SocketLoop.start(
             name: "rpc-client-\(name)", policy: .wait, logger: logger,
             callbacks: LoopCallbacks(
-                onMessage: { [weak client] message in client?.receive(message) },
+                onMessage: { [weak client] frames in client?.receive(frames, into: received) },
+                onBatchEnd: { [weak client] in client?.handOver(received) },
                 onMonitorEvent: { [weak client] event in client?.observe(event) },
                 onTick: { [weak client] now in client?.pending.expire(now: now, server: name) },
                 onDropped: { [metrics = client.metrics] _, _ in metrics.increment("bus_requests_expired_unsent_total") })
@@ -56,6 +58,9 @@ public final class RPCClient: Sendable {
         client.loop.withLock { $0 = loop }
         return client
     }
+
+    /// How the client's socket thread has batched its work (see ``LoopStatistics``).
+    public var loopStatistics: LoopStatistics { loop.withLock { $0 }?.counters.snapshot ?? LoopStatistics() }
 
     /// Whether at least one server connection has completed its handshake (heartbeats drop a
     /// connection whose peer went silent).
@@ -78,13 +83,13 @@ public final class RPCClient: Sendable {
         _ method: M.Type, _ request: M.Request, principal: Principal? = nil, idempotencyKey: String? = nil,
         timeout: Duration? = nil, traceparent: String? = nil, attachments: [Data] = []
     ) async throws -> (reply: M.Reply, attachments: [Data]) {
-        let payload = try BusJSON.encode(request)
+        // The payload's JSON goes from the encoder's buffer into the envelope's bytes, never a `Data`.
+        let payload = try BusJSON.encodeBytes(request)
         let key = idempotencyKey ?? (M.cachesReply ? MessageID.text(of: MessageID.make()) : nil)
         let envelope = Envelope(
-            kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key,
-            payload: payload)
-        let (reply, replyAttachments) = try await send(
-            envelope, attachments: attachments, timeout: timeout, retry: M.isIdempotent)
+            kind: .request, type: M.type, traceparent: traceparent, principal: principal, idempotencyKey: key)
+        let (reply, replyAttachments) = try await exchange(
+            envelope, payload: payload, attachments: attachments, timeout: timeout, retry: M.isIdempotent)
         if let error = reply.error { throw error }
         return (try reply.decodePayload(M.Reply.self), replyAttachments)
     }
@@ -95,10 +100,19 @@ public final class RPCClient: Sendable {
     public func send(
         _ request: Envelope, attachments: [Data] = [], timeout: Duration? = nil, retry: Bool = false
     ) async throws -> (envelope: Envelope, attachments: [Data]) {
+        try await exchange(request, payload: nil, attachments: attachments, timeout: timeout, retry: retry)
+    }
+
+    /// ``send(_:attachments:timeout:retry:)`` with the payload, when given, as JSON bytes beside
+    /// the envelope rather than in it.
+    private func exchange(
+        _ request: Envelope, payload: [UInt8]?, attachments: [Data], timeout: Duration?, retry: Bool
+    ) async throws -> (envelope: Envelope, attachments: [Data]) {
         let timeout = timeout ?? options.defaultTimeout
         let clock = ContinuousClock()
         let overall = clock.now + timeout
-        let deadline = Date().addingTimeInterval(timeout.inSeconds)
+        let now = Date()
+        let deadline = now.addingTimeInterval(timeout.inSeconds)
         var attempt = 0
         // The last `unavailable` the server answered: when the deadline runs out while retrying
         // it, the caller gets the server's reason (e.g. "the database is read-only") rather than
@@ -108,11 +122,11 @@ public final class RPCClient: Sendable {
             attempt += 1
             var envelope = request
             envelope.id = attempt == 1 ? request.id : MessageID.make()
-            envelope.sentAt = Date()
+            envelope.sentAt = attempt == 1 ? now : Date()
             envelope.deadline = deadline
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall
             do {
-                let reply = try await attemptOnce(envelope, attachments: attachments, until: attemptEnd)
+                let reply = try await attemptOnce(envelope, payload: payload, attachments: attachments, until: attemptEnd)
                 if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
                     lastRefusal = reply
                     try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
@@ -132,17 +146,18 @@ public final class RPCClient: Sendable {
     }
 
     private func attemptOnce(
-        _ envelope: Envelope, attachments: [Data], until expiresAt: ContinuousClock.Instant
+        _ envelope: Envelope, payload: [UInt8]?, attachments: [Data], until expiresAt: ContinuousClock.Instant
     ) async throws -> PendingCalls.Reply {
         guard let loop = loop.withLock({ $0 }) else { throw BusError(.unavailable, "client for \(name) is closed") }
-        let frames = Frames.dealer(EnvelopeCodec.encode(envelope), attachments)
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
         let id = envelope.id
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unsafe rather than checked: ``PendingCalls`` resumes each call exactly once.
+            try await withUnsafeThrowingContinuation { continuation in
                 pending.add(id, type: envelope.type, expiresAt: expiresAt, continuation)
                 if Task.isCancelled {
                     pending.fail(id, with: CancellationError())
-                } else if !loop.send(OutgoingMessage(frames: frames, expiresAt: expiresAt)) {
+                } else if !loop.send(OutgoingMessage(body: body, expiresAt: expiresAt)) {
                     pending.fail(id, with: BusError(.unavailable, "client for \(name) is closed"))
                 }
             }
@@ -163,17 +178,31 @@ public final class RPCClient: Sendable {
 
     // MARK: On the socket's thread
 
-    private func receive(_ message: ReceivedMessage) {
-        guard let (data, attachments) = Frames.splitDealer(message.frames),
-            let envelope = try? EnvelopeCodec.decode(data)
+    /// Decodes one reply, read in place, and keeps it for the end of the batch.
+    private func receive(_ frames: ReceivedFrames, into received: ReceivedReplies) {
+        guard let (body, attachments) = Frames.splitDealer(frames),
+            let envelope = try? EnvelopeCodec.decode(body)
         else {
             metrics.increment("bus_malformed_total", [("reason", "reply")])
             return
         }
-        guard let id = envelope.correlationId, pending.complete(id, with: (envelope, attachments)) else {
+        guard let id = envelope.correlationId else {
             metrics.increment("bus_late_replies_total")
             return
         }
+        received.batch.append(id, (envelope, attachments))
+    }
+
+    /// Resumes the callers of a batch's replies, under one lock of the pending table.
+    private func handOver(_ received: ReceivedReplies) {
+        let late = pending.complete(&received.batch)
+        for _ in 0..<late { metrics.increment("bus_late_replies_total") }
+    }
+
+    /// The replies of the receive batch in progress. `@unchecked Sendable`: it is touched only by
+    /// the loop's callbacks, which all run on the client's one socket thread.
+    private final class ReceivedReplies: @unchecked Sendable {
+        var batch = ReplyBatch()
     }
 
     private func observe(_ event: MonitorEvent) {

@@ -20,8 +20,9 @@ public final class RPCServer: Sendable {
     private let handlers = LockedValue<[String: Registered]>([:])
 
     /// A handler and its success counter, made once at registration rather than per request.
+    /// The handler returns its payload's JSON as bytes: typed handlers encode straight into them.
     private struct Registered: Sendable {
-        var handler: RawHandler
+        var handler: @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
         var succeeded: Counter
     }
     private let state = LockedValue(State())
@@ -61,15 +62,25 @@ public final class RPCServer: Sendable {
         _ method: M.Type,
         withAttachments handler: @escaping @Sendable (M.Request, RequestContext) async throws -> (M.Reply, [Data])
     ) {
-        registerRaw(M.type) { envelope, context in
+        register(M.type) { envelope, context in
             let request = try envelope.decodePayload(M.Request.self)
             let (reply, attachments) = try await handler(request, context)
-            return (try BusJSON.encode(reply), attachments)
+            return (try BusJSON.encodeBytes(reply), attachments)
         }
     }
 
     /// Registers a handler that works on the envelope itself (generic tooling, proxies).
     public func registerRaw(_ type: String, _ handler: @escaping RawHandler) {
+        register(type) { envelope, context in
+            let (payload, attachments) = try await handler(envelope, context)
+            return (payload.map { [UInt8]($0) }, attachments)
+        }
+    }
+
+    private func register(
+        _ type: String,
+        _ handler: @escaping @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
+    ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
         handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded) }
     }
@@ -83,15 +94,17 @@ public final class RPCServer: Sendable {
         if case .plaintext = security {
             logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
         }
-        let loop = try await SocketLoop.start(
+        _ = try await SocketLoop.start(
             name: "rpc-\(name)", policy: .drop, logger: logger,
             callbacks: LoopCallbacks(
-                onMessage: { [weak self] message in self?.receive(message) },
+                onMessage: { [weak self] frames in self?.receive(frames) },
                 onMonitorEvent: { [weak self] event in self?.observe(event) },
                 onDropped: { [metrics, logger, name] _, error in
                     metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
                     logger.warning("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
-                })
+                }),
+            // Held before the socket binds: a request may arrive, and be answered, at once.
+            created: { [self] loop in self.loop.withLock { $0 = loop } }
         ) { sockets in
             if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
             let socket = try sockets.makeMain(.router)
@@ -107,13 +120,15 @@ public final class RPCServer: Sendable {
                 bound.withLock { $0.append(actual) }
             }
         }
-        self.loop.withLock { $0 = loop }
         state.withLock { $0.boundEndpoints = bound.withLock { $0 } }
         logger.info("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
     }
 
     /// The endpoints actually bound (a `*` port resolved), for tests and logs.
     public var boundEndpoints: [String] { state.withLock { $0.boundEndpoints } }
+
+    /// How the server's socket thread has batched its work (see ``LoopStatistics``).
+    public var loopStatistics: LoopStatistics { loop.withLock { $0 }?.counters.snapshot ?? LoopStatistics() }
 
     /// Requests currently running.
     public var inFlight: Int { state.withLock { $0.inFlight } }
@@ -158,17 +173,19 @@ public final class RPCServer: Sendable {
 
     // MARK: Receiving (on the socket's thread)
 
-    private func receive(_ message: ReceivedMessage) {
-        let routed: Frames.Routed
-        switch Frames.splitRouted(message.frames) {
+    /// One request, read in place from libzmq's buffers (only the route, the payload and any
+    /// attachments are copied out).
+    private func receive(_ frames: ReceivedFrames) {
+        let routed: Frames.RoutedView
+        switch Frames.splitRouted(frames) {
         case .success(let split): routed = split
         case .failure(let problem):
             metrics.increment("bus_malformed_total", [("reason", "frames")])
-            logger.debug("malformed frames", metadata: ["problem": "\(problem)", "frames": "\(message.frames.count)"])
+            logger.debug("malformed frames", metadata: ["problem": "\(problem)", "frames": "\(frames.count)"])
             // ROUTER always puts the sender's identity first: answer there if there is one.
-            if let identity = message.frames.first, !identity.isEmpty {
+            if frames.count > 0, frames.size(0) > 0 {
                 let error = BusError(.invalidArgument, "expected frames [empty][envelope][attachments…]")
-                send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [identity])
+                send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [frames.data(0)])
             }
             return
         }
@@ -201,8 +218,9 @@ public final class RPCServer: Sendable {
             send(envelope.reply(payload: nil, error: admitted), attachments: [], to: routed.route)
             return
         }
+        let peer = frames.peerUserId
         if let key = envelope.idempotencyKey {
-            let scoped = "\(envelope.type)|\(envelope.principal?.description ?? "")|\(key)"
+            let scoped = IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key)
             let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
             switch idempotency.admit(key: scoped, waiter: waiter) {
             case .run:
@@ -216,9 +234,9 @@ public final class RPCServer: Sendable {
                 finishOne()
                 return
             }
-            run(registered, envelope, routed, message.peerUserId, idempotencyKey: scoped)
+            run(registered, envelope, routed, peer, idempotencyKey: scoped)
         } else {
-            run(registered, envelope, routed, message.peerUserId, idempotencyKey: nil)
+            run(registered, envelope, routed, peer, idempotencyKey: nil)
         }
     }
 
@@ -237,8 +255,8 @@ public final class RPCServer: Sendable {
     }
 
     private func run(
-        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.Routed, _ peer: String?,
-        idempotencyKey: String?
+        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
+        idempotencyKey: IdempotencyCache.Key?
     ) {
         let context = RequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
@@ -301,14 +319,13 @@ public final class RPCServer: Sendable {
     }
 
     private func reply(to waiter: IdempotencyCache.Waiter, type: String, _ outcome: IdempotencyCache.Outcome) {
-        let envelope = Envelope(
-            kind: .reply, type: type, correlationId: waiter.requestId, payload: outcome.payload, error: outcome.error)
-        send(envelope, attachments: outcome.attachments, to: waiter.route)
+        let envelope = Envelope(kind: .reply, type: type, correlationId: waiter.requestId, error: outcome.error)
+        send(envelope, payload: outcome.payload, attachments: outcome.attachments, to: waiter.route)
     }
 
-    private func send(_ envelope: Envelope, attachments: [Data], to route: [Data]) {
-        let frames = Frames.routed(route, EnvelopeCodec.encode(envelope), attachments)
-        guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) else {
+    private func send(_ envelope: Envelope, payload: [UInt8]? = nil, attachments: [Data], to route: [Data]) {
+        let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
+        guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(route: route, body: body, expiresAt: nil)) else {
             metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
             logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
             return

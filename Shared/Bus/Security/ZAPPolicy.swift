@@ -37,7 +37,7 @@ public struct ZAPPolicy: Sendable {
                 logger.warning(
                     "bus peer refused", metadata: ["reason": "\(String(decoding: reply[3], as: UTF8.self))"])
             }
-            _ = try? socket.send(reply)
+            _ = try? socket.send(.frames(reply))
         }
     }
 }

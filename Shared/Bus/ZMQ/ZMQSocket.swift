@@ -22,7 +22,8 @@ final class ZMQSocket {
     let kind: Kind
     /// Keeps the context alive until this socket has closed (see ``ZMQContext``).
     private let context: ZMQContext
-    private let part = ZMQMessagePart()
+    /// The frames of the message last received (see ``receive(into:)``).
+    let received = ReceivedFrames()
     private var closed = false
 
     init(_ kind: Kind, context: ZMQContext) throws(ZMQError) {
@@ -80,6 +81,24 @@ final class ZMQSocket {
         return String(nulTerminated: buffer)
     }
 
+    /// The descriptor libzmq signals when the socket has commands to process (`ZMQ_FD`). It is
+    /// edge-triggered: readable says "look again", not "a message is waiting", and it is reset
+    /// only by a receive that comes back empty or by ``events()``.
+    func signalDescriptor() throws(ZMQError) -> Int32 {
+        var fd: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        try zmqCall("zmq_getsockopt(ZMQ_FD)") { zmq_getsockopt(handle, ZMQ_FD, &fd, &size) }
+        return fd
+    }
+
+    /// `ZMQ_POLLIN`/`ZMQ_POLLOUT` as of now (`ZMQ_EVENTS`), after processing pending commands.
+    func events() throws(ZMQError) -> Int32 {
+        var events: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        try zmqCall("zmq_getsockopt(ZMQ_EVENTS)") { zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) }
+        return events
+    }
+
     // MARK: Wiring
 
     func bind(_ endpoint: String) throws(ZMQError) {
@@ -96,42 +115,65 @@ final class ZMQSocket {
 
     // MARK: Messages
 
-    /// Sends all frames as one message without blocking. Returns `false` when the socket cannot
-    /// take the message now (`EAGAIN`: no peer or high-water mark reached); nothing was sent then.
-    /// libzmq delivers a multipart message whole or not at all, and once the first frame is
-    /// accepted the rest are too.
-    func send(_ frames: [Data]) throws(ZMQError) -> Bool {
-        let last = frames.count - 1
-        for (index, frame) in frames.enumerated() {
-            let flags = ZMQ_DONTWAIT | (index < last ? ZMQ_SNDMORE : 0)
-            do {
-                try zmqCall("zmq_send") {
-                    frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
-                }
-            } catch where error.wouldBlock && index == 0 {
-                return false
+    /// Sends one message without blocking. Returns `false` when the socket cannot take it now
+    /// (`EAGAIN`: no peer or high-water mark reached); nothing was sent then. libzmq delivers a
+    /// multipart message whole or not at all, and once the first frame is accepted the rest are too.
+    func send(_ content: OutgoingMessage.Content) throws(ZMQError) -> Bool {
+        switch content {
+        case .frames(let frames):
+            let last = frames.count - 1
+            for (index, frame) in frames.enumerated() {
+                let more = index < last
+                guard try sendFrame(first: index == 0, { frame.withUnsafeBytes { raw(send: $0, more: more) } }) else { return false }
             }
+        case .body(let route, let body):
+            for (index, frame) in route.enumerated() {
+                guard try sendFrame(first: index == 0, { frame.withUnsafeBytes { raw(send: $0, more: true) } }) else { return false }
+            }
+            guard try sendFrame(first: route.isEmpty, { body.withUnsafeBytes { raw(send: $0, more: false) } }) else { return false }
         }
         return true
     }
 
-    /// Receives one whole multipart message without blocking; `nil` when none is waiting.
-    /// `userId` is the ZAP `User-Id` of the peer that sent it (CURVE), read from the transport.
-    func receive() throws(ZMQError) -> ReceivedMessage? {
-        guard let first = try part.receive(from: handle, call: "zmq_msg_recv") else { return nil }
-        var frames = [first.bytes]
-        // A ROUTER makes the routing-id frame itself, without metadata: take the peer's
-        // User-Id from the first frame that came off the wire.
-        var userId = first.userId
-        var more = first.more
-        while more {
-            // The remaining frames of a message are already here: they arrive atomically.
-            guard let next = try part.receive(from: handle, call: "zmq_msg_recv") else { break }
-            frames.append(next.bytes)
-            userId = userId ?? next.userId
-            more = next.more
+    private func raw(send bytes: UnsafeRawBufferPointer, more: Bool) -> Int32 {
+        zmq_send(handle, bytes.baseAddress, bytes.count, ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0))
+    }
+
+    /// One frame sent by `call`; `false` only when the message's first frame would block.
+    private func sendFrame(first: Bool, _ call: () -> Int32) throws(ZMQError) -> Bool {
+        do {
+            try zmqCall("zmq_send", call)
+            return true
+        } catch where error.wouldBlock && first {
+            return false
         }
-        return ReceivedMessage(frames: frames, peerUserId: userId)
+    }
+
+    /// Receives one whole multipart message into ``received`` without blocking; `false` when none
+    /// is waiting. The frames stay readable in place until the next receive.
+    func receive(into frames: ReceivedFrames) throws(ZMQError) -> Bool {
+        var index = 0
+        while true {
+            let part = frames.part(index)
+            do {
+                try zmqCall("zmq_msg_recv") { zmq_msg_recv(part, handle, ZMQ_DONTWAIT) }
+            } catch where error.wouldBlock {
+                // Only the first frame may be missing: the rest of a message arrive with it.
+                if index == 0 { return false }
+                break
+            }
+            guard zmq_msg_more(part) != 0 else { break }
+            index += 1
+        }
+        frames.setCount(index + 1)
+        return true
+    }
+
+    /// Receives one whole multipart message as copies, without blocking; `nil` when none is
+    /// waiting (the monitor and ZAP sockets, whose messages are rare).
+    func receive() throws(ZMQError) -> ReceivedMessage? {
+        guard try receive(into: received) else { return nil }
+        return ReceivedMessage(frames: received.frames, peerUserId: received.peerUserId)
     }
 }
 

@@ -2,7 +2,8 @@ import Bus
 import Foundation
 
 /// One fuzz input through everything that parses bytes from the network before any handler runs:
-/// the message body container (`Frames.unpack`), the envelope decoder, and the payload decoder
+/// the message body container (`Frames.unpack`), the envelope decoder (binary and JSON forms,
+/// chosen by the first byte), and the payload decoder
 /// (FastJSON with its Foundation fallback). Any input may be refused; none may crash, and what
 /// decodes must survive a round trip unchanged.
 enum BusFuzzInput {
@@ -29,14 +30,14 @@ enum BusFuzzInput {
     static func checkRoundTrip(_ envelope: Envelope) {
         let encoded = EnvelopeCodec.encode(envelope)
         guard let decoded = try? EnvelopeCodec.decode(encoded) else {
-            fatalError("an envelope that decoded did not decode after encoding: \(String(decoding: encoded, as: UTF8.self))")
+            fatalError("an envelope that decoded did not decode after encoding: \(Array(encoded))")
         }
         let again = EnvelopeCodec.encode(decoded)
         guard again == encoded, (try? EnvelopeCodec.decode(again)) == decoded else {
             fatalError("""
                 envelope not stable in a round trip:
-                \(String(decoding: encoded, as: UTF8.self))
-                \(String(decoding: again, as: UTF8.self))
+                \(Array(encoded))
+                \(Array(again))
                 """)
         }
     }

@@ -16,10 +16,15 @@ enum SeedCorpus {
         var event = Envelope(kind: .event, type: "legal.published", payload: Data("{}".utf8))
         event.sequence = 42
         let seeds: [(String, Data)] = [
-            ("request.json", EnvelopeCodec.encode(request)),
-            ("reply.json", EnvelopeCodec.encode(reply)),
-            ("error.json", EnvelopeCodec.encode(failure)),
-            ("event.json", EnvelopeCodec.encode(event)),
+            // The binary form every peer writes, and the JSON form still read from older peers.
+            ("request.bin", EnvelopeCodec.encode(request)),
+            ("reply.bin", EnvelopeCodec.encode(reply)),
+            ("error.bin", EnvelopeCodec.encode(failure)),
+            ("event.bin", EnvelopeCodec.encode(event)),
+            ("request.json", EnvelopeCodec.encodeJSON(request)),
+            ("reply.json", EnvelopeCodec.encodeJSON(reply)),
+            ("error.json", EnvelopeCodec.encodeJSON(failure)),
+            ("event.json", EnvelopeCodec.encodeJSON(event)),
             ("payload.json", payload),
             ("container.bin", Frames.pack(EnvelopeCodec.encode(request), [Data([0, 1, 2, 255]), Data()])),
             ("container-empty.bin", Frames.pack(EnvelopeCodec.encode(event), [])),

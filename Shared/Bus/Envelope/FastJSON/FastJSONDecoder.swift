@@ -1,28 +1,35 @@
 import Foundation
 
-/// A `Decoder` over a parsed ``FastJSONValue``, for payloads. Foundation's `JSONDecoder` was the
+/// A `Decoder` over a parsed document (``FastJSONNode``), for payloads. Foundation's `JSONDecoder` was the
 /// largest single cost of a round trip (about 15% of CPU: coding-path bookkeeping, boxed
 /// containers, a dictionary per object). This one decodes the common shapes (objects, arrays,
 /// strings, numbers, booleans, `Date` as ``Timestamp``) and throws ``FastJSONFallback`` for
 /// anything else or any error, so that ``BusJSON`` re-runs Foundation and its result (or error
 /// message, naming the field) is the one the caller sees.
 struct FastJSONDecoder: Decoder {
-    let bytes: UnsafeBufferPointer<UInt8>
-    let value: FastJSONValue
-    let run: Run
+    let document: Document
+    /// This value's node in ``Document/nodes``.
+    let index: Int
 
-    /// One decode. A `Decodable` may catch an error and try another reading (`try?`); had
-    /// Foundation accepted the first, the results would differ. So every fallback is recorded
-    /// here, and a decode that raised one is redone by Foundation even if it then succeeded.
-    final class Run {
-        var fellBack = false
+    /// One decode's parsed document and its fallback flag, borrowed for the length of
+    /// ``decode(_:from:)``: plain pointers, so passing decoders and containers around costs no
+    /// reference counting.
+    ///
+    /// A `Decodable` may catch an error and try another reading (`try?`); had Foundation
+    /// accepted the first, the results would differ. So every fallback is recorded in
+    /// `fellBack`, and a decode that raised one is redone by Foundation even if it then succeeded.
+    struct Document {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let nodes: UnsafeBufferPointer<FastJSONNode>
+        let fellBack: UnsafeMutablePointer<Bool>
 
         func fallback() -> FastJSONFallback {
-            fellBack = true
+            fellBack.pointee = true
             return FastJSONFallback()
         }
     }
 
+    var node: FastJSONNode { document.nodes[index] }
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -31,10 +38,17 @@ struct FastJSONDecoder: Decoder {
         do {
             return try data.withUnsafeBytes { raw in
                 let bytes = raw.bindMemory(to: UInt8.self)
+                var nodes: [FastJSONNode] = []
+                nodes.reserveCapacity(min(bytes.count / 4 + 1, 64))
                 var parser = FastJSONParser(bytes)
-                let run = Run()
-                let value = try FastJSONDecoder(bytes: bytes, value: try parser.parseDocument(), run: run).decode(T.self)
-                if run.fellBack { throw FastJSONFallback() }
+                try parser.parseDocument(into: &nodes)
+                var fellBack = false
+                let value = try nodes.withUnsafeBufferPointer { nodes in
+                    try withUnsafeMutablePointer(to: &fellBack) { flag in
+                        try FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0).decode(T.self)
+                    }
+                }
+                if fellBack { throw FastJSONFallback() }
                 return value
             }
         } catch {
@@ -43,13 +57,13 @@ struct FastJSONDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else { throw run.fallback() }
-        return KeyedDecodingContainer(KeyedContainer(bytes: bytes, members: members, run: run))
+        guard node.kind == .object else { throw document.fallback() }
+        return KeyedDecodingContainer(KeyedContainer(document: document, object: index))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .array(let items) = value else { throw run.fallback() }
-        return UnkeyedContainer(bytes: bytes, items: items, run: run)
+        guard node.kind == .array else { throw document.fallback() }
+        return UnkeyedContainer(document: document, array: index)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -58,65 +72,72 @@ struct FastJSONDecoder: Decoder {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         // Types Foundation's decoder treats specially: Date by BusJSON's strategy, the rest left to it.
+        if T.self == String.self { return try decode(String.self) as! T }
         if T.self == Date.self {
-            guard case .string(let range, false) = value,
-                let date = Timestamp.parse(buffer: UnsafeBufferPointer(rebasing: bytes[range]))
-            else { throw run.fallback() }
+            let node = self.node
+            guard node.kind == .string, !node.flag, let date = Timestamp.parse(buffer: node.slice(document.bytes)) else {
+                throw document.fallback()
+            }
             return date as! T
         }
-        if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { throw run.fallback() }
+        if T.self == Data.self || T.self == URL.self || T.self == Decimal.self { throw document.fallback() }
         return try T(from: self)
     }
 
-    func decodeNil() -> Bool { if case .null = value { true } else { false } }
+    func decodeNil() -> Bool { node.kind == .null }
 
     func decode(_ type: Bool.Type) throws -> Bool {
-        guard case .bool(let flag) = value else { throw run.fallback() }
-        return flag
+        let node = self.node
+        guard node.kind == .bool else { throw document.fallback() }
+        return node.flag
     }
 
     func decode(_ type: String.Type) throws -> String {
-        guard case .string(let range, let escaped) = value else { throw run.fallback() }
-        return try FastJSONValue.text(bytes, range, escaped: escaped)
+        let node = self.node
+        guard node.kind == .string else { throw document.fallback() }
+        do { return try FastJSONNode.text(document.bytes, node) } catch { throw document.fallback() }
     }
 
     /// Plain integers only (`-?digits`); `1.0` or `1e2`, which Foundation also takes, fall back.
     func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        guard case .number(let range) = value else { throw run.fallback() }
+        let node = self.node
+        guard node.kind == .number else { throw document.fallback() }
+        let bytes = document.bytes
+        let range = node.start..<node.end
         var index = range.lowerBound
         let negative = bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         var magnitude: UInt64 = 0
         while index < range.upperBound {
             let digit = bytes[index] &- UInt8(ascii: "0")
-            guard digit < 10 else { throw run.fallback() }
+            guard digit < 10 else { throw document.fallback() }
             let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
             let (next, o2) = times10.addingReportingOverflow(UInt64(digit))
-            guard !o1, !o2 else { throw run.fallback() }
+            guard !o1, !o2 else { throw document.fallback() }
             magnitude = next
             index += 1
         }
         if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { throw run.fallback() }
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw document.fallback() }
             let signed = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-            guard let exact = T(exactly: signed) else { throw run.fallback() }
+            guard let exact = T(exactly: signed) else { throw document.fallback() }
             return exact
         }
-        guard let exact = T(exactly: magnitude) else { throw run.fallback() }
+        guard let exact = T(exactly: magnitude) else { throw document.fallback() }
         return exact
     }
 
     func double() throws -> Double {
-        guard case .number(let range) = value,
-            let number = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)),
+        let node = self.node
+        guard node.kind == .number, let number = Double(String(decoding: node.slice(document.bytes), as: UTF8.self)),
             number.isFinite
-        else { throw run.fallback() }
+        else { throw document.fallback() }
         return number
     }
 
     func decode(_ type: Double.Type) throws -> Double { try double() }
     /// Left to Foundation: converting through `Double` could round differently from its parse.
-    func decode(_ type: Float.Type) throws -> Float { throw run.fallback() }
+    func decode(_ type: Float.Type) throws -> Float { throw document.fallback() }
     func decode(_ type: Int.Type) throws -> Int { try integer(Int.self) }
     func decode(_ type: Int8.Type) throws -> Int8 { try integer(Int8.self) }
     func decode(_ type: Int16.Type) throws -> Int16 { try integer(Int16.self) }

@@ -4,23 +4,60 @@ extension FastJSONDecoder {
     /// An object's members; lookups scan them (payload objects are small, and a scan of a few
     /// short keys is cheaper than building a dictionary per object).
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let bytes: UnsafeBufferPointer<UInt8>
-        let members: [FastJSONMember]
-        let run: Run
+        let document: Document
+        /// The object's node.
+        let object: Int
 
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { members.compactMap { Key(stringValue: $0.key) } }
 
-        private func value(_ key: Key) -> FastJSONValue? {
-            let name = key.stringValue
-            for member in members where member.key == name { return member.value }
+        /// The node of each member's key (its value's node follows it).
+        private var keyNodes: [Int] {
+            var keys: [Int] = []
+            var member = object + 1
+            for _ in 0..<document.nodes[object].count {
+                keys.append(member)
+                member = document.nodes[member + 1].next
+            }
+            return keys
+        }
+
+        var allKeys: [Key] {
+            keyNodes.compactMap { (try? FastJSONNode.text(document.bytes, document.nodes[$0])).flatMap(Key.init(stringValue:)) }
+        }
+
+        /// The node of the value of `key`. Plain ASCII names against an object of plain ASCII keys
+        /// compare bytes; anything else compares `String`s, as Foundation's dictionary does.
+        private func value(_ key: Key) -> Int? {
+            var name = key.stringValue
+            let nodes = document.nodes
+            let count = nodes[object].count
+            var member = object + 1
+            let plain = nodes[object].flag && name.utf8.allSatisfy { $0 < 0x80 }
+            if plain {
+                return name.withUTF8 { name -> Int? in
+                    for _ in 0..<count {
+                        let key = nodes[member]
+                        if key.end - key.start == name.count,
+                            name.isEmpty || memcmp(document.bytes.baseAddress! + key.start, name.baseAddress!, name.count) == 0
+                        {
+                            return member + 1
+                        }
+                        member = nodes[member + 1].next
+                    }
+                    return nil
+                }
+            }
+            for _ in 0..<count {
+                if let text = try? FastJSONNode.text(document.bytes, nodes[member]), text == name { return member + 1 }
+                member = nodes[member + 1].next
+            }
             return nil
         }
 
         /// The member as a decoder; a missing key falls back (Foundation names it in its error).
         private func child(_ key: Key) throws -> FastJSONDecoder {
-            guard let value = value(key) else { throw run.fallback() }
-            return FastJSONDecoder(bytes: bytes, value: value, run: run)
+            guard let value = value(key) else { throw document.fallback() }
+            return FastJSONDecoder(document: document, index: value)
         }
 
         func contains(_ key: Key) -> Bool { value(key) != nil }
@@ -29,7 +66,7 @@ extension FastJSONDecoder {
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             guard let value = value(key) else { return nil }
-            let child = FastJSONDecoder(bytes: bytes, value: value, run: run)
+            let child = FastJSONDecoder(document: document, index: value)
             return child.decodeNil() ? nil : try child.decode(T.self)
         }
 
@@ -53,37 +90,42 @@ extension FastJSONDecoder {
             try child(key).container(keyedBy: type)
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
-        func superDecoder() throws -> any Decoder { throw run.fallback() }
-        func superDecoder(forKey key: Key) throws -> any Decoder { throw run.fallback() }
+        func superDecoder() throws -> any Decoder { throw document.fallback() }
+        func superDecoder(forKey key: Key) throws -> any Decoder { throw document.fallback() }
     }
 
     /// An array's items, read in order.
     struct UnkeyedContainer: UnkeyedDecodingContainer {
-        let bytes: UnsafeBufferPointer<UInt8>
-        let items: [FastJSONValue]
-        let run: Run
+        let document: Document
+        let itemCount: Int
         private(set) var currentIndex = 0
+        /// The node of the item at `currentIndex`.
+        private var node: Int
 
-        init(bytes: UnsafeBufferPointer<UInt8>, items: [FastJSONValue], run: Run) {
-            self.bytes = bytes
-            self.items = items
-            self.run = run
+        init(document: Document, array: Int) {
+            self.document = document
+            itemCount = document.nodes[array].count
+            node = array + 1
         }
 
         var codingPath: [any CodingKey] { [] }
-        var count: Int? { items.count }
-        var isAtEnd: Bool { currentIndex >= items.count }
+        var count: Int? { itemCount }
+        var isAtEnd: Bool { currentIndex >= itemCount }
 
         private mutating func next() throws -> FastJSONDecoder {
-            guard currentIndex < items.count else { throw run.fallback() }
-            defer { currentIndex += 1 }
-            return FastJSONDecoder(bytes: bytes, value: items[currentIndex], run: run)
+            guard currentIndex < itemCount else { throw document.fallback() }
+            defer {
+                currentIndex += 1
+                node = document.nodes[node].next
+            }
+            return FastJSONDecoder(document: document, index: node)
         }
 
         mutating func decodeNil() throws -> Bool {
-            guard currentIndex < items.count else { throw run.fallback() }
-            guard case .null = items[currentIndex] else { return false }
+            guard currentIndex < itemCount else { throw document.fallback() }
+            guard document.nodes[node].kind == .null else { return false }
             currentIndex += 1
+            node = document.nodes[node].next
             return true
         }
 
@@ -107,6 +149,6 @@ extension FastJSONDecoder {
             try next().container(keyedBy: type)
         }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
-        mutating func superDecoder() throws -> any Decoder { throw run.fallback() }
+        mutating func superDecoder() throws -> any Decoder { throw document.fallback() }
     }
 }

@@ -28,16 +28,31 @@ struct FastJSONEncoder: Encoder {
 
     /// Encodes `value`, or throws ``FastJSONFallback``.
     static func encode<T: Encodable>(_ value: T) throws(FastJSONFallback) -> Data {
-        let state = FastJSONEncoderState()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        try encode(value, appendingTo: &bytes)
+        return Data(bytes)
+    }
+
+    /// Appends the JSON of `value` to `buffer` (an envelope's bytes, say, so the payload is not
+    /// copied again), or throws ``FastJSONFallback`` with `buffer` as it was. Runs on this
+    /// thread's reusable state: no buffers allocated per value once the thread has encoded one.
+    static func encode<T: Encodable>(_ value: T, appendingTo buffer: inout [UInt8]) throws(FastJSONFallback) {
+        let state = FastJSONEncoderState.borrow()
+        defer { state.giveBack() }
+        let base = buffer.count
+        state.begin(in: &buffer)
         do {
             try state.encodeValue(value)
         } catch {
+            state.end(in: &buffer, keepingFrom: base, ok: false)
             throw FastJSONFallback()
         }
         // Foundation refuses a top-level value that encoded nothing; `failed` catches errors a
         // type swallowed with `try?` after this encoder had already given up.
-        guard !state.failed, !state.bytes.isEmpty, state.frames.isEmpty else { throw FastJSONFallback() }
-        return Data(state.bytes)
+        let ok = !state.failed && state.bytes.count > base && state.frames.isEmpty
+        state.end(in: &buffer, keepingFrom: base, ok: ok)
+        if !ok { throw FastJSONFallback() }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

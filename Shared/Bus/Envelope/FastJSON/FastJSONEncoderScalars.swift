@@ -58,12 +58,15 @@ extension FastJSONEncoderState {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Appends `text` quoted and escaped; returns whether it was all ASCII (for key comparison).
-    @discardableResult
-    func append(_ text: String) -> Bool {
+    /// Appends `text` quoted and escaped.
+    func append(_ text: String) { _ = appendString(text) }
+
+    /// Appends `text` quoted and escaped; returns whether it was all ASCII and whether it needed
+    /// no escapes (then the bytes between the quotes are its UTF-8, which keys are sorted by).
+    func appendString(_ text: String) -> (ascii: Bool, clean: Bool) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
-        let ascii = text.withUTF8 { utf8 -> Bool in
+        let flags = text.withUTF8 { utf8 -> (ascii: Bool, clean: Bool) in
             var high: UInt8 = 0
             var clean = 0
             while clean < utf8.count {
@@ -77,10 +80,10 @@ extension FastJSONEncoderState {
                 high |= byte
                 appendEscaping(byte)
             }
-            return high < 0x80
+            return (high < 0x80, clean == utf8.count)
         }
         bytes.append(UInt8(ascii: "\""))
-        return ascii
+        return flags
     }
 
     private static let lowerHex = Array("0123456789abcdef".utf8)

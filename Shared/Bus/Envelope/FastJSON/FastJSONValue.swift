@@ -5,24 +5,27 @@ import Foundation
 /// one that counts. The fast path is an optimisation, never a second dialect.
 struct FastJSONFallback: Error {}
 
-/// A parsed JSON document for ``FastJSONDecoder``: object keys are decoded, string values are
-/// kept as byte ranges into the document and decoded only when a `Decodable` asks for them.
-enum FastJSONValue {
-    case null
-    case bool(Bool)
-    /// The number's text, grammar already checked (RFC 8259 §6).
-    case number(Range<Int>)
-    /// The bytes between the quotes; `escaped` when they hold a backslash.
-    case string(Range<Int>, escaped: Bool)
-    case array([FastJSONValue])
-    /// Members in document order, keys unique (documents with duplicate keys fall back).
-    case object([FastJSONMember])
-}
-
-/// One member of a parsed object.
-struct FastJSONMember {
-    var key: String
-    var value: FastJSONValue
+/// One value of a parsed JSON document for ``FastJSONDecoder``. A document is a flat array of
+/// these in document order: a container is followed by its contents (an object's members as a
+/// key node then the value's nodes), and ``next`` skips past a whole value. Strings and numbers
+/// stay byte ranges into the document, decoded only when a `Decodable` asks for them.
+///
+/// Why flat: the tree of enums and arrays this replaced cost an allocation per container and a
+/// retain and release for every value looked at; here a value is an index, and reading a member
+/// touches no reference count.
+struct FastJSONNode {
+    enum Kind: UInt8 { case null, bool, number, string, array, object }
+    var kind: Kind
+    /// A bool's value; for a string, whether it holds a backslash; for an object, whether every
+    /// key is plain ASCII without escapes (then keys are matched on their bytes).
+    var flag: Bool
+    /// A container's members or items.
+    var count = 0
+    /// A string's bytes between its quotes, a number's text.
+    var start = 0
+    var end = 0
+    /// The index of the node after this value (and everything inside it).
+    var next = 0
 }
 
 /// A strict recursive-descent parser over the document's bytes. It accepts exactly the JSON
@@ -34,11 +37,10 @@ struct FastJSONParser {
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    mutating func parseDocument() throws(FastJSONFallback) -> FastJSONValue {
-        let value = try parseValue(depth: 0)
+    mutating func parseDocument(into nodes: inout [FastJSONNode]) throws(FastJSONFallback) {
+        try parseValue(depth: 0, into: &nodes)
         skipWhitespace()
         guard index == bytes.count else { throw FastJSONFallback() }
-        return value
     }
 
     private mutating func skipWhitespace() {
@@ -49,22 +51,30 @@ struct FastJSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(FastJSONFallback) -> FastJSONValue {
+    private mutating func parseValue(depth: Int, into nodes: inout [FastJSONNode]) throws(FastJSONFallback) {
         guard depth < 128 else { throw FastJSONFallback() }
         skipWhitespace()
         guard index < bytes.count else { throw FastJSONFallback() }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try parseObject(depth: depth)
-        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "{"): return try parseObject(depth: depth, into: &nodes)
+        case UInt8(ascii: "["): return try parseArray(depth: depth, into: &nodes)
         case UInt8(ascii: "\""):
-            let (range, escaped) = try parseString()
+            let node = try parseString(index: nodes.count)
             // Check escapes now: Foundation rejects a bad one even in a member nobody reads.
-            if escaped { _ = try FastJSONValue.text(bytes, range, escaped: true) }
-            return .string(range, escaped: escaped)
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
-        default: return .number(try parseNumber())
+            if node.flag { _ = try FastJSONNode.text(bytes, node) }
+            nodes.append(node)
+        case UInt8(ascii: "t"):
+            try literal("true")
+            nodes.append(FastJSONNode(kind: .bool, flag: true, next: nodes.count + 1))
+        case UInt8(ascii: "f"):
+            try literal("false")
+            nodes.append(FastJSONNode(kind: .bool, flag: false, next: nodes.count + 1))
+        case UInt8(ascii: "n"):
+            try literal("null")
+            nodes.append(FastJSONNode(kind: .null, flag: false, next: nodes.count + 1))
+        default:
+            let range = try parseNumber()
+            nodes.append(FastJSONNode(kind: .number, flag: false, start: range.lowerBound, end: range.upperBound, next: nodes.count + 1))
         }
     }
 
@@ -75,49 +85,97 @@ struct FastJSONParser {
         index += count
     }
 
-    private mutating func parseObject(depth: Int) throws(FastJSONFallback) -> FastJSONValue {
+    private mutating func parseObject(depth: Int, into nodes: inout [FastJSONNode]) throws(FastJSONFallback) {
         index += 1
-        var members: [FastJSONMember] = []
+        let at = nodes.count
+        nodes.append(FastJSONNode(kind: .object, flag: true))
+        var count = 0
+        var plainKeys = true
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw FastJSONFallback() }
-            let (range, escaped) = try parseString()
-            let key = try FastJSONValue.text(bytes, range, escaped: escaped)
-            // Foundation keeps the first of duplicate keys; rare enough to leave to it.
-            for member in members where member.key == key { throw FastJSONFallback() }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw FastJSONFallback() }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            members.append(FastJSONMember(key: key, value: try parseValue(depth: depth + 1)))
-            skipWhitespace()
-            guard index < bytes.count else { throw FastJSONFallback() }
-            let next = bytes[index]
-            index += 1
-            if next == UInt8(ascii: "}") { return .object(members) }
-            guard next == UInt8(ascii: ",") else { throw FastJSONFallback() }
+        } else {
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw FastJSONFallback() }
+                let key = try parseString(index: nodes.count)
+                plainKeys = plainKeys && !key.flag && isASCII(key)
+                nodes.append(key)
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw FastJSONFallback() }
+                index += 1
+                try parseValue(depth: depth + 1, into: &nodes)
+                count += 1
+                skipWhitespace()
+                guard index < bytes.count else { throw FastJSONFallback() }
+                let next = bytes[index]
+                index += 1
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw FastJSONFallback() }
+            }
+        }
+        nodes[at].count = count
+        nodes[at].flag = plainKeys
+        nodes[at].next = nodes.count
+        // Foundation keeps the first of duplicate keys; rare enough to leave to it.
+        if count > 1 { try refuseDuplicateKeys(of: at, in: nodes) }
+    }
+
+    /// Keys compared as Foundation's dictionary compares them: plain ASCII keys by their bytes,
+    /// anything else as `String`s (canonically equivalent keys collide there too).
+    private func refuseDuplicateKeys(of object: Int, in nodes: [FastJSONNode]) throws(FastJSONFallback) {
+        var keys: [Int] = []
+        keys.reserveCapacity(nodes[object].count)
+        var member = object + 1
+        for _ in 0..<nodes[object].count {
+            keys.append(member)
+            member = nodes[member + 1].next
+        }
+        if nodes[object].flag, keys.count <= 32 {
+            for i in keys.indices {
+                for j in keys.indices where j > i && FastJSONNode.sameBytes(bytes, nodes[keys[i]], nodes[keys[j]]) {
+                    throw FastJSONFallback()
+                }
+            }
+            return
+        }
+        var seen = Set<String>()
+        for key in keys {
+            guard seen.insert(try FastJSONNode.text(bytes, nodes[key])).inserted else { throw FastJSONFallback() }
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(FastJSONFallback) -> FastJSONValue {
-        index += 1
-        var items: [FastJSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
-        while true {
-            items.append(try parseValue(depth: depth + 1))
-            skipWhitespace()
-            guard index < bytes.count else { throw FastJSONFallback() }
-            let next = bytes[index]
-            index += 1
-            if next == UInt8(ascii: "]") { return .array(items) }
-            guard next == UInt8(ascii: ",") else { throw FastJSONFallback() }
-        }
+    private func isASCII(_ node: FastJSONNode) -> Bool {
+        for i in node.start..<node.end where bytes[i] >= 0x80 { return false }
+        return true
     }
 
-    /// Checks a string (no control characters, valid UTF-8) and returns the range inside its quotes.
-    private mutating func parseString() throws(FastJSONFallback) -> (Range<Int>, Bool) {
+    private mutating func parseArray(depth: Int, into nodes: inout [FastJSONNode]) throws(FastJSONFallback) {
+        index += 1
+        let at = nodes.count
+        nodes.append(FastJSONNode(kind: .array, flag: false))
+        var count = 0
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+        } else {
+            while true {
+                try parseValue(depth: depth + 1, into: &nodes)
+                count += 1
+                skipWhitespace()
+                guard index < bytes.count else { throw FastJSONFallback() }
+                let next = bytes[index]
+                index += 1
+                if next == UInt8(ascii: "]") { break }
+                guard next == UInt8(ascii: ",") else { throw FastJSONFallback() }
+            }
+        }
+        nodes[at].count = count
+        nodes[at].next = nodes.count
+    }
+
+    /// Checks a string (no control characters, valid UTF-8); its node, `index` being where it goes.
+    private mutating func parseString(index node: Int) throws(FastJSONFallback) -> FastJSONNode {
         index += 1
         let start = index
         var escaped = false
@@ -130,7 +188,7 @@ struct FastJSONParser {
                 if !ascii, String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) == nil {
                     throw FastJSONFallback()
                 }
-                return (range, escaped)
+                return FastJSONNode(kind: .string, flag: escaped, start: range.lowerBound, end: range.upperBound, next: node + 1)
             }
             if byte == UInt8(ascii: "\\") { escaped = true; index += 2; continue }
             if byte < 0x20 { throw FastJSONFallback() }
@@ -161,11 +219,21 @@ struct FastJSONParser {
     }
 }
 
-extension FastJSONValue {
+extension FastJSONNode {
+    /// The bytes of a string or number.
+    func slice(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// Whether two strings have the same bytes.
+    static func sameBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ a: FastJSONNode, _ b: FastJSONNode) -> Bool {
+        a.end - a.start == b.end - b.start && memcmp(bytes.baseAddress! + a.start, bytes.baseAddress! + b.start, a.end - a.start) == 0
+    }
+
     /// The text of a string value (escapes resolved; UTF-8 was checked by the parser).
-    static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, escaped: Bool) throws(FastJSONFallback) -> String {
-        let slice = UnsafeBufferPointer(rebasing: bytes[range])
-        guard escaped else { return String(decoding: slice, as: UTF8.self) }
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ node: FastJSONNode) throws(FastJSONFallback) -> String {
+        let slice = node.slice(bytes)
+        guard node.flag else { return String(decoding: slice, as: UTF8.self) }
         // Escapes are rare in payloads: let the envelope's scanner, which handles them all, do it.
         var quoted = [UInt8](repeating: UInt8(ascii: "\""), count: slice.count + 2)
         quoted.withUnsafeMutableBufferPointer { _ = UnsafeMutableBufferPointer(rebasing: $0[1..<slice.count + 1]).initialize(from: slice) }

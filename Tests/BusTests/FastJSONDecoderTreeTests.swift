@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Bus
+
+/// The fast payload decoder against Foundation's on random documents: every value decoded through
+/// every kind of container (keyed with `allKeys`/`contains`, unkeyed, single values probed with
+/// `try?`), with escaped, non-ASCII and canonically equivalent keys among them.
+@Suite struct FastJSONDecoderTreeTests {
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// What a document decodes to, probing each value the way hand-written decoders do.
+    indirect enum Tree: Decodable, Equatable {
+        case object([String: Tree]), array([Tree]), string(String), int(Int64), double(Double), bool(Bool), null
+
+        init(from decoder: any Decoder) throws {
+            if let container = try? decoder.container(keyedBy: Key.self) {
+                var members: [String: Tree] = [:]
+                for key in container.allKeys {
+                    guard container.contains(key) else { throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "")) }
+                    members[key.stringValue] = try container.decode(Tree.self, forKey: key)
+                }
+                self = .object(members)
+            } else if var container = try? decoder.unkeyedContainer() {
+                var items: [Tree] = []
+                while !container.isAtEnd { items.append(try container.decode(Tree.self)) }
+                self = .array(items)
+            } else {
+                let value = try decoder.singleValueContainer()
+                if value.decodeNil() {
+                    self = .null
+                } else if let flag = try? value.decode(Bool.self) {
+                    self = .bool(flag)
+                } else if let number = try? value.decode(Int64.self) {
+                    self = .int(number)
+                } else if let number = try? value.decode(Double.self) {
+                    self = .double(number)
+                } else {
+                    self = .string(try value.decode(String.self))
+                }
+            }
+        }
+    }
+
+    /// A record with the shapes contracts use, decoded by synthesized code.
+    struct Record: Codable, Equatable {
+        var id: UUID
+        var name: String
+        var at: Date?
+        var count: Int
+        var tags: [String]
+        var nested: [String: [Int]]
+        var flag: Bool?
+    }
+
+    static func randomJSON(depth: Int, using rng: inout SplitMix64) -> String {
+        func text() -> String {
+            let pool = ["a", "b", "é", "e\u{301}", "\\\"", "\\n", "\\u00e9", "\\ud83d\\ude00", "z", "0", " ", "/"]
+            return (0..<Int.random(in: 0...4, using: &rng)).map { _ in pool.randomElement(using: &rng)! }.joined()
+        }
+        switch Int.random(in: 0..<(depth > 3 ? 6 : 9), using: &rng) {
+        case 0: return "\"\(text())\""
+        case 1: return String(Int64.random(in: -1_000_000...1_000_000, using: &rng))
+        case 2: return ["1.5", "-0.25", "1e3", "2E-2", "0", "-0", "9223372036854775807", "9223372036854775808"].randomElement(using: &rng)!
+        case 3: return Bool.random(using: &rng) ? "true" : "false"
+        case 4: return "null"
+        case 5: return " \"\(text())\" "
+        case 6, 7:
+            let members = (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+                "\"\(text())\":\(randomJSON(depth: depth + 1, using: &rng))"
+            }
+            return "{" + members.joined(separator: Bool.random(using: &rng) ? "," : " , ") + "}"
+        default:
+            return "[" + (0..<Int.random(in: 0...4, using: &rng)).map { _ in randomJSON(depth: depth + 1, using: &rng) }.joined(separator: ",") + "]"
+        }
+    }
+
+    static func expectSame<T: Decodable & Equatable>(_ type: T.Type, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let data = Data(json.utf8)
+        let foundation = Result { try BusJSON.decoder().decode(T.self, from: data) }
+        let viaBus = Result { try BusJSON.decode(T.self, from: data) }
+        switch (foundation, viaBus) {
+        case (.success(let a), .success(let b)): #expect(a == b, "\(json)", sourceLocation: sourceLocation)
+        case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "\(json)", sourceLocation: sourceLocation)
+        default: Issue.record("decoders disagree on \(json)", sourceLocation: sourceLocation)
+        }
+        // Where the fast path does not fall back, its value is Foundation's.
+        if let fast = try? FastJSONDecoder.decode(T.self, from: data) {
+            #expect((try? foundation.get()) == fast, "\(json)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func randomDocumentsDecodeLikeFoundation() {
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<3000 { Self.expectSame(Tree.self, Self.randomJSON(depth: 0, using: &rng)) }
+    }
+
+    @Test func recordsDecodeOnTheFastPathLikeFoundation() throws {
+        var rng = SplitMix64(seed: 11)
+        for index in 0..<500 {
+            let record = Record(
+                id: UUID(), name: String(repeating: "é\"\n", count: index % 4) + "n\(index)",
+                at: index % 3 == 0 ? nil : Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000_000, using: &rng)) / 1000),
+                count: Int.random(in: Int.min...Int.max, using: &rng), tags: (0..<index % 5).map { "t\($0)" },
+                nested: ["a": [1, 2], "\u{E9}": [], "e\u{301}x": [3]], flag: index % 2 == 0 ? nil : true)
+            let json = try BusJSON.encoder().encode(record)
+            Self.expectSame(Record.self, String(decoding: json, as: UTF8.self))
+            // These must not fall back (dates may differ from `record` in the last bit, as Foundation's do).
+            #expect(try FastJSONDecoder.decode(Record.self, from: json) == BusJSON.decoder().decode(Record.self, from: json))
+        }
+    }
+
+    @Test(arguments: [
+        #"{"a":1,"a":2}"#, #"{"é":1,"e\u0301":2}"#, #"{"\u0061":1,"a":2}"#, #"{"x":[1,{"y":2,"y":3}]}"#,
+        #"{"a":{"b":{"c":[[[]]]}}}"#, "[1,2,3", "{\"a\":1 \"b\":2}", #"["\ud800"]"#, "[\"\u{7F}\"]",
+    ])
+    func edgeDocumentsDecodeLikeFoundation(_ json: String) {
+        Self.expectSame(Tree.self, json)
+    }
+}
