@@ -18,7 +18,12 @@ import Testing
         let binary = EnvelopeCodec.encode(Self.full)
         #expect(binary.first == BinaryEnvelope.marker)
         let fromBinary = try EnvelopeCodec.decode(binary)
-        let fromJSON = try EnvelopeCodec.decode(EnvelopeCodec.encodeJSON(Self.full))
+        var fromJSON = try EnvelopeCodec.decode(EnvelopeCodec.encodeJSON(Self.full))
+        // JSON carries milliseconds, binary the exact time.
+        #expect(abs(fromJSON.sentAt.timeIntervalSince(fromBinary.sentAt)) < 0.001)
+        #expect(abs(fromJSON.deadline!.timeIntervalSince(fromBinary.deadline!)) < 0.001)
+        #expect(fromBinary.sentAt == Self.full.sentAt && fromBinary.deadline == Self.full.deadline)
+        (fromJSON.sentAt, fromJSON.deadline) = (fromBinary.sentAt, fromBinary.deadline)
         #expect(fromBinary == fromJSON)
         #expect(fromBinary.error?.details == ["current": "2.0", "a": ""])
         #expect(fromBinary.sequence == -42)
@@ -36,6 +41,17 @@ import Testing
         empty.error = BusError(.internal, "", details: [:])
         let back = try EnvelopeCodec.decode(EnvelopeCodec.encode(empty))
         #expect(back.payload == Data() && back.idempotencyKey == "" && back.error?.details == [:])
+    }
+
+    /// Times outside what the JSON form can say are clamped when written (and refused when read):
+    /// nothing downstream formats an out-of-range date.
+    @Test func timesAreClampedToYearsOneTo9999() throws {
+        var envelope = Envelope(kind: .event, type: "x", sentAt: Date(timeIntervalSince1970: 1e300))
+        envelope.deadline = Date(timeIntervalSince1970: -.infinity)
+        let decoded = try EnvelopeCodec.decode(EnvelopeCodec.encode(envelope))
+        #expect(decoded.sentAt.timeIntervalSince1970 == BinaryEnvelope.latest)
+        #expect(decoded.deadline?.timeIntervalSince1970 == BinaryEnvelope.earliest)
+        #expect(Timestamp.format(decoded.sentAt) == "9999-12-31T23:59:59.999Z")
     }
 
     @Test func equalErrorsAreEqualBytes() {
@@ -78,6 +94,9 @@ import Testing
         ("field past the end", header() + [BinaryEnvelope.Tag.payload.rawValue, 0, 0, 0, 9, 1]),
         ("half a field header", header() + [BinaryEnvelope.Tag.payload.rawValue, 0]),
         ("type past the end", Array(header(type: "abc").dropLast())),
+        ("sentAt not a number", header(sentAt: .nan)), ("sentAt infinite", header(sentAt: -.infinity)),
+        ("sentAt past year 9999", header(sentAt: 253_402_300_800)), ("sentAt before year 1", header(sentAt: -62_135_596_801)),
+        ("deadline far out", header() + field(BinaryEnvelope.Tag.deadline.rawValue, withUnsafeBytes(of: (1e300).bitPattern.bigEndian, Array.init))),
     ] as [(String, [UInt8])])
     func refusesMalformedWithInvalidArgument(_ name: String, _ bytes: [UInt8]) {
         do {
@@ -114,11 +133,15 @@ import Testing
         #expect(unknown.error == BusError(.internal, "later"))
     }
 
-    @Test func containerBytesMatchTheDataForm() {
+    @Test func containerBytesMatchTheDataForm() throws {
         let envelope = [UInt8](EnvelopeCodec.encode(Self.full))
         let attachments = [Data([1, 2, 3]), Data(), Data(count: 70_000)]
         #expect(Data(Frames.packBytes(envelope, attachments)) == Frames.pack(Data(envelope), attachments))
         #expect(Frames.packBytes(envelope, []) == envelope)
+        // Bytes that start like a container travel in one, so that unpacking gives them back.
+        let odd = Data([0, 0, 0, 0, 1, 9])
+        #expect(try Frames.unpack(Frames.pack(odd, [])).get().envelope == odd)
+        #expect(Data(Frames.packBytes([UInt8](odd), [])) == Frames.pack(odd, []))
     }
 
     /// The splits that read a message in place give the same answers as the `[Data]` ones.
@@ -154,14 +177,15 @@ import Testing
 // MARK: Hand-built envelopes
 
 private func header(
-    v: Int64 = 1, kind: UInt8 = 1, id: UUID = UUID(), type: String = "t", typeBytes: [UInt8]? = nil
+    v: Int64 = 1, kind: UInt8 = 1, id: UUID = UUID(), type: String = "t", typeBytes: [UInt8]? = nil,
+    sentAt: Double = 1_790_000_000.25
 ) -> [UInt8] {
     let type = typeBytes ?? Array(type.utf8)
     var bytes: [UInt8] = [BinaryEnvelope.marker]
     bytes += withUnsafeBytes(of: v.bigEndian, Array.init)
     bytes.append(kind)
     bytes += withUnsafeBytes(of: id.uuid, Array.init)
-    bytes += withUnsafeBytes(of: Int64(1_790_000_000_000).bigEndian, Array.init)
+    bytes += withUnsafeBytes(of: sentAt.bitPattern.bigEndian, Array.init)
     bytes += withUnsafeBytes(of: UInt32(type.count).bigEndian, Array.init)
     return bytes + type
 }

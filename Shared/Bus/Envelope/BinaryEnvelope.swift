@@ -10,12 +10,12 @@ import Foundation
 ///  1      8     v (Int64)
 ///  9      1     kind: 1 request, 2 reply, 3 event
 /// 10     16     id (UUID bytes)
-/// 26      8     sentAt, milliseconds since 1970 (Int64)
+/// 26      8     sentAt, seconds since 1970 (the Float64's bits)
 /// 34      4     type: length n (UInt32), then n bytes of UTF-8
 /// 38+n    …     fields: tag (UInt8), length (UInt32), value; unknown tags are skipped
 /// ```
 ///
-/// Field tags: 1 `correlationId` (16 bytes), 2 `deadline` (Int64 ms), 3 `traceparent` (UTF-8),
+/// Field tags: 1 `correlationId` (16 bytes), 2 `deadline` (as `sentAt`), 3 `traceparent` (UTF-8),
 /// 4 `principal` (kind byte as ``principalKinds``, then the id's UTF-8), 5 `idempotencyKey`
 /// (UTF-8), 6 `sequence` (Int64), 7 `error` (see ``writeError(_:)``), 8 `payload` (the payload's
 /// JSON bytes, as they are).
@@ -34,6 +34,29 @@ enum BinaryEnvelope {
 
     static let kinds: [Envelope.Kind] = [.request, .reply, .event]
     static let principalKinds: [Principal.Kind] = [.user, .service, .operator, .anonymous]
+
+    /// The instants the JSON form can write (years 0001 to 9999), in seconds since 1970: a time
+    /// outside them (or not finite) is refused on reading and clamped on writing, so that nothing
+    /// that formats or converts a decoded time can overflow.
+    static let earliest: Double = -62_135_596_800
+    static let latest: Double = 253_402_300_799.999
+
+    /// A time as the bits of its `Double` seconds since 1970: exact both ways, so a decoded
+    /// envelope re-encodes to the same bytes (milliseconds through floating point did not, far
+    /// from 1970).
+    static func bits(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, earliest), latest)
+        return Int64(bitPattern: clamped.bitPattern)
+    }
+
+    static func date(_ bits: Int64, _ field: String) throws(BusError) -> Date {
+        let seconds = Double(bitPattern: UInt64(bitPattern: bits))
+        guard seconds.isFinite, seconds >= earliest, seconds <= latest else {
+            throw BusError(.invalidArgument, "envelope \(field) is out of range")
+        }
+        return Date(timeIntervalSince1970: seconds)
+    }
 
     /// The offset where the type's length is, and the size of everything before the type's bytes.
     static let typeLengthOffset = 34
@@ -75,7 +98,7 @@ enum BinaryEnvelope {
         writer.int64(Int64(envelope.v))
         writer.byte(UInt8(kinds.firstIndex(of: envelope.kind)! + 1))
         writer.uuid(envelope.id)
-        writer.int64(envelope.sentAt.millisecondsSince1970)
+        writer.int64(bits(envelope.sentAt))
         writer.uint32(UInt32(envelope.type.utf8.count))
         writer.string(envelope.type)
         if let id = envelope.correlationId {
@@ -84,7 +107,7 @@ enum BinaryEnvelope {
         }
         if let deadline = envelope.deadline {
             writer.field(.deadline, length: 8)
-            writer.int64(deadline.millisecondsSince1970)
+            writer.int64(bits(deadline))
         }
         if let traceparent = envelope.traceparent {
             writer.field(.traceparent, length: traceparent.utf8.count)
@@ -155,8 +178,7 @@ enum BinaryEnvelope {
         guard let type = string(typeBytes) else { throw invalidUTF8("type") }
         guard !type.isEmpty else { throw BusError(.invalidArgument, "envelope type is empty") }
         var envelope = Envelope(
-            v: Int(v), id: id, kind: kinds[Int(kindByte) - 1], type: type,
-            sentAt: Date(millisecondsSince1970: sentAt))
+            v: Int(v), id: id, kind: kinds[Int(kindByte) - 1], type: type, sentAt: try date(sentAt, "sentAt"))
         while !reader.isAtEnd {
             guard let tagByte = reader.byte(), let length = reader.uint32(), let value = reader.bytes(Int(length)) else {
                 throw BusError(.invalidArgument, "envelope field is truncated")
@@ -174,8 +196,8 @@ enum BinaryEnvelope {
             guard value.count == 16, let id = field.uuid() else { throw wrongSize("correlationId") }
             envelope.correlationId = id
         case .deadline:
-            guard value.count == 8, let ms = field.int64() else { throw wrongSize("deadline") }
-            envelope.deadline = Date(millisecondsSince1970: ms)
+            guard value.count == 8, let time = field.int64() else { throw wrongSize("deadline") }
+            envelope.deadline = try date(time, "deadline")
         case .sequence:
             guard value.count == 8, let sequence = field.int64() else { throw wrongSize("sequence") }
             envelope.sequence = sequence

@@ -36,11 +36,13 @@ public enum Frames {
     /// Separates the topic from the body in an event frame.
     static let topicSeparator: UInt8 = 0
 
-    /// One frame holding the envelope and its attachments: the envelope JSON as it is when there
-    /// are none, else `0x00`, the part count (UInt32, big-endian), each part's length (UInt64,
+    /// One frame holding the envelope and its attachments: the envelope's bytes as they are when
+    /// there are none (and they do not start with `0x00`), else `0x00`, the part count (UInt32, big-endian), each part's length (UInt64,
     /// big-endian), then the parts, envelope first.
     public static func pack(_ envelope: Data, _ attachments: [Data]) -> Data {
-        guard !attachments.isEmpty else { return envelope }
+        // Bare only when it cannot be mistaken for a container (no envelope starts with 0x00, but
+        // unpack(pack(x)) must give x back whatever x is).
+        guard !attachments.isEmpty || envelope.first == containerMarker else { return envelope }
         let parts = [envelope] + attachments
         var out = Data(capacity: 5 + 8 * parts.count + parts.reduce(0) { $0 + $1.count })
         out.append(containerMarker)
@@ -53,7 +55,7 @@ public enum Frames {
     /// The same container as bytes, for the sockets; the envelope alone when there are no
     /// attachments (no copy then).
     static func packBytes(_ envelope: [UInt8], _ attachments: [Data]) -> [UInt8] {
-        guard !attachments.isEmpty else { return envelope }
+        guard !attachments.isEmpty || envelope.first == containerMarker else { return envelope }
         let count = attachments.count + 1
         let size = 5 + 8 * count + envelope.count + attachments.reduce(0) { $0 + $1.count }
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

@@ -31,13 +31,6 @@ final class PendingCalls: Sendable {
         }
     }
 
-    /// Resumes the call `id` with its reply; `false` when nobody waits for it any more (late reply).
-    func complete(_ id: UUID, with reply: Reply) -> Bool {
-        guard let call = state.withLock({ $0.calls.removeValue(forKey: id) }) else { return false }
-        call.continuation.resume(returning: reply)
-        return true
-    }
-
     /// Resumes every call answered in `replies` (one socket wake-up's worth) under one lock, and
     /// empties `replies`; returns how many replies found nobody waiting (late).
     func complete(_ replies: inout ReplyBatch) -> Int {
