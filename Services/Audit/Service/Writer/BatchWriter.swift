@@ -20,8 +20,8 @@ struct BatchWriter: Sendable {
         let users = Array(Set(batch.map(\.request.userId)))
         let results = try db.pipeline([
             PipelineCall(Self.lockHead, [chain]),
-            PipelineCall(Self.upsertSubjects, [Self.arrayLiteral(users.map { $0.uuidString })]),
-            PipelineCall(Self.findRepeats, [Self.arrayLiteral(batch.map(\.idempotencyHash))]),
+            PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { $0.uuidString })]),
+            PipelineCall(Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))]),
         ]).map { try $0.get() }
 
         guard let head = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
@@ -35,7 +35,7 @@ struct BatchWriter: Sendable {
         let missing = users.filter { subjects[$0] == nil }
         if !missing.isEmpty {
             // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
-            for row in try db.query(Self.findSubjects, Self.arrayLiteral(missing.map { $0.uuidString })) {
+            for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { $0.uuidString })) {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
                 subjects[user] = (pseudonym, secret)
             }
@@ -131,11 +131,5 @@ struct BatchWriter: Sendable {
             recordedAt: Date(millisecondsSince1970: try row.decode(Int64.self, column: first + 5)),
             chain: try row.decode(Int.self, column: first + 6), position: try row.decode(Int64.self, column: first + 7),
             hash: try row.decode([UInt8].self, column: first + 8).hexString, signature: "")
-    }
-
-    /// A PostgreSQL array literal of values that need no quoting (UUIDs, hex): `{a,b,c}`, passed
-    /// as one text parameter and cast in SQL.
-    static func arrayLiteral(_ values: [String]) -> String {
-        "{" + values.joined(separator: ",") + "}"
     }
 }

@@ -125,9 +125,7 @@ final class GroupCommitter: Service, Sendable {
     }
 
     static func busError(_ error: any Error) -> BusError {
-        if let error = error as? BusError { return error }
-        if let error = error as? any BusErrorConvertible { return error.busError }
         if error is BatchWriter.SubjectRace { return BusError(.unavailable, "concurrent writes conflicted; try again") }
-        return BusError(.internal, "the record could not be written")
+        return BusError(converting: error, internalMessage: "the record could not be written")
     }
 }

@@ -137,9 +137,4 @@ public final class SessionVerifier: Sendable {
     func revoked(_ user: UserSessionsRevoked) {
         state.withLock { $0.revocations.revoke(user) }
     }
-
-    /// Whether a token naming key `kid` would find its key here.
-    func holdsKey(_ kid: String) -> Bool {
-        state.withLock { $0.verifier?.publicKeys[kid] != nil }
-    }
 }

@@ -1,0 +1,20 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+/// `PostgresArrayLiteral`: any text, quotes and backslashes included, comes back from
+/// `unnest($1::text[])` exactly as sent; nil as NULL.
+@Suite("Array literals")
+struct ArrayLiteralTests {
+    @Test func anyTextRoundTripsThroughUnnest() async throws {
+        let values: [String?] = ["plain", "with,comma", "with \"quotes\"", "back\\slash", "{braces}", "", "NULL", nil, "é ✓"]
+        try await TestDatabase.withSchema { db in
+            let read = try await db.pool.withConnection { c in
+                try c.query("SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n", PostgresArrayLiteral.of(values))
+                    .map { try $0.decode(String?.self, column: 0) }
+            }
+            #expect(read == values)
+        }
+    }
+}
