@@ -48,7 +48,7 @@ let package = Package(
 
         // MARK: Shared libraries
         // The lock every module uses instead of `Synchronization.Mutex`, which ThreadSanitizer
-        // cannot see on Linux (issue 8; `deploy/tsan`).
+        // cannot see on Linux; `deploy/tsan`.
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(
             name: "Bus", dependencies: [
@@ -121,7 +121,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),
-        // MARK: Documents (issue 5)
+        // MARK: Documents
         .target(
             name: "DocumentsService", dependencies: [
                 "Bus", "Contracts", "Identity", "Postgres", "ServiceKit",
@@ -241,14 +241,14 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
 
-        // MARK: Reliability (issue 8): faults and attacks against the real executables
+        // MARK: Reliability: faults and attacks against the real executables
         .testTarget(
             name: "ReliabilityTests", dependencies: [
                 "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
 
-        // MARK: HTTP security (issue 8): isolation, tokens, share links, bad input, secrets through the gateway
+        // MARK: HTTP security: isolation, tokens, share links, bad input, secrets through the gateway
         // The gateway stack harness shared by GatewayTests and SecurityTests.
         .target(
             name: "GatewayTestSupport", dependencies: [

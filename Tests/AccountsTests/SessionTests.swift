@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Sign in with Apple and sessions (issue 4), against the real services with a stand-in for
+/// Sign in with Apple and sessions, against the real services with a stand-in for
 /// Apple's keys.
 @Suite(.serialized) struct SessionTests {
     @Test func anExistingUserSignsInRefreshesAndSignsOut() async throws {
