@@ -20,22 +20,25 @@ let package = Package(
         .executable(name: "compass", targets: ["compass"]),
         .executable(name: "documents-bench", targets: ["DocumentsBench"]),
     ],
+    // Exact versions: an application builds what it was tested with. Package.resolved would pin
+    // the transitive packages too, but it is not committed: the package mirror these machines
+    // build from gives other commit ids than GitHub's (ARCHITECTURE.md, "Dependencies").
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         // SHA-256 of legal texts, the audit hash chain, Ed25519 receipt and checkpoint signatures.
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         // The `compass` operator CLI's commands and flags.
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         // Latency percentiles in the benchmarks.
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
         // The HTTP gateway only (Services/Gateway). Default traits off but FullFoundation, so
         // swift-configuration is not built.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: ["FullFoundation"]),
         // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         // MARK: C libraries
