@@ -81,7 +81,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ], path: "Shared/Identity", swiftSettings: strict),
+            ], path: "Shared/Identity", exclude: ["README.md"], swiftSettings: strict),
 
         // MARK: Services
         .target(
