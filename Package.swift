@@ -53,16 +53,19 @@ let package = Package(
         // The lock every module uses instead of `Synchronization.Mutex`, which ThreadSanitizer
         // cannot see on Linux; `deploy/tsan`.
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
+        .target(name: "Hex", path: "Shared/Hex", swiftSettings: strict),
         .target(
             name: "Bus", dependencies: [
-                "CZeroMQ", "Locks",
+                "CZeroMQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
         .target(
             name: "Postgres", dependencies: [
-                "CLibPQ", "Locks",
+                "CLibPQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256 of migration files.
+                .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
             name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts",
@@ -78,6 +81,7 @@ let package = Package(
 
         .target(
             name: "Identity", dependencies: [
+                "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -96,7 +100,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "AuditService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -107,7 +111,7 @@ let package = Package(
 
         .target(
             name: "AccountsService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -127,7 +131,7 @@ let package = Package(
         // MARK: Documents
         .target(
             name: "DocumentsService", dependencies: [
-                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -200,7 +204,7 @@ let package = Package(
             name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
         .testTarget(
-            name: "PostgresTests", dependencies: ["Postgres", "TestSupport"],
+            name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "Hex", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
             name: "AuditTests", dependencies: [
