@@ -86,6 +86,13 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Shared/Identity", exclude: ["README.md"], swiftSettings: strict),
+        // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: what
+        // `compass load` and the benchmarks both use.
+        .target(
+            name: "LoadKit", dependencies: [
+                "Bus",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ], path: "Shared/LoadKit", swiftSettings: strict),
 
         // MARK: Services
         .target(
@@ -141,7 +148,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "DocumentsBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
@@ -171,16 +178,11 @@ let package = Package(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
 
-        // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: shared
-        // by the benchmarks and `compass load`.
-        .target(
-            name: "LoadKit", dependencies: [
-                "Bus",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ], path: "Benchmarks/LoadKit", swiftSettings: strict),
+        // The benchmarks' command-line options.
+        .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "AuditBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
