@@ -19,11 +19,17 @@ public enum GatewayApplication {
     ) async throws {
         let logger = runtime.logger
         let services = try await ServiceClients.connect(peers, peers: settings.peers, timeout: settings.busTimeout, logger: logger)
+        // Ready while any backend serves: a backend that is down turns only its own routes to 503
+        // (with Retry-After), and the legal texts are served from memory. Pulling every gateway
+        // out of rotation because Legal alone is down would take the whole API down with it.
         for peer in peers {
-            runtime.addReadinessCheck("bus.\(peer.rawValue)") {
-                guard services.isConnected(peer) else { throw BusError(.unavailable, "not connected") }
-            }
+            runtime.addReadinessCheck(ReadinessCheck("bus.\(peer.rawValue)") {
+                services.isConnected(peer) ? .ready : .degraded("not connected: its routes answer 503")
+            })
         }
+        runtime.addReadinessCheck(ReadinessCheck("backends") {
+            peers.contains(where: services.isConnected) ? .ready : .notReady("no backend connected")
+        })
         if settings.legacyUnauthenticatedClients {
             logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
         }

@@ -31,6 +31,19 @@ enum ErrorStyle {
 /// Turns anything a route throws into a JSON error response.
 enum ErrorResponses {
     static func response(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
+        var response = body(for: error, style: style, requestID: requestID, logger: logger)
+        // A backend that is down or a database that refuses for now: tell clients when to try
+        // again (the bus reconnects within a second), unless the error said so itself.
+        if response.status == .serviceUnavailable, response.headers[.retryAfter] == nil {
+            response.headers[.retryAfter] = String(retryAfterSeconds)
+        }
+        return response
+    }
+
+    /// Seconds a 503 asks the client to wait.
+    static let retryAfterSeconds = 1
+
+    private static func body(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
         if let rest = error as? PostgRESTError { return rest.response() }
         if let tus = error as? TusVersionMismatch { return tus.response(requestID: requestID) }
         if let limited = error as? RateLimited { return limited.response(style: style, requestID: requestID) }
