@@ -177,7 +177,7 @@ extension GatewayIntegration {
                     let listed = (manifest["files"] as? [[String: Any]])?.first { $0["path"] as? String == path }
                     #expect(listed?["sha256"] as? String == GatewayHarness.sha256(bytes) && listed?["bytes"] as? Int == bytes.count)
                 }
-                #expect(try #require(byId[bigId.lowercased()])["file"] as? String == "documents/\(bigId.lowercased())/game film.mp4")
+                #expect(try #require(byId[bigId.lowercased()])["file"] as? String == "documents/\(bigId.lowercased())/game_film.mp4", "the archive path is the file URL")
                 let half = try #require(byId[unfinishedId])
                 #expect(half["file"] == nil || half["file"] is NSNull)
                 #expect(half["bytesNotIncluded"] as? String == "the upload was not finished")

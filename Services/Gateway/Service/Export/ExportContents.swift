@@ -42,8 +42,9 @@ struct ExportContents: Sendable {
         return ExportContents(account: try await account, records: records, publicKey: try await key.publicKey, documents: documents, shareLinks: links)
     }
 
-    /// The archive path of a document's bytes: `documents/<id>/<file name>`, the name taken from
-    /// the file URL with anything that could leave the folder or confuse an unpacker replaced.
+    /// The archive path of a document's bytes: `documents/<id>/<file name>`, the document's file
+    /// URL (Documents already reduces names to safe characters), with anything that could leave
+    /// the folder or confuse an unpacker replaced again here rather than trusted.
     static func path(of document: Document) -> String {
         let raw = document.fileUrl.split(separator: "/").last.map(String.init) ?? ""
         var name = String(raw.unicodeScalars.map { scalar -> Character in
