@@ -83,6 +83,13 @@ extension GatewayIntegration {
                 // Without a session: 401, nothing changed.
                 let anonymous = try await http.send("PATCH", "/api/me", json: ["name": "Nobody"])
                 #expect(anonymous.status == 401)
+
+                // The correction records go with the account.
+                let deletion = try await http.send("POST", "/api/me/deletion", headers: user.auth)
+                let requestId = try #require(deletion.json["requestId"] as? String)
+                #expect(try await http.send("POST", "/api/me/deletion/\(requestId)/confirm", headers: user.auth).status == 200)
+                #expect(try await corrections(harness, user) == 0)
+                #expect(try await confirmations(harness, user) == 0)
             }
         }
 
@@ -193,6 +200,28 @@ extension GatewayIntegration {
                 #expect(limited.status == 429 && limited.header("Retry-After") != nil && limited.json["error"] as? String == "rate_limited")
                 #expect(try await http.get("/api/me/export", headers: other.auth).status == 200, "another user's budget is separate")
                 #expect(try await http.get("/api/me/export").status == 401)
+            }
+        }
+
+        /// A 48 MiB document exported with the gateway's peak memory growing by far less than the
+        /// archive: the bytes pass through one chunk at a time, the archive is never assembled.
+        @Test func exportStreamsWithinBoundedMemory() async throws {
+            try await GatewayHarness.run(documents: ["DOCUMENTS_MAX_FILE_SIZE": String(64 << 20)]) { harness in
+                let user = try await harness.user()
+                let bytes = GatewayHarness.randomBytes(48 << 20)
+                _ = try await harness.upload(bytes, as: user, type: "highlight_video", fileName: "season.mp4", patchSize: 8 << 20)
+                try harness.resetPeakMemory(of: "Gateway")
+                let before = try harness.peakMemory(of: "Gateway")
+                let start = ContinuousClock.now
+                let reply = try await harness.http.get("/api/me/export", headers: user.auth)
+                let elapsed = ContinuousClock.now - start
+                let growth = try harness.peakMemory(of: "Gateway") - before
+                #expect(reply.status == 200)
+                let entries = try ZipReader.entries(of: reply.body)
+                #expect(entries.first { $0.name.hasSuffix("/season.mp4") }?.data == bytes)
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                print("export of a 48 MiB document: \(reply.body.count >> 20) MiB archive in \(String(format: "%.2f", seconds)) s, gateway peak memory growth \(growth >> 20) MiB")
+                #expect(growth < 16 << 20, "the gateway's peak memory grew by \(growth >> 20) MiB for a \(reply.body.count >> 20) MiB archive")
             }
         }
 
