@@ -222,7 +222,37 @@ extension GatewayIntegration {
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                 print("export of a 48 MiB document: \(reply.body.count >> 20) MiB archive in \(String(format: "%.2f", seconds)) s, gateway peak memory growth \(growth >> 20) MiB")
                 #expect(growth < 16 << 20, "the gateway's peak memory grew by \(growth >> 20) MiB for a \(reply.body.count >> 20) MiB archive")
+
+                // Figures (printed, not asserted): the export against the plain download of the same
+                // bytes, medians of 3 rounds each, wall time and the gateway's CPU per request.
+                let id = try #require(entries.first { $0.name.hasSuffix("/season.mp4") }?.name.split(separator: "/")[1])
+                var rounds: [String: [(wall: Double, cpu: Double)]] = [:]
+                for _ in 0..<3 {
+                    for (label, path) in [("download", "/api/documents/\(id)/content"), ("export", "/api/me/export")] {
+                        let cpuBefore = try Self.cpuSeconds(of: harness, "Gateway")
+                        let began = ContinuousClock.now
+                        let answer = try await harness.http.get(path, headers: user.auth)
+                        let took = ContinuousClock.now - began
+                        #expect(answer.status == 200)
+                        let wall = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+                        rounds[label, default: []].append((wall, try Self.cpuSeconds(of: harness, "Gateway") - cpuBefore))
+                    }
+                }
+                func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+                let (download, export) = (rounds["download"]!, rounds["export"]!)
+                print(String(
+                    format: "export vs download of 48 MiB (medians of 3): wall %.3f s vs %.3f s (ratio %.2f), gateway CPU %.2f s vs %.2f s (ratio %.2f)",
+                    median(export.map(\.wall)), median(download.map(\.wall)), median(export.map(\.wall)) / median(download.map(\.wall)),
+                    median(export.map(\.cpu)), median(download.map(\.cpu)), median(export.map(\.cpu)) / max(0.01, median(download.map(\.cpu)))))
             }
+        }
+
+        /// User plus system CPU time of one executable so far (`/proc/<pid>/stat`, 100 ticks a second).
+        static func cpuSeconds(of harness: GatewayHarness, _ name: String) throws -> Double {
+            let pid = try #require(harness.pid(of: name))
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+            return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
         }
 
         func corrections(_ harness: GatewayHarness, _ user: GatewayHarness.User) async throws -> Int {

@@ -44,6 +44,14 @@ import Testing
         #expect(CRC32.of([UInt8]()) == 0)
         let data = Data((0..<4096).map { UInt8(($0 * 31) % 256) })
         #expect(CRC32.of(data) == ZipReader.bitwiseCRC(data))
+        // Updated in uneven pieces (the 8-byte steps and the byte-wise tail meet anywhere).
+        let odd = Data((0..<4099).map { UInt8(($0 * 131 + 7) % 256) })
+        for cut in [0, 1, 7, 8, 9, 2050, 4098] {
+            var crc = CRC32()
+            crc.update(odd[0..<cut])
+            crc.update(odd[cut...])
+            #expect(crc.value == ZipReader.bitwiseCRC(odd), "split at \(cut)")
+        }
     }
 
     @Test func aDamagedArchiveIsRefused() throws {
