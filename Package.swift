@@ -217,7 +217,11 @@ let package = Package(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
-            name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
+            name: "LegalTests", dependencies: [
+                "LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal",
+                // The privacy text is checked against the routes and settings it describes.
+                "GatewayService", "AccountsService", "DocumentsService", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/LegalTests", swiftSettings: strict),
         // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
         .target(

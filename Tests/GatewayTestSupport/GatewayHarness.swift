@@ -23,7 +23,7 @@ public final class GatewayHarness: Sendable {
     /// The gateway's rate-limit rules, switched off by default in tests (`RateLimitTests` set them).
     public static let rateLimitVariables = [
         "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER",
-        "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER",
+        "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", "GATEWAY_RATE_LIMIT_EXPORT_PER_USER",
     ]
 
     private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,

@@ -82,6 +82,9 @@ enum IsolationWalk {
                     refused: ownOnly, mustNotContain: bIds, endsSession: true),
                 Probe(method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id], refused: ownOnly, mustNotContain: bIds),
             ],
+            "PATCH /api/me": [Probe(method: "PATCH", path: "/api/me", json: ["userId": b.user.id, "id": b.user.id, "name": "Mallory"], refused: ownOnly, mustNotContain: bIds)],
+            // Stored (uncompressed) ZIP entries: an id of B's in the archive would show in the bytes.
+            "GET /api/me/export": [Probe(method: "GET", path: "/api/me/export?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion": [Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion/:requestId/confirm": [Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])],

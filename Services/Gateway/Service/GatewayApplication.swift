@@ -96,6 +96,8 @@ public enum GatewayApplication {
         TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)
             .register(on: router, catalog: catalog)
         StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        PersonalDataRoutes(services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize, maxBodyBytes: settings.maxBodyBytes)
+            .register(on: router, catalog: catalog)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
         return router
     }

@@ -3,7 +3,8 @@ import Foundation
 import Postgres
 
 /// The SQL of the Accounts service over `users` and `eligibility_confirmations`; deletion in
-/// `AccountsStore+Deletion.swift`, sessions in `AccountsStore+Sessions.swift`. The schema is
+/// `AccountsStore+Deletion.swift`, sessions in `AccountsStore+Sessions.swift`, corrections and the
+/// export in `AccountsStore+Profile.swift`. The schema is
 /// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
 public struct AccountsStore: Sendable {
     public let pool: PostgresPool
@@ -15,6 +16,7 @@ public struct AccountsStore: Sendable {
     let appleTokens: String
     let appleNotifications: String
     let deletionCertificates: String
+    let profileCorrections: String
     /// ServiceKit's outbox table of this schema (read for the sequence revocations are complete up to).
     let outbox: String
 
@@ -30,6 +32,7 @@ public struct AccountsStore: Sendable {
         self.appleTokens = "\(schema).apple_tokens"
         self.appleNotifications = "\(schema).apple_notifications"
         self.deletionCertificates = "\(schema).deletion_certificates"
+        self.profileCorrections = "\(schema).profile_corrections"
         self.outbox = "\(schema).outbox"
     }
 

@@ -193,7 +193,7 @@ enum OpenAPIDocument {
         var responses: [String: JSONValue] = ["default": error]
         if RateLimits.guardedRoutes.contains(entry.method + " " + entry.path) {
             responses["429"] = .object([
-                "description": .string("Rate limited (sign-in or acceptance writes, per address or per user): retry after Retry-After seconds."),
+                "description": .string("Rate limited (sign-in, acceptance writes or data exports, per address or per user): retry after Retry-After seconds."),
                 "headers": .object([
                     "Retry-After": .object([
                         "description": .string("Whole seconds until the request would be allowed (at least 1)."),
@@ -214,6 +214,13 @@ enum OpenAPIDocument {
             responses["416"] = .object([
                 "description": .string("The range is past the end (Content-Range: bytes */<length>)."),
                 "content": .object(["application/json": .object(["schema": .object(["$ref": .string("#/components/schemas/Error")])])]),
+            ])
+            return .object(responses)
+        }
+        if entry.path == "/api/me/export" {
+            responses["200"] = .object([
+                "description": .string("The export: a ZIP archive (README.txt, manifest.json, documents/…), streamed."),
+                "content": .object(["application/zip": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
             ])
             return .object(responses)
         }
