@@ -129,7 +129,7 @@ def test_supabase_auth_sign_in_refresh_rest_storage_and_sign_out(stack):
     user_id = str(uuid.UUID(user.id))
 
     # The id given at sign-in is the account's once eligibility is confirmed (seed 004 sign-up).
-    account = sign_up(stack, session.access_token, apple_id)
+    account = sign_up(stack, session.access_token, apple_id, email="gotrue@example.com")
     assert account["id"].lower() == user_id
 
     refreshed = supabase.auth.refresh_session()
