@@ -41,7 +41,12 @@ struct CORSPolicy: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let origin = request.headers[.origin] else { return try await next(request, context) }
+        guard let origin = request.headers[.origin] else {
+            // The answer differs by Origin: a cache must not hand this one to a browser's request.
+            var response = try await next(request, context)
+            response.headers[values: .vary].append("Origin")
+            return response
+        }
         let allowed = origins.contains(Self.normalized(origin))
         if request.method == .options, request.headers[Self.requestMethod] != nil {
             guard allowed else { return Response(status: .forbidden) }
