@@ -215,6 +215,10 @@ public final class GatewayHarness: Sendable {
     public func userCount() async throws -> Int {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.users")[0].decode(Int.self, column: 0) }
     }
+
+    public func sessionCount() async throws -> Int {
+        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0) }
+    }
 }
 
 extension GatewayHarness {

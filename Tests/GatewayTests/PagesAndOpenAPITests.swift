@@ -60,6 +60,7 @@ extension GatewayIntegration {
                     ("get", "/storage/v1/object/{bucket}/{path}"), ("get", "/storage/v1/object/authenticated/{bucket}/{path}"),
                     ("get", "/storage/v1/object/public/{bucket}/{path}"), ("post", "/storage/v1/object/sign/{bucket}/{path}"),
                     ("get", "/storage/v1/object/sign/{bucket}/{path}"),
+                    ("post", "/auth/v1/token"), ("post", "/auth/v1/logout"), ("get", "/auth/v1/user"),
                 ]
                 for (method, path) in expected {
                     #expect(paths[path]?[method] != nil, "\(method.uppercased()) \(path) missing from /openapi.json")

@@ -72,6 +72,8 @@ public enum GatewayApplication {
         legalTexts: LegalTexts = LegalTexts()
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
+        // Outermost, so error answers carry the CORS headers too.
+        if !settings.corsOrigins.isEmpty { router.add(middleware: CORSPolicy(origins: settings.corsOrigins)) }
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
@@ -85,6 +87,7 @@ public enum GatewayApplication {
         SeedRoutes(services: services, acceptances: acceptances, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
             .register(on: router, catalog: catalog)
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         LegalRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)

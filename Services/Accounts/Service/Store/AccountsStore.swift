@@ -59,8 +59,11 @@ public struct AccountsStore: Sendable {
     /// already taken (a concurrent sign-up won), returns that user and `created` false.
     public func insert(_ new: NewUser) async throws -> (user: StoredUser, created: Bool) {
         let (users, confirmations, sessions) = (self.users, self.confirmations, self.sessions)
-        let id = UUID()
+        let fresh = UUID()
         return try await pool.withTransaction { db in
+            // The id a sign-in already gave out for this Apple id (Supabase Auth clients hold it), else a new one.
+            let reserved = try db.query(AccountsStore.reservedAccountIdSQL(sessions, appleId: "$1"), new.appleId).first
+            let id = try reserved?.decode(UUID.self, column: 0) ?? fresh
             let insert = """
                 INSERT INTO \(users) (id, apple_id, email, name, state, eligibility_confirmed_at, eligibility_rules_version, tos_version)
                 VALUES ($1, $2, $3, $4, $5, date_trunc('milliseconds', now()), $6, $7)

@@ -29,7 +29,7 @@ public struct RateLimits: Sendable {
 
     /// The routes these limits guard (`METHOD path` as registered), for the OpenAPI document's 429.
     static let guardedRoutes: Set<String> = [
-        "POST /api/auth/apple", "POST /api/auth/refresh", "POST /api/users",
+        "POST /api/auth/apple", "POST /api/auth/refresh", "POST /auth/v1/token", "POST /api/users",
         "PUT /api/users/:id/accept-tos", "POST /api/me/consents/:type/:action", "POST /rest/v1/legal_acceptances",
         "GET /api/me/export",
     ]
