@@ -47,6 +47,7 @@ enum IsolationWalk {
         "OPTIONS /api/uploads": "tus discovery: protocol version and limits only",
         "OPTIONS /api/uploads/:id": "tus discovery: protocol version and limits only",
         "GET /api/shared/:token": "the share token is the credential (guessing: ShareLinkTests)",
+        "GET /api/deletion-certificates/:certificateId": "a certificate names no one (a salted digest only); its random id is the credential",
     ]
 
     /// A's requests, by catalog route (`METHOD /path/:param`).
@@ -82,6 +83,11 @@ enum IsolationWalk {
                     refused: ownOnly, mustNotContain: bIds, endsSession: true),
                 Probe(method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id], refused: ownOnly, mustNotContain: bIds),
             ],
+            // Stores a code for the caller's own session only; B's ids slipped in are ignored (an empty
+            // code is refused before Apple is asked: this stack has no Apple token endpoints).
+            "POST /api/auth/apple/authorization-code": [Probe(
+                method: "POST", path: "/api/auth/apple/authorization-code",
+                json: ["authorizationCode": "", "userId": b.user.id, "appleId": b.appleId], refused: ownOnly, mustNotContain: bIds)],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion": [Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion/:requestId/confirm": [Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])],
