@@ -7,121 +7,123 @@ import Identity
 import Testing
 import TestSupport
 
-/// Sign in with Apple's grant, end to end through the gateway on the real stack, with Apple's
-/// token endpoints played by ``AppleTokenStandIn`` (which checks every client secret): the
-/// authorization code from the sign-in or handed over afterwards, the one revocation a deletion
-/// makes, retries while Apple is down and what the certificate says, an expired session before a
-/// deletion, and the operator's `compass users`. One stack for all, to keep the suite short.
-@Suite(.serialized) struct AppleGrantRevocationTests {
-    @Test func theGrantIsRevokedOnceWhicheverWayTheCodeArrivesAndTheCertificateSaysSo() async throws {
-        let apple = try AppleTokenStandIn()
-        defer { apple.stop() }
-        var accounts = apple.environment
-        accounts["ACCOUNTS_APPLE_REVOKE_SWEEP_INTERVAL"] = "100ms"
-        // Documents' counts are not what this test is about: not asked, so no deletion waits for them.
-        accounts["ACCOUNTS_DOCUMENTS_USAGE_TIMEOUT"] = "0"
-        try await GatewayHarness.run(accounts: accounts) { harness in
-            let flow = Flow(harness: harness, apple: apple)
+extension GatewayIntegration {
+    /// Sign in with Apple's grant, end to end through the gateway on the real stack, with Apple's
+    /// token endpoints played by ``AppleTokenStandIn`` (which checks every client secret): the
+    /// authorization code from the sign-in or handed over afterwards, the one revocation a deletion
+    /// makes, retries while Apple is down and what the certificate says, an expired session before a
+    /// deletion, and the operator's `compass users`. One stack for all, to keep the suite short.
+    @Suite(.serialized) struct AppleGrantRevocationTests {
+        @Test func theGrantIsRevokedOnceWhicheverWayTheCodeArrivesAndTheCertificateSaysSo() async throws {
+            let apple = try AppleTokenStandIn()
+            defer { apple.stop() }
+            var accounts = apple.environment
+            accounts["ACCOUNTS_APPLE_REVOKE_SWEEP_INTERVAL"] = "100ms"
+            // Documents' counts are not what this test is about: not asked, so no deletion waits for them.
+            accounts["ACCOUNTS_DOCUMENTS_USAGE_TIMEOUT"] = "0"
+            try await GatewayHarness.run(accounts: accounts) { harness in
+                let flow = Flow(harness: harness, apple: apple)
 
-            // Native sign-in with the code → delete: exactly one revocation, of that grant.
-            let native = try await flow.signUp(code: "code-native-\(UUID())")
-            let deleted = try await flow.delete(native)
-            // The reply waits up to a second for Apple: `revoked` unless the machine is slow.
-            #expect(["revoked", "pending"].contains(try flow.grant(deleted)["status"] as? String), "\(deleted)")
-            #expect(try await flow.waitForCertificate(deleted, status: "revoked")["attempts"] as? Int == 1)
-            try await Task.sleep(for: .milliseconds(500))  // several sweeps: nothing is revoked twice
-            #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: native.code) }.count == 1)
+                // Native sign-in with the code → delete: exactly one revocation, of that grant.
+                let native = try await flow.signUp(code: "code-native-\(UUID())")
+                let deleted = try await flow.delete(native)
+                // The reply waits up to a second for Apple: `revoked` unless the machine is slow.
+                #expect(["revoked", "pending"].contains(try flow.grant(deleted)["status"] as? String), "\(deleted)")
+                #expect(try await flow.waitForCertificate(deleted, status: "revoked")["attempts"] as? Int == 1)
+                try await Task.sleep(for: .milliseconds(500))  // several sweeps: nothing is revoked twice
+                #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: native.code) }.count == 1)
 
-            // Apple down during the deletion: the user's deletion completes at once; the revocation
-            // is retried with backoff (100, 200, 200 ms here) and the certificate re-signed.
-            let unlucky = try await flow.signUp(code: "code-down-\(UUID())")
-            let attemptsBefore = apple.revokeAttempts
-            apple.failNextRevocations(2)
-            let whileDown = try await flow.delete(unlucky)
-            #expect(try flow.grant(whileDown)["status"] as? String == "pending", "\(whileDown)")
-            #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(unlucky.token)).status == 401)
-            let settled = try await flow.waitForCertificate(whileDown, status: "revoked")
-            #expect(settled["attempts"] as? Int == 3)
-            #expect(apple.revokeAttempts - attemptsBefore == 3)
-            #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: unlucky.code) }.count == 1)
+                // Apple down during the deletion: the user's deletion completes at once; the revocation
+                // is retried with backoff (100, 200, 200 ms here) and the certificate re-signed.
+                let unlucky = try await flow.signUp(code: "code-down-\(UUID())")
+                let attemptsBefore = apple.revokeAttempts
+                apple.failNextRevocations(2)
+                let whileDown = try await flow.delete(unlucky)
+                #expect(try flow.grant(whileDown)["status"] as? String == "pending", "\(whileDown)")
+                #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(unlucky.token)).status == 401)
+                let settled = try await flow.waitForCertificate(whileDown, status: "revoked")
+                #expect(settled["attempts"] as? Int == 3)
+                #expect(apple.revokeAttempts - attemptsBefore == 3)
+                #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: unlucky.code) }.count == 1)
 
-            // Apple down for longer than the retries: given up after 1 + 3 attempts, said so.
-            let abandoned = try await flow.signUp(code: "code-gone-\(UUID())")
-            apple.failNextRevocations(1000)
-            let givenUp = try await flow.waitForCertificate(try await flow.delete(abandoned), status: "revocation_failed")
-            apple.failNextRevocations(0)
-            #expect(givenUp["attempts"] as? Int == 4)
-            #expect(!apple.revoked.contains(AppleTokenStandIn.refreshToken(for: abandoned.code)))
+                // Apple down for longer than the retries: given up after 1 + 3 attempts, said so.
+                let abandoned = try await flow.signUp(code: "code-gone-\(UUID())")
+                apple.failNextRevocations(1000)
+                let givenUp = try await flow.waitForCertificate(try await flow.delete(abandoned), status: "revocation_failed")
+                apple.failNextRevocations(0)
+                #expect(givenUp["attempts"] as? Int == 4)
+                #expect(!apple.revoked.contains(AppleTokenStandIn.refreshToken(for: abandoned.code)))
 
-            // A Supabase-SDK-style sign-in (no code) hands the code over afterwards.
-            let sdkAppleId = "apple.sdk.\(UUID())"
-            let sdk = try await harness.signIn(appleId: sdkAppleId)
-            let sdkToken = try #require(sdk["sessionToken"] as? String)
-            #expect(sdk["appleTokenStored"] == nil)
-            let handOverPath = "/api/auth/apple/authorization-code"
-            let sdkCode = "code-sdk-\(UUID())"
-            let handed = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode], headers: HTTPClient.bearer(sdkToken))
-            #expect(handed.status == 200 && handed.json["appleTokenStored"] as? Bool == true, "\(handed.text)")
-            #expect(apple.exchanges.contains(sdkCode))
-            let refused = try await harness.http.send(
-                "POST", handOverPath, json: ["authorizationCode": AppleTokenStandIn.refusedCode], headers: HTTPClient.bearer(sdkToken))
-            #expect(refused.status == 400 && refused.json["error"] as? String == "invalid_argument", "\(refused.text)")
-            let anonymous = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode])
-            #expect(anonymous.status == 401 && Flow.reason(anonymous) == "sign_in_required", "\(anonymous.text)")
-            let sdkUser = try await flow.signUp(session: sdk, appleId: sdkAppleId, code: sdkCode)
-            let sdkDeleted = try await flow.delete(sdkUser)
-            #expect(try await flow.waitForCertificate(sdkDeleted, status: "revoked")["attempts"] as? Int == 1)
-            #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: sdkCode) }.count == 1)
+                // A Supabase-SDK-style sign-in (no code) hands the code over afterwards.
+                let sdkAppleId = "apple.sdk.\(UUID())"
+                let sdk = try await harness.signIn(appleId: sdkAppleId)
+                let sdkToken = try #require(sdk["sessionToken"] as? String)
+                #expect(sdk["appleTokenStored"] == nil)
+                let handOverPath = "/api/auth/apple/authorization-code"
+                let sdkCode = "code-sdk-\(UUID())"
+                let handed = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode], headers: HTTPClient.bearer(sdkToken))
+                #expect(handed.status == 200 && handed.json["appleTokenStored"] as? Bool == true, "\(handed.text)")
+                #expect(apple.exchanges.contains(sdkCode))
+                let refused = try await harness.http.send(
+                    "POST", handOverPath, json: ["authorizationCode": AppleTokenStandIn.refusedCode], headers: HTTPClient.bearer(sdkToken))
+                #expect(refused.status == 400 && refused.json["error"] as? String == "invalid_argument", "\(refused.text)")
+                let anonymous = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode])
+                #expect(anonymous.status == 401 && Flow.reason(anonymous) == "sign_in_required", "\(anonymous.text)")
+                let sdkUser = try await flow.signUp(session: sdk, appleId: sdkAppleId, code: sdkCode)
+                let sdkDeleted = try await flow.delete(sdkUser)
+                #expect(try await flow.waitForCertificate(sdkDeleted, status: "revoked")["attempts"] as? Int == 1)
+                #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: sdkCode) }.count == 1)
 
-            // Deleting while the session has expired: a 401 whose reason says what to do, then a
-            // fresh Apple sign-in deletes the same account, revoking its grant.
-            let away = try await flow.signUp(code: "code-away-\(UUID())")
-            try await harness.database.pool.withConnection { db in
-                _ = try db.execute("UPDATE accounts.sessions SET expires_at = now() - interval '1 minute' WHERE id = $1", away.sessionId)
+                // Deleting while the session has expired: a 401 whose reason says what to do, then a
+                // fresh Apple sign-in deletes the same account, revoking its grant.
+                let away = try await flow.signUp(code: "code-away-\(UUID())")
+                try await harness.database.pool.withConnection { db in
+                    _ = try db.execute("UPDATE accounts.sessions SET expires_at = now() - interval '1 minute' WHERE id = $1", away.sessionId)
+                }
+                let stale = try Flow.expiredToken(userId: away.id, sessionId: away.sessionId, appleId: away.appleId)
+                let refusedDeletion = try await harness.http.send("POST", "/api/me/deletion", json: [String: String](), headers: HTTPClient.bearer(stale))
+                #expect(refusedDeletion.status == 401 && Flow.reason(refusedDeletion) == "session_expired", "\(refusedDeletion.text)")
+                #expect(refusedDeletion.header("www-authenticate") == "Bearer")
+                let refresh = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": away.refresh])
+                #expect(refresh.status == 401 && Flow.reason(refresh) == "sign_in_required", "\(refresh.text)")
+                let back = try await flow.signIn(appleId: away.appleId, code: "code-back-\(UUID())")
+                #expect(((back.json["user"] as? [String: Any])?["id"] as? String).flatMap(UUID.init(uuidString:)) == away.id)
+                let returned = Flow.User(
+                    id: away.id, appleId: away.appleId, token: try #require(back.json["sessionToken"] as? String), refresh: "",
+                    sessionId: away.sessionId, code: back.code)
+                let finallyDeleted = try await flow.delete(returned)
+                #expect(try await flow.waitForCertificate(finallyDeleted, status: "revoked")["status"] as? String == "revoked")
+                #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: back.code) }.count == 1)
+
+                // The operator's `compass users`: find by email and Apple subject, show, delete through
+                // the same deletion (certificate, revocation); refused to anyone but an operator.
+                let email = "ops-\(UUID().uuidString.prefix(8))@Example.com"
+                let tester = try await flow.signUp(code: "code-ops-\(UUID())", email: email)
+                let id = tester.id.uuidString.lowercased()
+                var cli = harness.gatewayEnvironment
+                cli["USER"] = "test-operator"
+                let compass = ChildProcess.product("compass")
+                let byEmail = try await ChildProcess.run(compass, ["users", "find", email.lowercased()], environment: cli)
+                #expect(byEmail.status == 0 && byEmail.output.hasPrefix(id), "\(byEmail.output)\(byEmail.errors)")
+                let bySubject = try await ChildProcess.run(compass, ["users", "find", tester.appleId], environment: cli)
+                #expect(bySubject.status == 0 && bySubject.output.contains(email), "\(bySubject.output)\(bySubject.errors)")
+                let shown = try await ChildProcess.run(compass, ["users", "show", id], environment: cli)
+                #expect(shown.status == 0 && shown.output.contains(tester.appleId) && shown.output.contains("deletionPreview"), "\(shown.output)")
+                let dryRun = try await ChildProcess.run(compass, ["users", "delete", tester.appleId], environment: cli)
+                #expect(dryRun.status == 1 && dryRun.output.contains("nothing deleted"), "\(dryRun.output)\(dryRun.errors)")
+                #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(tester.token)).status == 200)
+                let removed = try await ChildProcess.run(compass, ["users", "delete", email, "--yes"], environment: cli)
+                #expect(removed.status == 0 && removed.output.contains("deleted \(id)"), "\(removed.output)\(removed.errors)")
+                #expect(removed.output.contains("certificate ") && removed.output.contains("apple grant "), "\(removed.output)")
+                #expect(try await harness.waitForStatus(401, of: "/api/me", headers: HTTPClient.bearer(tester.token)).status == 401)
+                let gone = try await ChildProcess.run(compass, ["users", "find", id], environment: cli)
+                #expect(gone.status != 0 && (gone.output + gone.errors).contains("no user matches"), "\(gone.output)\(gone.errors)")
+                #expect(try await flow.waitForRevocation(of: tester.code))
+                await #expect(throws: BusError.self) {
+                    try await harness.accountsClient.call(AccountsFindUsers.self, .init(email: email), principal: GatewayHarness.gateway)
+                }
+                #expect(apple.problems.isEmpty, "\(apple.problems)")
             }
-            let stale = try Flow.expiredToken(userId: away.id, sessionId: away.sessionId, appleId: away.appleId)
-            let refusedDeletion = try await harness.http.send("POST", "/api/me/deletion", json: [String: String](), headers: HTTPClient.bearer(stale))
-            #expect(refusedDeletion.status == 401 && Flow.reason(refusedDeletion) == "session_expired", "\(refusedDeletion.text)")
-            #expect(refusedDeletion.header("www-authenticate") == "Bearer")
-            let refresh = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": away.refresh])
-            #expect(refresh.status == 401 && Flow.reason(refresh) == "sign_in_required", "\(refresh.text)")
-            let back = try await flow.signIn(appleId: away.appleId, code: "code-back-\(UUID())")
-            #expect(((back.json["user"] as? [String: Any])?["id"] as? String).flatMap(UUID.init(uuidString:)) == away.id)
-            let returned = Flow.User(
-                id: away.id, appleId: away.appleId, token: try #require(back.json["sessionToken"] as? String), refresh: "",
-                sessionId: away.sessionId, code: back.code)
-            let finallyDeleted = try await flow.delete(returned)
-            #expect(try await flow.waitForCertificate(finallyDeleted, status: "revoked")["status"] as? String == "revoked")
-            #expect(apple.revoked.filter { $0 == AppleTokenStandIn.refreshToken(for: back.code) }.count == 1)
-
-            // The operator's `compass users`: find by email and Apple subject, show, delete through
-            // the same deletion (certificate, revocation); refused to anyone but an operator.
-            let email = "ops-\(UUID().uuidString.prefix(8))@Example.com"
-            let tester = try await flow.signUp(code: "code-ops-\(UUID())", email: email)
-            let id = tester.id.uuidString.lowercased()
-            var cli = harness.gatewayEnvironment
-            cli["USER"] = "test-operator"
-            let compass = ChildProcess.product("compass")
-            let byEmail = try await ChildProcess.run(compass, ["users", "find", email.lowercased()], environment: cli)
-            #expect(byEmail.status == 0 && byEmail.output.hasPrefix(id), "\(byEmail.output)\(byEmail.errors)")
-            let bySubject = try await ChildProcess.run(compass, ["users", "find", tester.appleId], environment: cli)
-            #expect(bySubject.status == 0 && bySubject.output.contains(email), "\(bySubject.output)\(bySubject.errors)")
-            let shown = try await ChildProcess.run(compass, ["users", "show", id], environment: cli)
-            #expect(shown.status == 0 && shown.output.contains(tester.appleId) && shown.output.contains("deletionPreview"), "\(shown.output)")
-            let dryRun = try await ChildProcess.run(compass, ["users", "delete", tester.appleId], environment: cli)
-            #expect(dryRun.status == 1 && dryRun.output.contains("nothing deleted"), "\(dryRun.output)\(dryRun.errors)")
-            #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(tester.token)).status == 200)
-            let removed = try await ChildProcess.run(compass, ["users", "delete", email, "--yes"], environment: cli)
-            #expect(removed.status == 0 && removed.output.contains("deleted \(id)"), "\(removed.output)\(removed.errors)")
-            #expect(removed.output.contains("certificate ") && removed.output.contains("apple grant "), "\(removed.output)")
-            #expect(try await harness.waitForStatus(401, of: "/api/me", headers: HTTPClient.bearer(tester.token)).status == 401)
-            let gone = try await ChildProcess.run(compass, ["users", "find", id], environment: cli)
-            #expect(gone.status != 0 && (gone.output + gone.errors).contains("no user matches"), "\(gone.output)\(gone.errors)")
-            #expect(try await flow.waitForRevocation(of: tester.code))
-            await #expect(throws: BusError.self) {
-                try await harness.accountsClient.call(AccountsFindUsers.self, .init(email: email), principal: GatewayHarness.gateway)
-            }
-            #expect(apple.problems.isEmpty, "\(apple.problems)")
         }
     }
 }
