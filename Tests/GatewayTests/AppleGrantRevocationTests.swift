@@ -62,6 +62,14 @@ extension GatewayIntegration {
                 #expect(sdk["appleTokenStored"] == nil)
                 let handOverPath = "/api/auth/apple/authorization-code"
                 let sdkCode = "code-sdk-\(UUID())"
+            apple.authorize(code: sdkCode, subject: sdkAppleId)
+            // A code from someone else's sign-in is refused, and the grant it brought revoked.
+            let foreignCode = "code-foreign-\(UUID())"
+            apple.authorize(code: foreignCode, subject: "apple.someone-else.\(UUID())")
+            let foreign = try await harness.http.send(
+                "POST", handOverPath, json: ["authorizationCode": foreignCode], headers: HTTPClient.bearer(sdkToken))
+            #expect(foreign.status == 400 && foreign.json["error"] as? String == "invalid_argument", "\(foreign.text)")
+            #expect(apple.revoked.contains(AppleTokenStandIn.refreshToken(for: foreignCode)))
                 let handed = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode], headers: HTTPClient.bearer(sdkToken))
                 #expect(handed.status == 200 && handed.json["appleTokenStored"] as? Bool == true, "\(handed.text)")
                 #expect(apple.exchanges.contains(sdkCode))

@@ -18,11 +18,12 @@ public final class AppleTokenStandIn: Sendable {
     public static let refusedCode = "expired-code"
 
     private struct State {
-        public var exchanges: [String] = []
-        public var revoked: [String] = []
+        var exchanges: [String] = []
+        var revoked: [String] = []
         var revokeAttempts = 0
         var failRevocations = 0
-        public var problems: [String] = []
+        var problems: [String] = []
+        var subjects: [String: String] = [:]
     }
 
     private let state = LockedValue(State())
@@ -52,6 +53,10 @@ public final class AppleTokenStandIn: Sendable {
     /// The refresh token handed out for `code`.
     public static func refreshToken(for code: String) -> String { "apple-refresh-\(code)" }
 
+    /// Makes the exchange of `code` answer an `id_token` for `subject` (signed with
+    /// ``AppleStandIn/key``, as Apple signs it); other codes get a placeholder.
+    public func authorize(code: String, subject: String) { state.withLock { $0.subjects[code] = subject } }
+
     /// The next `count` revocations answer 503.
     public func failNextRevocations(_ count: Int) { state.withLock { $0.failRevocations = count } }
     public var revoked: [String] { state.withLock { $0.revoked } }
@@ -77,9 +82,10 @@ public final class AppleTokenStandIn: Sendable {
             if code == Self.refusedCode || !problems.isEmpty {
                 reply = (400, Data(#"{"error":"invalid_grant"}"#.utf8))
             } else {
+                let idToken = state.withLock { $0.subjects[code] }.flatMap { try? AppleStandIn.token(subject: $0) } ?? "unused"
                 let body: [String: Any] = [
                     "access_token": "access", "token_type": "Bearer", "expires_in": 3600,
-                    "refresh_token": Self.refreshToken(for: code), "id_token": "unused",
+                    "refresh_token": Self.refreshToken(for: code), "id_token": idToken,
                 ]
                 reply = (200, (try? JSONSerialization.data(withJSONObject: body)) ?? Data())
             }

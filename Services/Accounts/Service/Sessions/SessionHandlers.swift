@@ -95,7 +95,7 @@ struct SessionHandlers: Sendable {
             throw BusError(.unauthenticated, "the session is not open (signed out, expired or unknown); sign in again")
         }
         do {
-            try await exchangeAndStore(code: request.authorizationCode, appleId: session.appleId)
+            try await exchangeAndStore(code: request.authorizationCode, appleId: session.appleId, checkSubject: true)
         } catch AppleTokenError.refused(let status, let error) where (400..<500).contains(status) {
             logger.warning("apple refused a handed-over authorization code", metadata: ["status": "\(status)", "error": "\(error ?? "")"])
             throw BusError(.invalidArgument, "Apple refused the authorization code (\(error ?? "status \(status)")): it is single-use and lasts five minutes; sign in with Apple again for a new one")
@@ -109,13 +109,17 @@ struct SessionHandlers: Sendable {
     }
 
     /// Exchanges `code` at Apple and stores the refresh token for `appleId`, sealed; counted.
-    func exchangeAndStore(code: String, appleId: String) async throws {
+    /// With `checkSubject` (a code that came apart from its identity token), Apple's `id_token` in
+    /// the reply must verify and name `appleId`; otherwise the grant just obtained is revoked at
+    /// once and nothing is stored, so a deletion never revokes someone else's grant.
+    func exchangeAndStore(code: String, appleId: String, checkSubject: Bool = false) async throws {
         guard let apple = appleTokens else {
             Self.exchangeFailed.increment()
             throw BusError(.unavailable, "authorization codes are not exchanged here: Apple's token endpoints are not configured (ACCOUNTS_APPLE_*)")
         }
         do {
             let grant = try await apple.client.exchange(code: code)
+            if checkSubject { try await requireSubject(of: grant, is: appleId, client: apple.client) }
             try await store.storeAppleToken(appleId: appleId) { id in
                 try apple.box.seal(Data(grant.refreshToken.utf8), context: id.uuidString.lowercased())
             }
@@ -123,6 +127,26 @@ struct SessionHandlers: Sendable {
         } catch {
             Self.exchangeFailed.increment()
             throw error
+        }
+    }
+
+    /// Refuses (`invalid_argument`) a grant whose `id_token` does not verify or names another
+    /// Apple id, after revoking it (best effort: an unused grant of ours, better gone).
+    private func requireSubject(of grant: AppleTokenClient.Grant, is appleId: String, client: AppleTokenClient) async throws {
+        var subject: String?
+        if let idToken = grant.idToken {
+            do {
+                subject = try await apple.verify(idToken).subject
+            } catch IdentityError.keySetUnavailable {
+                try? await client.revoke(refreshToken: grant.refreshToken)
+                throw BusError(.unavailable, "Apple's signing keys could not be loaded; try again")
+            } catch {
+                subject = nil
+            }
+        }
+        guard subject == appleId else {
+            try? await client.revoke(refreshToken: grant.refreshToken)
+            throw BusError(.invalidArgument, "the authorization code is not from this session's Apple ID sign-in; send the code of the same sign-in")
         }
     }
 
