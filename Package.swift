@@ -118,7 +118,7 @@ let package = Package(
 
         .target(
             name: "AccountsService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex", "Locks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -226,7 +226,7 @@ let package = Package(
         // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
         .target(
             name: "AppleStandIn", dependencies: [
-                "Identity",
+                "Identity", "TestSupport", "Locks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/Support/AppleStandIn", swiftSettings: strict),
@@ -249,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests", dependencies: [
                 "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
-                "GatewayTestSupport", "Locks",
+                "GatewayTestSupport", "Locks", "compass",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),

@@ -49,6 +49,7 @@ enum IsolationWalk {
         "GET /api/shared/:token": "the share token is the credential (guessing: ShareLinkTests)",
         "POST /auth/v1/token": "Supabase Auth: the Apple identity token or B's refresh token (never shown to A) in the body is the credential",
         "POST /auth/v1/logout": "Supabase Auth: ends the bearer's own sessions (scope local, global or others: all the bearer's)",
+        "GET /api/deletion-certificates/:certificateId": "a certificate names no one (a salted digest only); its random id is the credential",
     ]
 
     /// A's requests, by catalog route (`METHOD /path/:param`).
@@ -88,6 +89,11 @@ enum IsolationWalk {
             "PATCH /api/me": [Probe(method: "PATCH", path: "/api/me", json: ["userId": b.user.id, "id": b.user.id, "name": "Mallory"], refused: ownOnly, mustNotContain: bIds)],
             // Stored (uncompressed) ZIP entries: an id of B's in the archive would show in the bytes.
             "GET /api/me/export": [Probe(method: "GET", path: "/api/me/export?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
+            // Stores a code for the caller's own session only; B's ids slipped in are ignored (an empty
+            // code is refused before Apple is asked: this stack has no Apple token endpoints).
+            "POST /api/auth/apple/authorization-code": [Probe(
+                method: "POST", path: "/api/auth/apple/authorization-code",
+                json: ["authorizationCode": "", "userId": b.user.id, "appleId": b.appleId], refused: ownOnly, mustNotContain: bIds)],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion": [Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion/:requestId/confirm": [Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])],

@@ -39,7 +39,7 @@ public enum AccountsServiceDescription: ServiceDescription {
         let documents = DocumentsLookup(client: documentsClient, timeout: settings.documentsUsageTimeout ?? .seconds(1), logger: context.logger)
         let certifier = DeletionCertifier(keys: settings.certificateKeys)
         let revoker = AppleTokenRevoker(
-            store: store, apple: settings.appleTokens, backoff: settings.appleRevokeBackoff, interval: settings.appleRevokeSweepInterval,
+            store: store, certifier: certifier, apple: settings.appleTokens, backoff: settings.appleRevokeBackoff, interval: settings.appleRevokeSweepInterval,
             logger: context.logger)
         context.runtime.addService(revoker)
         let deletion = DeletionHandlers(

@@ -140,8 +140,10 @@ public enum AccountsSignOut: RPCMethod {
 
 /// `accounts.verify_session` (for the gateway): who a session token speaks for. Checks the
 /// signature and expiry, then that the session is neither revoked nor expired and its account
-/// not deleted; `unauthenticated` otherwise. `userId` is nil while the Apple id has no account
-/// yet (the app must call `accounts.get_or_create` with eligibility).
+/// not deleted; `unauthenticated` otherwise (details `reason` = `session_expired` when only the
+/// token's lifetime ended, so the caller can tell a refresh from a new sign-in). `userId` is nil
+/// while the Apple id has no account yet (the app must call `accounts.get_or_create` with
+/// eligibility).
 public enum AccountsVerifySession: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
         public var sessionToken: String

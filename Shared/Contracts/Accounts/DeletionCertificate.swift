@@ -19,6 +19,34 @@ public struct CertificateEntry: Codable, Sendable, Equatable {
     }
 }
 
+/// What became of the user's Sign in with Apple grant (the refresh token Apple issued to the app).
+public enum AppleGrantStatus: String, Codable, Sendable, Equatable {
+    /// No grant was held: the app never handed over an authorization code.
+    case noneStored = "none_stored"
+    /// Queued for revocation at Apple, retried with backoff; the certificate is re-signed once it settles.
+    case pending
+    /// Apple confirmed the revocation.
+    case revoked
+    /// Apple could not be reached after every retry: the token was deleted without being revoked.
+    case revocationFailed = "revocation_failed"
+    /// The Apple ID itself was deleted (Apple's `account-delete` notification): nothing left to revoke.
+    case endedByApple = "ended_by_apple"
+}
+
+/// The Apple grant's line in a deletion certificate.
+public struct AppleGrantRevocation: Codable, Sendable, Equatable {
+    public var status: AppleGrantStatus
+    /// Revocation attempts made so far.
+    public var attempts: Int
+    /// When the status was reached (revoked or given up); nil while pending.
+    public var settledAt: Date?
+    public init(status: AppleGrantStatus, attempts: Int = 0, settledAt: Date? = nil) {
+        self.status = status
+        self.attempts = attempts
+        self.settledAt = settledAt
+    }
+}
+
 /// What a deletion certificate states. It holds no personal data: no e-mail, name, Apple id or
 /// user id. `subjectDigest` is SHA-256 (hex) of `"recruiting-compass.deletion.v1:" + subjectSalt +
 /// ":" + the lowercase user id`: the person, who knows their user id, can show the certificate is
@@ -37,9 +65,14 @@ public struct DeletionCertificateClaims: Codable, Sendable, Equatable {
     public var deleted: [CertificateEntry]
     /// What stays, pseudonymised, and why.
     public var kept: [CertificateEntry]
+    /// Whether Apple's grant was revoked. While `pending`, Accounts re-signs the certificate (same
+    /// id) when the revocation settles: read it again with `accounts.deletion_certificate`. Nil in
+    /// certificates issued before this was recorded.
+    public var appleGrant: AppleGrantRevocation?
 
     public init(certificateId: UUID, issuer: String, trigger: String, requestedAt: Date, deletedAt: Date, subjectSalt: String,
-                subjectDigest: String, deleted: [CertificateEntry], kept: [CertificateEntry]) {
+                subjectDigest: String, deleted: [CertificateEntry], kept: [CertificateEntry], appleGrant: AppleGrantRevocation? = nil) {
+        self.appleGrant = appleGrant
         self.certificateId = certificateId
         self.issuer = issuer
         self.trigger = trigger

@@ -35,6 +35,8 @@ public struct AppleTokenClient: Sendable {
     /// What the code exchange gives back that we keep.
     public struct Grant: Sendable, Equatable {
         public let refreshToken: String
+        /// Apple's identity token for the person who authorized the code (verify before trusting it).
+        public let idToken: String?
     }
 
     /// Exchanges an authorization code (valid five minutes, once) for Apple's refresh token.
@@ -43,11 +45,14 @@ public struct AppleTokenClient: Sendable {
             ("client_id", secret.clientID), ("client_secret", try secret.make()), ("code", code),
             ("grant_type", "authorization_code"),
         ])
-        struct Reply: Decodable { let refresh_token: String? }
+        struct Reply: Decodable {
+            let refresh_token: String?
+            let id_token: String?
+        }
         guard let reply = try? JSONDecoder().decode(Reply.self, from: data), let token = reply.refresh_token, !token.isEmpty else {
             throw AppleTokenError.unexpectedResponse
         }
-        return Grant(refreshToken: token)
+        return Grant(refreshToken: token, idToken: reply.id_token)
     }
 
     /// Revokes a refresh token (Apple answers 200 also for a token already revoked).

@@ -1,17 +1,22 @@
 import Foundation
 import Bus
+import Contracts
 import Identity
 import Logging
 import Metrics
 import ServiceLifecycle
 
 /// Revokes the Apple refresh tokens of deleted accounts at `{base}/auth/revoke`, in the
-/// background: a deletion only marks the token due (in its own transaction) and never waits for
+/// background: a deletion only marks the token due (in its own transaction) and never depends on
 /// Apple. A failed attempt is retried after the next wait of `backoff`; after the last one the
-/// token is given up. Either way the sealed token is then deleted. Woken after each deletion,
-/// and sweeps every `interval` for anything due (retries, a crash in between).
+/// token is given up (logged as an error, counted as `given_up`). Either way the sealed token is
+/// then deleted and the deletion's certificate re-signed with the outcome (`revoked` or
+/// `revocation_failed`), in one transaction. Woken after each deletion, and sweeps every
+/// `interval` for anything due (retries, a crash in between).
 struct AppleTokenRevoker: Service {
     let store: AccountsStore
+    /// Re-signs the deletion certificate once the revocation settles.
+    let certifier: DeletionCertifier
     /// Nil when Apple's endpoints are not configured: due tokens then fail and are given up.
     let apple: AppleTokenSettings?
     let backoff: [Duration]
@@ -42,14 +47,16 @@ struct AppleTokenRevoker: Service {
             guard let apple else { throw AppleTokenError.unreachable }
             let token = String(decoding: try apple.box.open(due.sealedToken, context: due.id.uuidString.lowercased()), as: UTF8.self)
             try await apple.client.revoke(refreshToken: token)
-            try await store.dropAppleToken(due.id)
+            try await store.settleRevocation(
+                due, grant: AppleGrantRevocation(status: .revoked, attempts: due.attempts + 1, settledAt: Date()), certifier: certifier)
             Self.revoked.increment()
             logger.info("apple token revoked", metadata: ["token": "\(due.id)"])
         } catch {
             let attempts = due.attempts + 1
             do {
                 if attempts > backoff.count || error as? IdentityError == .decryptionFailed {
-                    try await store.dropAppleToken(due.id)
+                    try await store.settleRevocation(
+                        due, grant: AppleGrantRevocation(status: .revocationFailed, attempts: attempts, settledAt: Date()), certifier: certifier)
                     Self.givenUp.increment()
                     logger.error("apple token revocation given up", metadata: [
                         "token": "\(due.id)", "attempts": "\(attempts)", "error": "\(error)"])

@@ -23,6 +23,14 @@ public struct DeletionFacts: Sendable {
     public var sessions: Int
     /// Stored Apple refresh tokens (0 or 1): queued for revocation, or dropped.
     public var appleTokens: Int
+    /// What became of the grant so far (`pending` when a token was queued for revocation).
+    public var appleGrant: AppleGrantRevocation {
+        switch (trigger, appleTokens) {
+        case (.appleAccountDelete, _): AppleGrantRevocation(status: .endedByApple)
+        case (.inApp, 0): AppleGrantRevocation(status: .noneStored)
+        case (.inApp, _): AppleGrantRevocation(status: .pending)
+        }
+    }
     /// What Documents held, when it answered before the deletion; nil otherwise.
     public var documents: DocumentsUsage.Reply?
 }
@@ -51,9 +59,7 @@ public struct DeletionCertifier: Sendable {
                 CertificateEntry(category: "profile", count: 1, note: "Apple ID link, email, name, username, state"),
                 CertificateEntry(category: "eligibility_confirmations", count: facts.confirmations),
                 CertificateEntry(category: "sessions", count: facts.sessions),
-                CertificateEntry(
-                    category: "apple_tokens", count: facts.appleTokens,
-                    note: facts.trigger == .inApp ? "revoked at Apple, then deleted" : "deleted"),
+                CertificateEntry(category: "apple_tokens", count: facts.appleTokens, note: Self.appleNote(facts.appleGrant)),
                 CertificateEntry(category: "documents", count: facts.documents?.documents, bytes: facts.documents?.bytes, note: documentsNote),
                 CertificateEntry(category: "share_links", count: facts.documents?.shareLinks, note: documentsNote),
             ],
@@ -63,9 +69,36 @@ public struct DeletionCertifier: Sendable {
                     note: "proof that terms or privacy versions were accepted or declined, kept as legal evidence; "
                         + "identity, IP address and device erased (pseudonymised)"),
                 CertificateEntry(category: "deletion_record", count: 1, note: "the account id and deletion time, to answer repeats; no personal data"),
-            ])
+            ],
+            appleGrant: facts.appleGrant)
+        return try sign(claims)
+    }
+
+    /// The same certificate (same id, salt and digest) re-signed with what became of the Apple grant.
+    public func amend(_ certificate: DeletionCertificate, appleGrant: AppleGrantRevocation) throws -> DeletionCertificate {
+        var claims = certificate.claims
+        claims.appleGrant = appleGrant
+        claims.deleted = claims.deleted.map { entry in
+            guard entry.category == "apple_tokens" else { return entry }
+            return CertificateEntry(category: entry.category, count: entry.count, bytes: entry.bytes, note: Self.appleNote(appleGrant))
+        }
+        return try sign(claims)
+    }
+
+    private func sign(_ claims: DeletionCertificateClaims) throws -> DeletionCertificate {
         let token = try Ed25519JWS.sign(payload: try BusJSON.encode(claims), type: DeletionCertificate.tokenType, key: keys.current)
-        return DeletionCertificate(certificateId: id, token: token, claims: claims)
+        return DeletionCertificate(certificateId: claims.certificateId, token: token, claims: claims)
+    }
+
+    /// The `apple_tokens` line's note for a grant status.
+    static func appleNote(_ grant: AppleGrantRevocation) -> String {
+        switch grant.status {
+        case .noneStored: "no Apple grant was held"
+        case .pending: "queued for revocation at Apple (retried until it succeeds or the retries run out); the certificate is re-signed then"
+        case .revoked: "revoked at Apple, then deleted"
+        case .revocationFailed: "Apple could not be reached after \(grant.attempts) attempts: deleted without revocation"
+        case .endedByApple: "the Apple ID was deleted at Apple: deleted, nothing to revoke"
+        }
     }
 
     /// `SHA-256("recruiting-compass.deletion.v1:" + salt + ":" + lowercase user id)`, hex.

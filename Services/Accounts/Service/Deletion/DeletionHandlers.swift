@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import ServiceKit
 
@@ -39,8 +40,17 @@ struct DeletionHandlers: Sendable {
             let usage = try await store.user(id: request.userId) == nil ? nil : await documents.usage(of: request.userId)
             let outcome = try await store.confirmDeletion(
                 request.userId, request: request.requestId, documents: usage, certifier: certifier, outbox: outbox)
-            if outcome.created { await afterDeletion(request.userId, logger: context.logger) }
-            return AccountsConfirmDeletion.Reply(userId: request.userId, deletedAt: outcome.deletedAt, certificate: outcome.certificate)
+            var certificate = outcome.certificate
+            if outcome.created {
+                let revocation = await afterDeletion(request.userId, logger: context.logger)
+                // Apple usually answers at once: wait briefly so the reply's certificate says
+                // `revoked`; otherwise it says `pending` and is re-signed when the retries settle.
+                if let id = certificate?.certificateId, certificate?.claims.appleGrant?.status == .pending {
+                    await Self.wait(for: revocation, atMost: Self.revocationWait)
+                    certificate = try await store.certificate(id: id) ?? certificate
+                }
+            }
+            return AccountsConfirmDeletion.Reply(userId: request.userId, deletedAt: outcome.deletedAt, certificate: certificate)
         }
         server.register(AccountsDeletionCertificate.self) { request, _ in
             guard let certificate = try await store.certificate(id: request.certificateId) else {
@@ -57,12 +67,36 @@ struct DeletionHandlers: Sendable {
         }
     }
 
-    /// After a deletion committed: publish the event now, erase from Audit, revoke the Apple token.
-    func afterDeletion(_ id: UUID, logger: Logger) async {
+    /// After a deletion committed: publish the event now, erase from Audit, revoke the Apple token
+    /// (the returned task: the revocation attempt, which goes on when nobody waits for it).
+    @discardableResult
+    func afterDeletion(_ id: UUID, logger: Logger) async -> Task<Void, Never> {
         outbox.committed()
         logger.notice("account deleted", metadata: ["user": "\(id)"])
-        Task { [revoker] in await revoker.sweep() }
+        let revocation = Task { [revoker] in await revoker.sweep() }
         await erasure.eraseNow(id)
+        return revocation
+    }
+
+    /// How long confirming a deletion waits for Apple's answer to the revocation.
+    static let revocationWait: Duration = .seconds(1)
+
+    /// Returns when `task` has finished or `limit` has passed, whichever comes first; `task` is
+    /// not cancelled.
+    static func wait(for task: Task<Void, Never>, atMost limit: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let pending = LockedValue<CheckedContinuation<Void, Never>?>(continuation)
+            let resume: @Sendable () -> Void = {
+                let taken = pending.withLock { slot in
+                    let taken = slot
+                    slot = nil
+                    return taken
+                }
+                taken?.resume()
+            }
+            Task { await task.value; resume() }
+            Task { try? await Task.sleep(for: limit); resume() }
+        }
     }
 
     /// What deletion removes and what stays (seed 003 FR-007). The documents counts come from the

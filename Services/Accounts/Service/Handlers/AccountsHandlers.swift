@@ -50,6 +50,10 @@ struct AccountsHandlers: Sendable {
             return try await terms.act(.decline, request, key: context.idempotencyKey)
         }
         ProfileHandlers(store: store, rules: rules, peers: peers).register(on: server)
+        server.register(AccountsFindUsers.self) { request, context in
+            guard context.principal.kind == .operator else { throw BusError(.forbidden, "finding users is for operators") }
+            return try await Self.find(request, store: store, view: view)
+        }
         server.register(AccountsRestrictedUsers.self) { request, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "the restricted-users list is for operators") }
             guard (1...1000).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 1000") }
@@ -61,6 +65,17 @@ struct AccountsHandlers: Sendable {
                                    eligibilityConfirmedAt: $0.eligibilityConfirmedAt)
                 })
         }
+    }
+
+    /// `accounts.find_users`: by exactly one of id, Apple subject or email; each user as `accounts.get` shows it.
+    static func find(_ request: AccountsFindUsers.Request, store: AccountsStore, view: UserView) async throws -> AccountsFindUsers.Reply {
+        let given = [request.userId != nil, request.appleId != nil, request.email != nil].filter { $0 }.count
+        guard given == 1 else { throw BusError(.invalidArgument, "give exactly one of userId, appleId or email") }
+        guard (1...500).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 500") }
+        let found = try await store.find(userId: request.userId, appleId: request.appleId, email: request.email, limit: request.limit)
+        var users: [AccountUser] = []
+        for user in found { users.append(try await view.present(user)) }
+        return .init(users: users)
     }
 
     /// A user principal may act only for itself; operators, and services allowed to act for users

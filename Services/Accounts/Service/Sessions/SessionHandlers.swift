@@ -40,6 +40,10 @@ struct SessionHandlers: Sendable {
             try Self.gatewayOnly(context, "verify_session")
             return try await verify(request.sessionToken)
         }
+        server.register(AccountsAppleAuthorizationCode.self) { request, context in
+            try Self.gatewayOnly(context, "apple_authorization_code")
+            return try await handOver(request, logger: context.logger)
+        }
         server.register(AccountsSessionRevocations.self) { request, context in
             try Self.gatewayOnly(context, "session_revocations")
             let (sequence, sessions, users) = try await store.revocations(since: request.since)
@@ -72,23 +76,78 @@ struct SessionHandlers: Sendable {
     /// Exchanges the authorization code at Apple and stores the refresh token sealed; false (logged
     /// and counted) when that fails: the sign-in stands, only a later revocation has nothing to revoke.
     func storeAppleToken(code: String, appleId: String, logger: Logger) async -> Bool {
-        guard let apple = appleTokens else {
-            logger.warning("authorization code not exchanged: Apple's token endpoints are not configured")
-            Self.exchangeFailed.increment()
+        do {
+            try await exchangeAndStore(code: code, appleId: appleId)
+            return true
+        } catch {
+            // AppleTokenError, IdentityError and BusError carry no token material.
+            logger.warning("apple authorization code exchange failed; the sign-in stands", metadata: ["error": "\(error)"])
             return false
+        }
+    }
+
+    /// `accounts.apple_authorization_code`: a code handed over after the sign-in, exchanged for the
+    /// Apple id of the open session; failures are the caller's errors here (nothing else to stand).
+    func handOver(_ request: AccountsAppleAuthorizationCode.Request, logger: Logger) async throws -> AccountsAppleAuthorizationCode.Reply {
+        guard !request.authorizationCode.isEmpty, request.authorizationCode.utf8.count <= 4096 else {
+            throw BusError(.invalidArgument, "authorizationCode must be 1 to 4096 bytes")
+        }
+        guard let session = try await store.session(id: request.sessionId), session.revokedAt == nil, session.isOpen() else {
+            throw BusError(.unauthenticated, "the session is not open (signed out, expired or unknown); sign in again")
+        }
+        do {
+            try await exchangeAndStore(code: request.authorizationCode, appleId: session.appleId, checkSubject: true)
+        } catch AppleTokenError.refused(let status, let error) where (400..<500).contains(status) {
+            logger.warning("apple refused a handed-over authorization code", metadata: ["status": "\(status)", "error": "\(error ?? "")"])
+            throw BusError(.invalidArgument, "Apple refused the authorization code (\(error ?? "status \(status)")): it is single-use and lasts five minutes; sign in with Apple again for a new one")
+        } catch let error as BusError {
+            throw error
+        } catch {
+            logger.warning("apple authorization code exchange failed", metadata: ["error": "\(error)"])
+            throw BusError(.unavailable, "Apple's token endpoint could not be reached; try again")
+        }
+        return .init(appleTokenStored: true)
+    }
+
+    /// Exchanges `code` at Apple and stores the refresh token for `appleId`, sealed; counted.
+    /// With `checkSubject` (a code that came apart from its identity token), Apple's `id_token` in
+    /// the reply must verify and name `appleId`; otherwise the grant just obtained is revoked at
+    /// once and nothing is stored, so a deletion never revokes someone else's grant.
+    func exchangeAndStore(code: String, appleId: String, checkSubject: Bool = false) async throws {
+        guard let apple = appleTokens else {
+            Self.exchangeFailed.increment()
+            throw BusError(.unavailable, "authorization codes are not exchanged here: Apple's token endpoints are not configured (ACCOUNTS_APPLE_*)")
         }
         do {
             let grant = try await apple.client.exchange(code: code)
+            if checkSubject { try await requireSubject(of: grant, is: appleId, client: apple.client) }
             try await store.storeAppleToken(appleId: appleId) { id in
                 try apple.box.seal(Data(grant.refreshToken.utf8), context: id.uuidString.lowercased())
             }
             Self.exchanged.increment()
-            return true
         } catch {
-            // AppleTokenError and IdentityError carry no token material.
-            logger.warning("apple authorization code exchange failed; the sign-in stands", metadata: ["error": "\(error)"])
             Self.exchangeFailed.increment()
-            return false
+            throw error
+        }
+    }
+
+    /// Refuses (`invalid_argument`) a grant whose `id_token` does not verify or names another
+    /// Apple id, after revoking it (best effort: an unused grant of ours, better gone).
+    private func requireSubject(of grant: AppleTokenClient.Grant, is appleId: String, client: AppleTokenClient) async throws {
+        var subject: String?
+        if let idToken = grant.idToken {
+            do {
+                subject = try await apple.verify(idToken).subject
+            } catch IdentityError.keySetUnavailable {
+                try? await client.revoke(refreshToken: grant.refreshToken)
+                throw BusError(.unavailable, "Apple's signing keys could not be loaded; try again")
+            } catch {
+                subject = nil
+            }
+        }
+        guard subject == appleId else {
+            try? await client.revoke(refreshToken: grant.refreshToken)
+            throw BusError(.invalidArgument, "the authorization code is not from this session's Apple ID sign-in; send the code of the same sign-in")
         }
     }
 
@@ -138,7 +197,13 @@ struct SessionHandlers: Sendable {
     /// gone with a deleted account.
     func verify(_ token: String) async throws -> AccountsVerifySession.Reply {
         let claims: SessionClaims
-        do { claims = try tokens.verify(token) } catch let error as IdentityError { throw Self.refusal(error) }
+        do {
+            claims = try tokens.verify(token)
+        } catch IdentityError.expired {
+            throw BusError(.unauthenticated, "token refused: the token has expired; refresh it", details: [Self.reasonKey: "session_expired"])
+        } catch let error as IdentityError {
+            throw Self.refusal(error)
+        }
         guard let id = UUID(uuidString: claims.sessionID), let found = try await store.session(id: id) else {
             throw BusError(.unauthenticated, "the session no longer exists (signed out or account deleted)")
         }
@@ -157,6 +222,9 @@ struct SessionHandlers: Sendable {
             sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token,
             userId: session.userId, accountId: session.accountID, appleId: session.appleId)
     }
+
+    /// The `details` key of `verify_session`'s refusal of an expired token (`session_expired`).
+    static let reasonKey = "reason"
 
     static func gatewayOnly(_ context: RequestContext, _ method: String) throws {
         guard context.principal.kind != .user else { throw BusError(.forbidden, "\(method) is called by the gateway, not by a signed-in user") }

@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import Postgres
 
@@ -8,6 +9,8 @@ public struct DueRevocation: Sendable {
     public var sealedToken: String
     /// Attempts made before this one.
     public var attempts: Int
+    /// The certificate of the deletion that queued it.
+    public var certificateId: UUID?
 }
 
 /// The SQL over `apple_tokens`: Apple refresh tokens sealed at rest (the ciphertext only).
@@ -32,20 +35,28 @@ extension AccountsStore {
             WHERE id IN (
                 SELECT id FROM \(appleTokens) WHERE revoke_due_at IS NOT NULL AND revoke_due_at <= now()
                 ORDER BY revoke_due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-            RETURNING id, sealed_refresh_token, revoke_attempts
+            RETURNING id, sealed_refresh_token, revoke_attempts, certificate_id
             """
         return try await pool.withConnection { db in
             try db.query(sql, limit, leaseSeconds).map { row in
-                let (id, sealed, attempts) = try row.decode(UUID.self, String.self, Int.self)
-                return DueRevocation(id: id, sealedToken: sealed, attempts: attempts)
+                let (id, sealed, attempts, certificate) = try row.decode(UUID.self, String.self, Int.self, UUID?.self)
+                return DueRevocation(id: id, sealedToken: sealed, attempts: attempts, certificateId: certificate)
             }
         }
     }
 
-    /// Removes a token row: revoked at Apple, or given up.
-    public func dropAppleToken(_ id: UUID) async throws {
-        let sql = "DELETE FROM \(appleTokens) WHERE id = $1"
-        _ = try await pool.withConnection { db in try db.execute(sql, id) }
+    /// Removes a token row (revoked at Apple, or given up) and, in the same transaction,
+    /// re-signs the certificate of the deletion that queued it with what became of the grant.
+    public func settleRevocation(_ due: DueRevocation, grant: AppleGrantRevocation, certifier: DeletionCertifier) async throws {
+        let (tokens, certificates) = (appleTokens, deletionCertificates)
+        try await pool.withTransaction { db in
+            try db.execute("DELETE FROM \(tokens) WHERE id = $1", due.id)
+            guard let certificateId = due.certificateId,
+                let token = try db.query("SELECT token FROM \(certificates) WHERE id = $1 FOR UPDATE", certificateId).first?.decode(String.self, column: 0)
+            else { return }
+            let amended = try certifier.amend(try DeletionCertifier.decode(token), appleGrant: grant)
+            try db.execute("UPDATE \(certificates) SET token = $2 WHERE id = $1", certificateId, amended.token)
+        }
     }
 
     /// Records a failed attempt and when to try next.

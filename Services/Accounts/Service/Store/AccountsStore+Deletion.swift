@@ -87,11 +87,12 @@ extension AccountsStore {
         else { throw BusError(.notFound, "no user \(id.uuidString.lowercased())") }
         let confirmations = try db.query("SELECT count(*)::bigint FROM \(names.confirmations) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
         let sessions = try db.query("SELECT count(*)::bigint FROM \(names.sessions) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
-        let appleTokens = switch trigger {
+        let queued: [UUID] = switch trigger {
         case .inApp:
-            try db.execute("UPDATE \(names.appleTokens) SET apple_id = NULL, revoke_due_at = now() WHERE apple_id = $1", appleId)
+            try db.query("UPDATE \(names.appleTokens) SET apple_id = NULL, revoke_due_at = now() WHERE apple_id = $1 RETURNING id", appleId)
+                .map { try $0.decode(UUID.self, column: 0) }
         case .appleAccountDelete:
-            try db.execute("DELETE FROM \(names.appleTokens) WHERE apple_id = $1", appleId)
+            try db.query("DELETE FROM \(names.appleTokens) WHERE apple_id = $1 RETURNING id", appleId).map { try $0.decode(UUID.self, column: 0) }
         }
         let deletedAt = try db.query(
             "INSERT INTO \(names.deletedAccounts) (user_id, request_id, deleted_at) VALUES ($1, $2, date_trunc('milliseconds', now())) RETURNING deleted_at",
@@ -100,7 +101,12 @@ extension AccountsStore {
         try outbox.append(type: AccountsEvents.deleted, AccountDeleted(userId: id, deletedAt: deletedAt), on: db)
         let certificate = try certifier.certify(DeletionFacts(
             userId: id, trigger: trigger, requestedAt: requestedAt, deletedAt: deletedAt, confirmations: confirmations,
-            sessions: sessions, appleTokens: appleTokens, documents: documents))
+            sessions: sessions, appleTokens: queued.count, documents: documents))
+        if trigger == .inApp {
+            for token in queued {
+                try db.execute("UPDATE \(names.appleTokens) SET certificate_id = $2 WHERE id = $1", token, certificate.certificateId)
+            }
+        }
         try db.execute(
             "INSERT INTO \(names.deletionCertificates) (id, user_id, token) VALUES ($1, $2, $3)",
             certificate.certificateId, id, certificate.token)

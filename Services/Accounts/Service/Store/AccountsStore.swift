@@ -103,6 +103,17 @@ public struct AccountsStore: Sendable {
         return try await pool.withConnection { db in try db.query(sql, id, version, at).first.map(StoredUser.decode) }
     }
 
+    /// Users with this id, Apple id or email (without regard to case): whichever is given; oldest first.
+    public func find(userId: UUID?, appleId: String?, email: String?, limit: Int) async throws -> [StoredUser] {
+        let sql = """
+            SELECT \(StoredUser.columns) FROM \(users)
+            WHERE ($1::uuid IS NOT NULL AND id = $1::uuid) OR ($2::text IS NOT NULL AND apple_id = $2::text)
+                OR ($3::text IS NOT NULL AND lower(email) = lower($3::text))
+            ORDER BY created_at, id LIMIT $4
+            """
+        return try await pool.withConnection { db in try db.query(sql, userId, appleId, email, limit).map(StoredUser.decode) }
+    }
+
     /// Users whose state is one of `states`, in id order after `after`.
     public func users(inStates states: [String], after: UUID?, limit: Int) async throws -> [StoredUser] {
         let sql = """

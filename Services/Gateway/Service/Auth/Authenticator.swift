@@ -24,7 +24,7 @@ struct Authenticator: Sendable {
     func credential(of request: Request, context: GatewayContext) async throws -> Credential? {
         guard let header = request.headers[.authorization] else { return nil }
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw BusError(.unauthenticated, "use Authorization: Bearer <token>")
+            throw SessionRefusal.signInRequired("use Authorization: Bearer <token>")
         }
         return try await credential(token: Self.trimmingOptionalWhitespace(header.dropFirst(7)), context: context)
     }
@@ -39,12 +39,13 @@ struct Authenticator: Sendable {
     }
 
     func credential(token: String, context: GatewayContext) async throws -> Credential {
-        guard let jws = try? CompactJWS(parsing: token) else { throw BusError(.unauthenticated, "the bearer token is malformed") }
+        guard let jws = try? CompactJWS(parsing: token) else { throw SessionRefusal.signInRequired("the bearer token is malformed") }
         switch jws.header.alg {
         case "EdDSA":
             switch sessions.verdict(on: token) {
             case .valid(let userId, let appleId, let sessionId): return .session(userId: userId, appleId: appleId, sessionId: sessionId)
-            case .refused: throw BusError(.unauthenticated, "the session token is not valid")
+            case .expired: throw SessionRefusal.expired()
+            case .refused: throw SessionRefusal.signInRequired("the session token is not valid: sign in again")
             case .undecided: break
             }
             do {
@@ -53,7 +54,8 @@ struct Authenticator: Sendable {
                 if let userId = session.userId { sessions.bound(token, to: userId, sessionId: session.sessionId) }
                 return .session(userId: session.userId, appleId: session.appleId, sessionId: session.sessionId)
             } catch let error as BusError where error.code == .unauthenticated || error.code == .invalidArgument {
-                throw BusError(.unauthenticated, "the session token is not valid")
+                if error.details?[SessionRefusal.reasonKey] == SessionRefusal.expiredReason { throw SessionRefusal.expired() }
+                throw SessionRefusal.signInRequired("the session token is not valid: sign in again")
             }
         case "RS256":
             guard let apple else { throw BusError(.unauthenticated, "Apple identity tokens are not accepted here; sign in first") }
@@ -88,10 +90,10 @@ struct Authenticator: Sendable {
     /// The account, Apple id and session of a session credential, or 401/403.
     func requireSession(_ request: Request, context: GatewayContext) async throws -> (userId: UUID, appleId: String, sessionId: UUID) {
         guard let credential = try await credential(of: request, context: context) else {
-            throw BusError(.unauthenticated, "sign in: send Authorization: Bearer <session token>")
+            throw SessionRefusal.signInRequired("sign in: send Authorization: Bearer <session token>")
         }
         guard case .session(let userId, let appleId, let sessionId) = credential else {
-            throw BusError(.unauthenticated, "this route takes a session token")
+            throw SessionRefusal.signInRequired("this route takes a session token")
         }
         guard let userId else { throw BusError(.forbidden, "confirm eligibility first: the account does not exist yet") }
         return (userId, appleId, sessionId)

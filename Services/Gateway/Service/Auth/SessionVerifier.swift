@@ -26,6 +26,8 @@ public final class SessionVerifier: Sendable {
     enum Verdict: Equatable {
         case valid(userId: UUID, appleId: String, sessionId: UUID)
         case refused
+        /// A good signature whose lifetime ended: the app should refresh.
+        case expired
         case undecided
     }
 
@@ -69,7 +71,7 @@ public final class SessionVerifier: Sendable {
         guard let verifier = known.0, known.2 else { return .undecided }
         let entry: Verified
         if let cached = known.1 {
-            guard cached.expiresAt.addingTimeInterval(leeway) >= now else { return .refused }
+            guard cached.expiresAt.addingTimeInterval(leeway) >= now else { return .expired }
             entry = cached
         } else {
             let claims: SessionClaims
@@ -77,6 +79,8 @@ public final class SessionVerifier: Sendable {
                 claims = try verifier.verify(token, now: now)
             } catch IdentityError.unknownKey {
                 return .undecided  // a key Accounts rotated in since we loaded ours: Accounts knows it
+            } catch IdentityError.expired {
+                return .expired
             } catch {
                 return .refused
             }

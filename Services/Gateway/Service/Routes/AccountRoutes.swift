@@ -60,6 +60,17 @@ struct AccountRoutes {
                 .accounts, AccountsCancelDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context)
             return Response(status: .noContent)
         }
+        catalog.add(
+            router, .get, "/api/deletion-certificates/:certificateId",
+            "A deletion certificate by id (it names no one); re-signed once Apple's grant revocation settles.", public: true
+        ) { _, context in
+            guard let id = UUID(uuidString: context.pathParameter("certificateId") ?? "") else {
+                throw BusError(.invalidArgument, "the certificate id is not a UUID")
+            }
+            let certificate = try await services.call(
+                .accounts, AccountsDeletionCertificate.self, .init(certificateId: id), principal: .service("gateway"), context: context)
+            return try JSONBodies.response(certificate)
+        }
     }
 
     private func decision(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {

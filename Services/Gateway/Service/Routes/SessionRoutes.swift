@@ -19,7 +19,12 @@ struct SessionRoutes {
         let nonce: String?
         let email: String?
         let name: String?
+        /// Apple's authorization code from the same sign-in: exchanged by Accounts for the refresh
+        /// token that deleting the account revokes.
+        let authorizationCode: String?
     }
+
+    struct AuthorizationCodeBody: Decodable { let authorizationCode: String }
 
     struct RefreshBody: Decodable { let refreshToken: String }
     struct SignOutBody: Decodable { let refreshToken: String? }
@@ -35,16 +40,33 @@ struct SessionRoutes {
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
                 .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
-                      clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                      clientIP: context.clientIP, userAgent: request.headers[.userAgent], authorizationCode: body.authorizationCode),
+                principal: .service("gateway"), context: context)
+            return try JSONBodies.response(reply)
+        }
+        catalog.add(
+            router, .post, "/api/auth/apple/authorization-code",
+            "Hand over Apple's authorization code after signing in (clients whose sign-in cannot carry it).", public: false
+        ) { request, context in
+            guard case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) else {
+                throw SessionRefusal.signInRequired("send Authorization: Bearer <session token>")
+            }
+            let body = try await JSONBodies.decode(AuthorizationCodeBody.self, from: request, limit: maxBodyBytes)
+            let reply = try await services.call(
+                .accounts, AccountsAppleAuthorizationCode.self, .init(sessionId: sessionId, authorizationCode: body.authorizationCode),
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
         catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) { request, context in
             try limits.signIn(from: context)
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
-            let grant = try await services.call(
-                .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
-            return try JSONBodies.response(grant)
+            do {
+                let grant = try await services.call(
+                    .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
+                return try JSONBodies.response(grant)
+            } catch let error as BusError where error.code == .unauthenticated {
+                throw SessionRefusal.signInRequired(error.message)
+            }
         }
         catalog.add(router, .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true) { request, context in
             let body = request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)

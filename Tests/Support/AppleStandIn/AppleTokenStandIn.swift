@@ -1,4 +1,3 @@
-import AppleStandIn
 import Crypto
 import Foundation
 import Identity
@@ -8,14 +7,15 @@ import TestSupport
 /// Stands in for Apple's token endpoints (`/auth/token`, `/auth/revoke`) on 127.0.0.1: checks the
 /// form fields and the client secret (an ES256 JWT that must verify with the team key's public
 /// half and carry Apple's documented claims), hands out refresh tokens, and records revocations.
-/// Apple is external, so a stand-in is the real thing's only substitute here.
-final class AppleTokenStandIn: Sendable {
-    static let teamID = "TEAM123456"
-    static let keyID = "KEY9876543"
+/// Apple is external, so a stand-in is the real thing's only substitute here. Shared by the
+/// Accounts tests and the gateway's end-to-end tests.
+public final class AppleTokenStandIn: Sendable {
+    public static let teamID = "TEAM123456"
+    public static let keyID = "KEY9876543"
     /// The team's Sign in with Apple key (P-256), made once per run.
-    static let teamKey = P256.Signing.PrivateKey()
+    public static let teamKey = P256.Signing.PrivateKey()
     /// A code the stand-in refuses (`invalid_grant`).
-    static let refusedCode = "expired-code"
+    public static let refusedCode = "expired-code"
 
     private struct State {
         var exchanges: [String] = []
@@ -23,24 +23,25 @@ final class AppleTokenStandIn: Sendable {
         var revokeAttempts = 0
         var failRevocations = 0
         var problems: [String] = []
+        var subjects: [String: String] = [:]
     }
 
     private let state = LockedValue(State())
     private let server: LockedValue<LoopbackHTTPServer?> = LockedValue(nil)
 
-    init() throws {
+    public init() throws {
         let server = try LoopbackHTTPServer { [weak self] request in
             self?.handle(request) ?? (500, Data())
         }
         self.server.withLock { $0 = server }
     }
 
-    var baseURL: String { server.withLock { $0?.baseURL ?? "" } }
+    public var baseURL: String { server.withLock { $0?.baseURL ?? "" } }
 
-    func stop() { server.withLock { $0?.stop() } }
+    public func stop() { server.withLock { $0?.stop() } }
 
     /// Accounts settings that point at this stand-in, with a fresh sealing key.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "ACCOUNTS_APPLE_BASE_URL": baseURL, "ACCOUNTS_APPLE_TEAM_ID": Self.teamID, "ACCOUNTS_APPLE_KEY_ID": Self.keyID,
             "ACCOUNTS_APPLE_PRIVATE_KEY": Self.teamKey.pemRepresentation,
@@ -50,15 +51,19 @@ final class AppleTokenStandIn: Sendable {
     }
 
     /// The refresh token handed out for `code`.
-    static func refreshToken(for code: String) -> String { "apple-refresh-\(code)" }
+    public static func refreshToken(for code: String) -> String { "apple-refresh-\(code)" }
+
+    /// Makes the exchange of `code` answer an `id_token` for `subject` (signed with
+    /// ``AppleStandIn/key``, as Apple signs it); other codes get a placeholder.
+    public func authorize(code: String, subject: String) { state.withLock { $0.subjects[code] = subject } }
 
     /// The next `count` revocations answer 503.
-    func failNextRevocations(_ count: Int) { state.withLock { $0.failRevocations = count } }
-    var revoked: [String] { state.withLock { $0.revoked } }
-    var revokeAttempts: Int { state.withLock { $0.revokeAttempts } }
-    var exchanges: [String] { state.withLock { $0.exchanges } }
+    public func failNextRevocations(_ count: Int) { state.withLock { $0.failRevocations = count } }
+    public var revoked: [String] { state.withLock { $0.revoked } }
+    public var revokeAttempts: Int { state.withLock { $0.revokeAttempts } }
+    public var exchanges: [String] { state.withLock { $0.exchanges } }
     /// What was wrong with requests received (empty when every request was as Apple requires).
-    var problems: [String] { state.withLock { $0.problems } }
+    public var problems: [String] { state.withLock { $0.problems } }
 
     private func handle(_ request: LoopbackHTTPRequest) -> (status: Int, body: Data) {
         let fields = request.formFields
@@ -77,9 +82,10 @@ final class AppleTokenStandIn: Sendable {
             if code == Self.refusedCode || !problems.isEmpty {
                 reply = (400, Data(#"{"error":"invalid_grant"}"#.utf8))
             } else {
+                let idToken = state.withLock { $0.subjects[code] }.flatMap { try? AppleStandIn.token(subject: $0) } ?? "unused"
                 let body: [String: Any] = [
                     "access_token": "access", "token_type": "Bearer", "expires_in": 3600,
-                    "refresh_token": Self.refreshToken(for: code), "id_token": "unused",
+                    "refresh_token": Self.refreshToken(for: code), "id_token": idToken,
                 ]
                 reply = (200, (try? JSONSerialization.data(withJSONObject: body)) ?? Data())
             }
@@ -104,7 +110,7 @@ final class AppleTokenStandIn: Sendable {
     }
 
     /// Nil when `secret` is an ES256 JWT signed by the team key with Apple's documented claims.
-    static func checkClientSecret(_ secret: String?) -> String? {
+    public static func checkClientSecret(_ secret: String?) -> String? {
         guard let secret else { return "client_secret missing" }
         let parts = secret.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
