@@ -45,7 +45,7 @@ public struct HTTPClient: Sendable {
         _ method: String, _ path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> HTTPReply {
         // An absolute URL (a file_url, an upload Location) is used as it is.
-        var request = URLRequest(url: URL(string: path.contains("://") ? path : base + path)!)
+        var request = URLRequest(url: URL(string: path.hasPrefix("http://") || path.hasPrefix("https://") ? path : base + path)!)
         request.httpMethod = method
         if let json {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)
