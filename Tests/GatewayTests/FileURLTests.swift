@@ -187,6 +187,38 @@ extension GatewayIntegration {
             }
         }
 
+        /// Concurrent full downloads of a `maxUses: 1` link: exactly one gets the bytes. A playback
+        /// idle for longer than the grant lifetime is over: its next Range request is a new use.
+        @Test func usesAreCountedOnceUnderConcurrencyAndThePlaybackWindowCloses() async throws {
+            try await GatewayHarness.run(documents: ["DOCUMENTS_SHARE_GRANT_LIFETIME": "2s"]) { harness in
+                let user = try await harness.user()
+                let http = harness.http
+                let bytes = GatewayHarness.randomBytes(50_000)
+                let id = try await harness.upload(bytes, as: user)
+                let share = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let url = try #require(share.json["url"] as? String)
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for client in 0..<8 {
+                        group.addTask { try await http.get(url, headers: ["X-Forwarded-For": "192.0.2.\(client + 1)"]).status }
+                    }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses.sorted() == [200] + Array(repeating: 410, count: 7), "\(statuses)")
+
+                let second = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let secondURL = try #require(second.json["url"] as? String)
+                let player = ["X-Forwarded-For": "198.51.100.20", "Range": "bytes=0-"]
+                #expect(try await http.get(secondURL, headers: player).status == 206)
+                try await Task.sleep(for: .milliseconds(800))
+                #expect(try await http.get(secondURL, headers: player).status == 206)
+                try await Task.sleep(for: .milliseconds(800))
+                // Still inside the window: it slides with each request.
+                #expect(try await http.get(secondURL, headers: player).status == 206)
+                try await Task.sleep(for: .milliseconds(2_600))
+                #expect(try await http.get(secondURL, headers: player).status == 410)
+            }
+        }
+
         /// User content that a browser could run (HTML, SVG, anything unknown) always goes out as
         /// an attachment, with nosniff and a sandbox policy, on every download route.
         @Test func hostileContentIsAnAttachment() async throws {
