@@ -50,7 +50,7 @@ struct DocumentBytes: Sendable {
         let etag = "\"\(document.sha256 ?? "")\""
         let cacheControl = "private, max-age=\(max(0, min(maxAgeSeconds, maxAge ?? .max))), immutable"
         let attachment = Self.wantsAttachment(request) || !Self.inlineSafe(document.fileType)
-        var headers: HTTPFields = [
+        let headers: HTTPFields = [
             .acceptRanges: "bytes", .eTag: etag, .cacheControl: cacheControl,
             .contentType: document.fileType ?? "application/octet-stream",
             .contentDisposition: Self.disposition(document, attachment: attachment),
@@ -64,7 +64,6 @@ struct DocumentBytes: Sendable {
         // If-Range: the range only while the client's copy is this one (strong comparison; a
         // date never matches, there is no Last-Modified); otherwise the whole document.
         if let condition = request.headers[Self.ifRange], condition.trimmingCharacters(in: .whitespaces) != etag {
-            headers[.contentRange] = nil
             return try body(document, reader: reader, range: .whole, headers: headers, context: context)
         }
         let range = request.headers[.range] == nil ? ByteRange.whole : ByteRange(header: request.headers[.range], length: length)
