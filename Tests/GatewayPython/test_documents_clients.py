@@ -1,9 +1,11 @@
 """Seed 002's calls and resumable uploads with the official clients: a tus upload interrupted and
 resumed with `tuspy`, then the document read with the `supabase` client's PostgREST
-(`.single()`) and downloaded with its Storage client (authenticated and through a signed URL)."""
+(`.single()`) and downloaded through its `file_url` with no headers, with its Storage client
+(authenticated and through a signed URL)."""
 import hashlib
 import io
 import os
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -55,7 +57,16 @@ def test_seed_002_reads_and_downloads_with_the_supabase_client(stack):
            .eq("id", document_id).single().execute()).data
     assert row == {"id": document_id, "title": "Transcript", "file_url": row["file_url"],
                    "file_type": "application/octet-stream", "type": "transcript"}
-    bucket, path = row["file_url"].split("/", 1)
+    # file_url is an absolute signed link: seed 002 downloads it with no headers at all.
+    file_url = row["file_url"]
+    assert file_url.startswith(stack.url + "/storage/v1/object/sign/documents/" + document_id + "/")
+    with urllib.request.urlopen(file_url) as response:
+        assert response.status == 200 and response.read() == data
+        assert response.headers["ETag"] == '"' + hashlib.sha256(data).hexdigest() + '"'
+    ranged = urllib.request.Request(file_url, headers={"Range": "bytes=100-199"})
+    with urllib.request.urlopen(ranged) as response:
+        assert response.status == 206 and response.read() == data[100:200]
+    bucket, path = urllib.parse.urlsplit(file_url).path.split("/object/sign/", 1)[1].split("/", 1)
     assert bucket == "documents"
     assert supabase.storage.from_(bucket).download(path) == data
     signed = supabase.storage.from_(bucket).create_signed_url(path, 60)

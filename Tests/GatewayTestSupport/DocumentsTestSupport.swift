@@ -58,8 +58,11 @@ extension GatewayHarness {
     }
 
     /// A complete upload of `bytes` in PATCHes of `patchSize`; the document's id.
-    public func upload(_ bytes: Data, as user: User, type: String = "transcript", fileName: String = "file.bin", patchSize: Int = 1 << 20) async throws -> String {
-        let location = try await tusCreate(user, length: bytes.count, type: type, fileName: fileName)
+    public func upload(
+        _ bytes: Data, as user: User, type: String = "transcript", fileType: String = "application/octet-stream", fileName: String = "file.bin",
+        patchSize: Int = 1 << 20
+    ) async throws -> String {
+        let location = try await tusCreate(user, length: bytes.count, type: type, fileType: fileType, fileName: fileName)
         var offset = 0
         while offset < bytes.count {
             let end = min(bytes.count, offset + patchSize)
@@ -68,6 +71,14 @@ extension GatewayHarness {
             offset = end
         }
         return String(location.split(separator: "/").last!)
+    }
+
+    /// `documents/<id>/<name>`: the stored form inside an absolute `file_url`
+    /// (`…/storage/v1/object/sign/documents/<id>/<name>?token=…`).
+    public static func storedFileUrl(_ fileUrl: String) -> String {
+        guard let start = fileUrl.range(of: "documents/") else { return fileUrl }
+        let tail = fileUrl[start.lowerBound...]
+        return String(tail.prefix { $0 != "?" })
     }
 
     /// Peak resident memory of one executable (`VmHWM`), in bytes.

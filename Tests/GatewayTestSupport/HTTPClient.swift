@@ -40,10 +40,12 @@ public struct HTTPClient: Sendable {
         session = URLSession(configuration: configuration)
     }
 
+    /// `method` on `path` (under ``base``) or on an absolute URL.
     public func send(
         _ method: String, _ path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> HTTPReply {
-        var request = URLRequest(url: URL(string: base + path)!)
+        // An absolute URL (a file_url, an upload Location) is used as it is.
+        var request = URLRequest(url: URL(string: path.hasPrefix("http://") || path.hasPrefix("https://") ? path : base + path)!)
         request.httpMethod = method
         if let json {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)

@@ -22,7 +22,8 @@ extension GatewayIntegration {
                 #expect(whole.header("Accept-Ranges") == "bytes" && whole.header("ETag") == etag)
                 #expect(whole.header("Content-Length") == String(length))
                 #expect(whole.header("Content-Type") == "application/octet-stream")
-                #expect(whole.header("Content-Disposition")?.hasPrefix("inline; filename=\"clip.bin\"") == true)
+                // Not a type a browser shows safely: an attachment.
+                #expect(whole.header("Content-Disposition")?.hasPrefix("attachment; filename=\"clip.bin\"") == true)
 
                 func expectRange(_ header: String, _ range: Range<Int>) async throws {
                     let reply = try await http.get(path, headers: user.auth.merging(["Range": header]) { _, n in n })

@@ -26,7 +26,7 @@ extension SecurityTests {
                 let http = harness.http
                 let terms = try await harness.currentTerms()
                 let id = try await harness.upload(Data("x".utf8), as: user)
-                let fileUrl = try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String)
+                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
                 let before = try await Self.tableCounts(harness)
                 let big = String(repeating: "x", count: 100 * 1024)
                 let rest = user.auth.merging(["apikey": user.token]) { a, _ in a }

@@ -34,7 +34,7 @@ struct IsolationVictim {
         let bytes = GatewayHarness.randomBytes(300_000)
         let documentId = try await harness.upload(bytes, as: user, fileName: "victim.bin")
         let document = try await http.get("/api/documents/\(documentId)", headers: user.auth)
-        let fileUrl = try #require(document.json["fileUrl"] as? String)
+        let fileUrl = GatewayHarness.storedFileUrl(try #require(document.json["fileUrl"] as? String))
         let uploadPath = try await harness.tusCreate(user, length: 1000, fileName: "half.bin")
         let patched = try await harness.tusPatch(user, uploadPath, offset: 0, GatewayHarness.randomBytes(400))
         #expect(patched.status == 204)

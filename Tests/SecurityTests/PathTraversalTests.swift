@@ -16,7 +16,7 @@ extension SecurityTests {
                 let http = harness.http
                 let secret = GatewayHarness.randomBytes(1_000)
                 let ownerDocument = try await harness.upload(secret, as: owner, fileName: "private.bin")
-                let ownerFileUrl = try #require(try await http.get("/api/documents/\(ownerDocument)", headers: owner.auth).json["fileUrl"] as? String)
+                let ownerFileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(ownerDocument)", headers: owner.auth).json["fileUrl"] as? String))
                 let otherDocument = try await harness.upload(Data("mine".utf8), as: other, fileName: "mine.bin")
 
                 // Hostile names: refused, or kept as one plain segment of documents/<id>/<name>.
@@ -32,7 +32,7 @@ extension SecurityTests {
                         guard reply.status == 201 else { continue }
                         created += 1
                         let id = try #require(reply.json["id"] as? String ?? reply.header("Location")?.split(separator: "/").last.map(String.init))
-                        let fileUrl = try #require(try await http.get("/api/documents/\(id)", headers: other.auth).json["fileUrl"] as? String)
+                        let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: other.auth).json["fileUrl"] as? String))
                         let parts = fileUrl.split(separator: "/", omittingEmptySubsequences: false)
                         #expect(parts.count == 3 && parts[0] == "documents" && parts[1].lowercased() == id.lowercased(), "\(how) \(name) → \(fileUrl)")
                         let stored = parts.last ?? ""

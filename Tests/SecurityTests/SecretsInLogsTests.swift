@@ -77,7 +77,7 @@ extension SecurityTests {
                 let link = try await http.send("POST", "/api/documents/\(documentId)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
                 let shareURL = try #require(link.json["url"] as? String)
                 #expect(try await http.get(shareURL).status == 200)
-                let fileUrl = try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String)
+                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
                 let signed = try await http.send("POST", "/storage/v1/object/sign/\(fileUrl)", json: ["expiresIn": 600], headers: user.auth)
                 let signedURL = try #require(signed.json["signedURL"] as? String)
                 #expect(try await http.get("/storage/v1" + signedURL).status == 200)

@@ -65,7 +65,7 @@ extension SecurityTests {
                 let http = harness.http
                 let terms = try await harness.currentTerms()
                 let documentId = try await harness.upload(Data("mine".utf8), as: user)
-                let fileUrl = try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String)
+                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
                 let objectPath = String(fileUrl.split(separator: "/", maxSplits: 1)[1])
                 let upload = try await harness.tusCreate(user, length: 10)
                 let doors = Self.doors(user: user, objectPath: objectPath, upload: upload, terms: terms)

@@ -63,7 +63,7 @@ extension SecurityTests {
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(5_000)
                 let id = try await harness.upload(bytes, as: user)
-                let fileUrl = try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String)
+                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
 
                 // Expired: a 1-second link.
                 let shortLived = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 1], headers: user.auth)

@@ -36,6 +36,8 @@ SERVICES = {
     }),
     "gateway": ("Gateway", "Deployment", 2, 2, 10, "64Mi", "512Mi", {
         "GATEWAY_JWT_SECRET": "GATEWAY_JWT_SECRET",
+        # Every replica must verify the file_url links any other replica signed.
+        "GATEWAY_FILE_URL_KEYS": "GATEWAY_FILE_URL_KEYS",
     }),
 }
 PEERS = ["legal", "accounts", "documents", "audit"]

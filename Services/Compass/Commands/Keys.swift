@@ -32,6 +32,8 @@ struct Keys: ParsableCommand {
                 "ACCOUNTS_SESSION_SIGNING_KEY=\(randomBase64(bytes: 32))",
                 "# The gateway signs the Supabase-style anon key with this (`Gateway --print-anon-key` prints it).",
                 "GATEWAY_JWT_SECRET=\(randomBase64URL(bytes: 32))",
+                "# The gateways sign documents' file_url download links with this (all gateways need the same).",
+                "GATEWAY_FILE_URL_KEYS=\(randomBase64URL(bytes: 32))",
             ]
             var admitted: [String] = []
             for peer in peers {

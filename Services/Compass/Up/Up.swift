@@ -126,7 +126,7 @@ struct LocalKeys {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keys = [
             ("AUDIT_SIGNING_KEY", "audit-signing-key"), ("ACCOUNTS_SESSION_SIGNING_KEY", "session-signing-key"),
-            ("GATEWAY_JWT_SECRET", "gateway-jwt-secret"),
+            ("GATEWAY_JWT_SECRET", "gateway-jwt-secret"), ("GATEWAY_FILE_URL_KEYS", "gateway-file-url-key"),
         ]
         for (variable, file) in keys {
             if let value = environment[variable], !value.isEmpty { continue }

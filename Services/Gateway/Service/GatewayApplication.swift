@@ -93,12 +93,21 @@ public enum GatewayApplication {
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         PageRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
-        PostgRESTRoutes(services: services, texts: legalTexts, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize)
-        DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)
+        let publicBase = PublicBaseURL(configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
+        let fileLinks = FileLinks(settings: settings)
+        PostgRESTRoutes(
+            services: services, texts: legalTexts, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
+            fileLinks: fileLinks
+        ).register(on: router, catalog: catalog)
+        let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))
+        DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase, fileLinks: fileLinks)
             .register(on: router, catalog: catalog)
-        StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        TusRoutes(
+            services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize,
+            publicBase: publicBase
+        ).register(on: router, catalog: catalog)
+        StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, fileLinks: fileLinks)
+            .register(on: router, catalog: catalog)
         PersonalDataRoutes(services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize, maxBodyBytes: settings.maxBodyBytes)
             .register(on: router, catalog: catalog)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)

@@ -46,11 +46,14 @@ public struct Document: Codable, Sendable, Equatable {
     public var isImage: Bool
     public var isPDF: Bool
     public var canPreview: Bool
+    /// The file's name as the uploader gave it (control characters removed); downloads carry it
+    /// in `Content-Disposition`. Nil when none was given.
+    public var fileName: String?
 
     public init(
         id: UUID, ownerId: UUID, type: DocumentType, title: String, description: String?, fileUrl: String, fileType: String?,
         version: Int, schoolId: String?, createdAt: Date, length: Int64, committedBytes: Int64, sha256: String?,
-        bytesState: BytesState, possiblyCorrupt: Bool
+        bytesState: BytesState, possiblyCorrupt: Bool, fileName: String? = nil
     ) {
         self.id = id
         self.ownerId = ownerId
@@ -67,6 +70,7 @@ public struct Document: Codable, Sendable, Equatable {
         self.sha256 = sha256
         self.bytesState = bytesState
         self.possiblyCorrupt = possiblyCorrupt
+        self.fileName = fileName
         let flags = Self.flags(type: type, fileType: fileType)
         (isVideo, isImage, isPDF, canPreview) = (flags.isVideo, flags.isImage, flags.isPDF, flags.canPreview)
     }

@@ -85,17 +85,22 @@ public enum DocumentsShareRevoke: RPCMethod {
     public static let isIdempotent = true
 }
 
-/// `documents.share_open`: uses a link (anyone holding the token may, no sign-in): counts one use,
-/// logs time and IP, and returns the document with a `grant` that `documents.read` accepts for
-/// `DOCUMENTS_SHARE_GRANT_LIFETIME` (so one download's many range reads count as one use).
+/// `documents.share_open`: uses a link (anyone holding the token may, no sign-in) and returns
+/// the document with a `grant` that `documents.read` accepts for `DOCUMENTS_SHARE_GRANT_LIFETIME`
+/// after the use's last request. A use is one download or playback: a request without a byte
+/// range counts one (logged with time and IP); a `byteRange` request from the same client IP
+/// while its use is active continues that use for free, even on a used-up link.
 /// Unknown token: `not_found`; expired, revoked or used up: `gone`.
 public enum DocumentsShareOpen: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
         public var token: String
         public var clientIP: String?
-        public init(token: String, clientIP: String?) {
+        /// The HTTP request asks for a byte range (`Range`); nil or false: the whole file.
+        public var byteRange: Bool?
+        public init(token: String, clientIP: String?, byteRange: Bool? = nil) {
             self.token = token
             self.clientIP = clientIP
+            self.byteRange = byteRange
         }
     }
     public struct Reply: Codable, Sendable, Equatable {

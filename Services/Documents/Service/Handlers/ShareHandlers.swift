@@ -36,7 +36,7 @@ struct ShareHandlers: Sendable {
         server.register(DocumentsShareOpen.self) { request, _ in
             guard !request.token.isEmpty, request.token.utf8.count <= 256 else { throw BusError(.invalidArgument, "token is malformed") }
             let (document, grant, expires) = try await store.open(
-                token: request.token, clientIP: request.clientIP.map { String($0.prefix(64)) },
+                token: request.token, clientIP: request.clientIP.map { String($0.prefix(64)) }, byteRange: request.byteRange ?? false,
                 grantLifetimeSeconds: settings.shareGrantLifetime.inSeconds)
             return DocumentsShareOpen.Reply(document: document.contract, grant: grant, grantExpiresAt: expires)
         }

@@ -6,7 +6,7 @@ import Postgres
 /// Who reads: a principal (by ``Access``) or the holder of a share link's grant.
 enum ReadAccess: Sendable {
     case principal(Access)
-    /// A grant from `documents.share_open`, valid for `lifetimeSeconds` after the opening.
+    /// A grant from `documents.share_open`, valid for `lifetimeSeconds` after the last request of its use.
     case grant(UUID, lifetimeSeconds: Double)
 }
 
@@ -38,7 +38,7 @@ extension DocumentsStore {
             case .grant(let grant, let lifetime):
                 owner = nil
                 let check = """
-                    SELECT l.revoked_at IS NOT NULL, u.used_at + make_interval(secs => $3) <= now()
+                    SELECT l.revoked_at IS NOT NULL, u.last_request_at + make_interval(secs => $3) <= now()
                     FROM \(shareUses) u JOIN \(shareLinks) l ON l.id = u.link_id WHERE u.id = $1 AND l.document_id = $2
                     """
                 guard let row = try db.query(check, grant, id, lifetime).first else { throw Self.notFound(id) }

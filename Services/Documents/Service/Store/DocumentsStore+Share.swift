@@ -66,10 +66,17 @@ extension DocumentsStore {
         }
     }
 
-    /// Uses a link: checks it, counts and logs the use, and returns the document and the grant.
-    func open(token: String, clientIP: String?, grantLifetimeSeconds: Double) async throws -> (StoredDocument, UUID, Date) {
+    /// Uses a link: checks it, and returns the document and a read grant.
+    ///
+    /// A use is one download or one playback. A request without a byte range always counts as a
+    /// new use (a full download). A byte-range request from a client whose last request on this
+    /// link came less than `grantLifetimeSeconds` ago continues that use: same grant, no count,
+    /// even when the link is used up (a video player's many `Range` requests, Safari's
+    /// `bytes=0-1` probe, a seek back to the start). Otherwise it counts as a new use. All of it
+    /// happens under the link's row lock, so concurrent requests cannot spend one use twice.
+    func open(token: String, clientIP: String?, byteRange: Bool, grantLifetimeSeconds: Double) async throws -> (StoredDocument, UUID, Date) {
         let (documents, shareLinks, shareUses) = (self.documents, self.shareLinks, self.shareUses)
-        let grant = UUID()
+        let newGrant = UUID()
         return try await pool.withTransaction { db in
             let sql = """
                 SELECT id, document_id, revoked_at IS NOT NULL, expires_at <= now(), max_uses IS NOT NULL AND uses >= max_uses
@@ -79,14 +86,29 @@ extension DocumentsStore {
             let (link, documentId, revoked, expired, exhausted) = try row.decode(UUID.self, UUID.self, Bool.self, Bool.self, Bool.self)
             if revoked { throw BusError(.gone, "the share link was revoked") }
             if expired { throw BusError(.gone, "the share link expired") }
-            if exhausted { throw BusError(.gone, "the share link has been used as often as it allows") }
             let document = try Self.locked(documentId, .any, table: documents, on: db)
             guard document.state == .available else { throw BusError(.gone, "File no longer available") }
+            if byteRange, let clientIP {
+                let continued = """
+                    UPDATE \(shareUses) SET requests = requests + 1, last_request_at = date_trunc('milliseconds', now())
+                    WHERE id = (SELECT id FROM \(shareUses) WHERE link_id = $1 AND client_ip = $2
+                                AND last_request_at > now() - make_interval(secs => $3) ORDER BY last_request_at DESC LIMIT 1)
+                    RETURNING id, last_request_at
+                    """
+                if let use = try db.query(continued, link, clientIP, grantLifetimeSeconds).first {
+                    let (grant, at) = try use.decode(UUID.self, Date.self)
+                    return (document, grant, at.addingTimeInterval(grantLifetimeSeconds))
+                }
+            }
+            if exhausted { throw BusError(.gone, "the share link has been used as often as it allows") }
             try db.execute("UPDATE \(shareLinks) SET uses = uses + 1 WHERE id = $1", link)
             let usedAt = try db.query(
-                "INSERT INTO \(shareUses) (id, link_id, used_at, client_ip) VALUES ($1, $2, date_trunc('milliseconds', now()), $3) RETURNING used_at",
-                grant, link, clientIP)[0].decode(Date.self, column: 0)
-            return (document, grant, usedAt.addingTimeInterval(grantLifetimeSeconds))
+                """
+                INSERT INTO \(shareUses) (id, link_id, used_at, client_ip, last_request_at)
+                VALUES ($1, $2, date_trunc('milliseconds', now()), $3, date_trunc('milliseconds', now())) RETURNING used_at
+                """,
+                newGrant, link, clientIP)[0].decode(Date.self, column: 0)
+            return (document, newGrant, usedAt.addingTimeInterval(grantLifetimeSeconds))
         }
     }
 

@@ -42,16 +42,16 @@ extension DocumentsStore {
             let complete = new.length == 0
             let insert = """
                 INSERT INTO \(documents) (id, owner_id, type, title, description, file_url, file_type, version, school_id, created_at,
-                    length, committed, lo_oid, sha256, state, possibly_corrupt, updated_at)
+                    length, committed, lo_oid, sha256, state, possibly_corrupt, updated_at, file_name)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', clock_timestamp()), $10, 0, $11, $12, $13, $14,
-                    clock_timestamp())
+                    clock_timestamp(), $15)
                 RETURNING \(StoredDocument.columns)
                 """
             let row = try db.query(
                 insert, id, new.ownerId, new.type.rawValue, new.title, new.description, FileURL.make(id: id, fileName: new.fileName),
                 new.fileType, new.version, new.schoolId, new.length, Int64(oid),
                 complete ? Hex.string(Crypto.SHA256.hash(data: [UInt8]())) : nil, complete ? BytesState.available.rawValue : BytesState.uploading.rawValue,
-                complete && new.fileType == "application/pdf")
+                complete && new.fileType == "application/pdf", FileURL.originalName(new.fileName))
             return try StoredDocument.decode(row[0])
         }
     }

@@ -14,6 +14,13 @@ enum FileURL {
         return "documents/\(id.uuidString.lowercased())/\(name.isEmpty ? "file" : name)"
     }
 
+    /// The name kept for downloads (`Content-Disposition`): the uploader's, without control
+    /// characters, at most 255 characters; nil when nothing is left.
+    static func originalName(_ fileName: String?) -> String? {
+        let kept = String(String.UnicodeScalarView((fileName ?? "").unicodeScalars.filter { $0.properties.generalCategory != .control }).prefix(255))
+        return kept.trimmingCharacters(in: .whitespaces).isEmpty ? nil : kept
+    }
+
     /// The stored form of a URL a caller gives: as stored, or an absolute or rooted URL whose path
     /// ends in it (the gateway may hand out `https://host/storage/v1/object/documents/…`). Nil when
     /// it cannot be one of ours (`invalid_argument`: "Invalid file URL").

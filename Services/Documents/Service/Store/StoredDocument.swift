@@ -23,6 +23,8 @@ struct StoredDocument: Sendable, Equatable {
     var possiblyCorrupt: Bool
     /// When the last chunk was committed (creation, before the first).
     var updatedAt: Date
+    /// The name the uploader gave (see ``FileName``); nil for rows from before it was kept.
+    var fileName: String? = nil
 
     /// The columns ``decode(_:)`` reads, in order. A complete document whose large object is gone
     /// reads as `missing` (seed 002: "File no longer available"), found by one index probe.
@@ -31,24 +33,25 @@ struct StoredDocument: Sendable, Equatable {
         lo_oid, sha256, \
         CASE WHEN state = 'available' AND NOT EXISTS (SELECT 1 FROM pg_largeobject_metadata m WHERE m.oid = lo_oid::oid) \
         THEN 'missing' ELSE state END, \
-        possibly_corrupt, updated_at
+        possibly_corrupt, updated_at, file_name
         """
 
     /// How many columns ``columns`` names (a query's next column is at this index).
-    static let columnCount = 17
+    static let columnCount = 18
 
     static func decode(_ row: PostgresRow) throws -> StoredDocument {
         let (id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt, updated) =
             try row.decode(
                 UUID.self, UUID.self, String.self, String.self, String?.self, String.self, String?.self, Int.self, String?.self,
                 Date.self, Int64.self, Int64.self, Int64.self, String?.self, String.self, Bool.self, Date.self)
+        let fileName = try row.decode(String?.self, column: 17)
         guard let type = DocumentType(rawValue: type), let state = BytesState(rawValue: state), let oid = UInt32(exactly: oid) else {
             throw PostgresError(kind: .decoding, operation: "documents row", message: "unexpected type, state or large object id")
         }
         return StoredDocument(
             id: id, ownerId: owner, type: type, title: title, description: description, fileUrl: fileUrl, fileType: fileType,
             version: version, schoolId: school, createdAt: createdAt, length: length, committed: committed, largeObject: oid,
-            sha256: sha, state: state, possiblyCorrupt: corrupt, updatedAt: updated)
+            sha256: sha, state: state, possiblyCorrupt: corrupt, updatedAt: updated, fileName: fileName)
     }
 
     /// The document as replies carry it.
@@ -56,7 +59,7 @@ struct StoredDocument: Sendable, Equatable {
         Document(
             id: id, ownerId: ownerId, type: type, title: title, description: description, fileUrl: fileUrl, fileType: fileType,
             version: version, schoolId: schoolId, createdAt: createdAt, length: length, committedBytes: committed, sha256: sha256,
-            bytesState: state, possiblyCorrupt: possiblyCorrupt)
+            bytesState: state, possiblyCorrupt: possiblyCorrupt, fileName: fileName)
     }
 
     /// Where the upload stands; an unfinished one expires `expiry` after its last chunk.

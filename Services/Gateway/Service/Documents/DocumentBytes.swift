@@ -4,9 +4,19 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Answers a request for a document's bytes: `ETag` (the SHA-256) and `304` on `If-None-Match`,
-/// `Range` → `206` with `Content-Range`, `416` for a range past the end, `Accept-Ranges`,
-/// `Content-Length`, `Content-Type` (the declared file type) and `Content-Disposition`.
+/// Answers a request for a document's bytes: a strong `ETag` (the SHA-256 of the bytes) with
+/// `304` on `If-None-Match`, `Range` → `206` with `Content-Range` (honoured only while
+/// `If-Range` names the current tag), `416` for a range past the end, `Accept-Ranges`,
+/// `Content-Length`, `Content-Type` (the declared file type) and `Content-Disposition` with the
+/// original file name (RFC 6266: an ASCII `filename` and the exact UTF-8 `filename*`).
+///
+/// The bytes of a document never change (a new version is a new document), so downloads are
+/// `Cache-Control: private, max-age=…, immutable`.
+///
+/// User content is hostile until proven otherwise: only types a browser shows without running
+/// anything (``inlineSafe(_:)``) may be `inline`, everything else is an `attachment`; every
+/// answer carries `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`, so
+/// even a file opened as a page in our origin runs no script and reaches no cookie.
 ///
 /// The body is streamed: the response's writer asks Documents for one chunk at a time
 /// (`documents.read`, at most `GATEWAY_DOCUMENTS_CHUNK_SIZE` bytes) and writes it before asking
@@ -15,6 +25,8 @@ import Hummingbird
 struct DocumentBytes: Sendable {
     let services: ServiceClients
     let chunkSize: Int
+    /// `max-age` of downloads (``GatewaySettings/downloadMaxAge``).
+    var maxAgeSeconds: Int = 3600
 
     /// Who reads: the owner (`user:<id>`), or anyone holding a share link's `grant`.
     struct Reader: Sendable {
@@ -22,7 +34,13 @@ struct DocumentBytes: Sendable {
         let grant: UUID?
     }
 
-    func response(for document: Document, reader: Reader, request: Request, context: GatewayContext) throws -> Response {
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
+    static let ifRange = HTTPField.Name("If-Range")!
+
+    /// The bytes of `document` for `request`; `maxAge` caps the cache lifetime (a signed link's
+    /// remaining seconds).
+    func response(for document: Document, reader: Reader, request: Request, context: GatewayContext, maxAge: Int? = nil) throws -> Response {
         switch document.bytesState {
         case .uploading: throw BusError(.conflict, "the document is still uploading", details: ["offset": String(document.committedBytes)])
         case .missing: throw BusError(.gone, "File no longer available")
@@ -30,16 +48,32 @@ struct DocumentBytes: Sendable {
         }
         let length = document.length
         let etag = "\"\(document.sha256 ?? "")\""
-        var headers: HTTPFields = [
-            .acceptRanges: "bytes", .eTag: etag, .cacheControl: "private, no-cache",
+        let cacheControl = "private, max-age=\(max(0, min(maxAgeSeconds, maxAge ?? .max))), immutable"
+        let attachment = Self.wantsAttachment(request) || !Self.inlineSafe(document.fileType)
+        let headers: HTTPFields = [
+            .acceptRanges: "bytes", .eTag: etag, .cacheControl: cacheControl,
             .contentType: document.fileType ?? "application/octet-stream",
-            .contentDisposition: Self.disposition(document, attachment: Self.wantsAttachment(request)),
-            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            .contentDisposition: Self.disposition(document, attachment: attachment),
+            Self.contentTypeOptions: "nosniff", Self.contentSecurityPolicy: "sandbox",
         ]
         if let match = request.headers[.ifNoneMatch], Self.matches(match, etag: etag) {
-            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+            return Response(
+                status: .notModified,
+                headers: [.eTag: etag, .cacheControl: cacheControl, Self.contentTypeOptions: "nosniff", Self.contentSecurityPolicy: "sandbox"])
+        }
+        // If-Range: the range only while the client's copy is this one (strong comparison; a
+        // date never matches, there is no Last-Modified); otherwise the whole document.
+        if let condition = request.headers[Self.ifRange], condition.trimmingCharacters(in: .whitespaces) != etag {
+            return try body(document, reader: reader, range: .whole, headers: headers, context: context)
         }
         let range = request.headers[.range] == nil ? ByteRange.whole : ByteRange(header: request.headers[.range], length: length)
+        return try body(document, reader: reader, range: range, headers: headers, context: context)
+    }
+
+    /// The answer for `range`: 200, 206 or 416, the body read chunk by chunk.
+    private func body(_ document: Document, reader: Reader, range: ByteRange, headers: HTTPFields, context: GatewayContext) throws -> Response {
+        let length = document.length
+        var headers = headers
         let (start, end): (Int64, Int64)
         let status: HTTPResponse.Status
         switch range {
@@ -84,11 +118,29 @@ struct DocumentBytes: Sendable {
         (request.uri.query ?? "").split(separator: "&").contains { $0 == "download" || $0.hasPrefix("download=") }
     }
 
-    /// `inline` or `attachment`, with the file's name (from its file URL) plain and RFC 5987-encoded.
+    /// Types a browser displays without running anything of the file's: images but SVG (a
+    /// document that can hold script), PDF, video, audio and plain text. Anything else is sent as
+    /// an attachment.
+    static func inlineSafe(_ fileType: String?) -> Bool {
+        guard let fileType else { return false }
+        let essence = fileType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if essence == "image/svg+xml" { return false }
+        return essence == "application/pdf" || essence == "text/plain"
+            || ["image/", "video/", "audio/"].contains { essence.hasPrefix($0) && essence.count > $0.count }
+    }
+
+    /// `inline` or `attachment` with the original file name (RFC 6266): `filename` is an ASCII
+    /// stand-in (other characters, quotes, `\\` and controls become `_`), `filename*` the exact
+    /// name, UTF-8 percent-encoded (RFC 8187). A document without a name is `file`.
     static func disposition(_ document: Document, attachment: Bool) -> String {
-        let name = document.fileUrl.split(separator: "/").last.map(String.init) ?? "file"
-        let plain = String(name.map { $0.isASCII && $0 != "\"" && $0 != "\\" && !$0.isNewline ? $0 : "_" })
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ".-_"))) ?? "file"
+        let stored = document.fileUrl.split(separator: "/").last.map(String.init) ?? "file"
+        let name = document.fileName.flatMap { $0.isEmpty ? nil : $0 } ?? stored
+        let plain = String(name.unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && scalar.value >= 0x20 && scalar.value != 0x7F && scalar != "\"" && scalar != "\\" ? Character(scalar) : "_"
+        })
+        // RFC 8187 attr-char: ALPHA DIGIT ! # $ & + - . ^ _ ` | ~
+        let attrChar = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: attrChar) ?? "file"
         return "\(attachment ? "attachment" : "inline"); filename=\"\(plain)\"; filename*=UTF-8''\(encoded)"
     }
 

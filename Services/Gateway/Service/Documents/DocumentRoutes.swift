@@ -8,11 +8,17 @@ import Hummingbird
 /// signed-in user (`user:<id>`), so Documents' own rule applies: another user's document is
 /// `not_found`, another user's collection `forbidden`. The shared-link download is public: the
 /// link's token is the credential.
+///
+/// Every URL answered is absolute (``PublicBaseURL``): a document's `fileUrl` is a signed,
+/// expiring download link (``FileLinks``), a share link's `url` and an upload's `Location` start
+/// with the public base.
 struct DocumentRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let bytes: DocumentBytes
     let maxBodyBytes: Int
+    let publicBase: PublicBaseURL
+    let fileLinks: FileLinks
 
     struct CreateBody: Decodable {
         let type: DocumentType
@@ -46,7 +52,9 @@ struct DocumentRoutes {
                 .init(ownerId: user, type: body.type, title: body.title, description: body.description, fileType: body.fileType,
                       schoolId: body.schoolId, fileName: body.fileName, version: body.version, length: body.length),
                 principal: Credential.principal(for: user), context: context)
-            return try JSONBodies.response(document, status: .created, headers: [.location: TusRoutes.location(of: document.id)])
+            let base = publicBase.base(for: request, context: context)
+            return try JSONBodies.response(
+                fileLinks.presented(document, base: base), status: .created, headers: [.location: base + TusRoutes.location(of: document.id)])
         }
         catalog.add(router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false) { request, context in
             let user = try await authenticator.requireUser(request, context: context)
@@ -56,12 +64,15 @@ struct DocumentRoutes {
                 return value
             }
             let filter = try Self.filter(query, owner: user)
-            return try JSONBodies.response(try await services.call(
+            var page = try await services.call(
                 .documents, DocumentsList.self, .init(filter: filter, limit: limit, after: query["after"]),
-                principal: Credential.principal(for: user), context: context))
+                principal: Credential.principal(for: user), context: context)
+            let base = publicBase.base(for: request, context: context)
+            page.documents = page.documents.map { fileLinks.presented($0, base: base) }
+            return try JSONBodies.response(page)
         }
         catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) { request, context in
-            try JSONBodies.response(try await find(request, context).1)
+            try JSONBodies.response(fileLinks.presented(try await find(request, context).1, base: publicBase.base(for: request, context: context)))
         }
         catalog.add(router, .get, "/api/documents/:reference/position", "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false) { request, context in
             let (user, document) = try await find(request, context)
@@ -84,7 +95,8 @@ struct DocumentRoutes {
             let created = try await services.call(
                 .documents, DocumentsShareCreate.self, .init(documentId: id, expiresInSeconds: body.expiresInSeconds, maxUses: body.maxUses),
                 principal: Credential.principal(for: user), context: context)
-            return try JSONBodies.response(CreatedShareLink(link: created.link, token: created.token, url: "/api/shared/\(created.token)"), status: .created)
+            return try JSONBodies.response(CreatedShareLink(
+                    link: created.link, token: created.token, url: publicBase.base(for: request, context: context) + "/api/shared/\(created.token)"), status: .created)
         }
         catalog.add(router, .get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) { request, context in
             let (user, id) = try await identify(request, context)
@@ -97,9 +109,10 @@ struct DocumentRoutes {
             _ = try await services.call(.documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
-        catalog.add(router, .get, "/api/shared/:token", "Download through a share link (no sign-in; each request counts one use; 410 once expired, revoked or used up).", public: true) { request, context in
+        catalog.add(router, .get, "/api/shared/:token", "Download through a share link (no sign-in; one use per download or playback: a Range request from the same client continues its use; 410 once expired, revoked or used up).", public: true) { request, context in
             let opened = try await services.call(
-                .documents, DocumentsShareOpen.self, .init(token: context.pathParameter("token") ?? "", clientIP: context.clientIP),
+                .documents, DocumentsShareOpen.self,
+                .init(token: context.pathParameter("token") ?? "", clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
                 principal: .anonymous, context: context)
             return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
         }

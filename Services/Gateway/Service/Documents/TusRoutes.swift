@@ -25,6 +25,8 @@ struct TusRoutes {
     let authenticator: Authenticator
     let pump: UploadPump
     let maxSize: Int64
+    /// The start of the absolute `Location` of a new upload.
+    let publicBase: PublicBaseURL
 
     static let base = "/api/uploads"
     static let resumable = HTTPField.Name("Tus-Resumable")!
@@ -67,7 +69,7 @@ struct TusRoutes {
                 .init(ownerId: user, type: type, title: metadata.title ?? "Untitled", description: metadata.description, fileType: metadata.fileType,
                       schoolId: metadata.schoolId, fileName: metadata.fileName, version: metadata.version, length: length),
                 principal: principal, context: context)
-            var headers: HTTPFields = [.location: Self.location(of: document.id), Self.resumable: "1.0.0", Self.uploadOffset: "0"]
+            var headers: HTTPFields = [.location: publicBase.base(for: request, context: context) + Self.location(of: document.id), Self.resumable: "1.0.0", Self.uploadOffset: "0"]
             // creation-with-upload: a body sent with the creation is appended at once.
             if request.headers[.contentType]?.lowercased().hasPrefix(Self.offsetMediaType) == true,
                 let status = try await pump.pump(request.body, id: document.id, offset: 0, principal: principal, traceparent: context.traceparent)

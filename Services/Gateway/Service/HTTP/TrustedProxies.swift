@@ -21,6 +21,9 @@ public struct TrustedProxies: Sendable {
 
     func isTrusted(_ address: IPAddressBytes) -> Bool { blocks.contains { $0.contains(address) } }
 
+    /// Whether the connection's peer is a trusted proxy (whose forwarded headers are believed).
+    func trusts(peer: String?) -> Bool { peer.flatMap { IPAddressBytes($0) }.map(isTrusted) ?? false }
+
     /// The client address for a connection from `peer` carrying `forwardedFor` (every
     /// `X-Forwarded-For` field value, in order); nil when the peer address is unknown.
     public func clientAddress(peer: String?, forwardedFor: [String]) -> String? {

@@ -21,6 +21,9 @@ struct PostgRESTRoutes {
     let authenticator: Authenticator
     let limits: RateLimits
     let maxBodyBytes: Int
+    /// `file_url` as absolute signed links.
+    let publicBase: PublicBaseURL
+    let fileLinks: FileLinks
     /// Anon keys recently checked (``VerifiedAnonymousKeys``).
     let anonymousKeys = VerifiedAnonymousKeys()
 
@@ -51,6 +54,8 @@ struct PostgRESTRoutes {
             if case .session(let userId?, _, _) = try await caller(request, context) {
                 rows = try await DocumentsTable.rows(for: query, user: userId, services: services, context: context)
             }
+            let base = publicBase.base(for: request, context: context)
+            rows = rows.map { fileLinks.presented(row: $0, base: base) }
             return try respond(try PostgRESTTable.apply(query, to: rows, table: "documents", columns: DocumentsTable.columns), request: request, status: .ok)
         }
         catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in

@@ -17,6 +17,10 @@ import ServiceKit
 /// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
 /// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
 /// | `GATEWAY_LEGAL_REFRESH` | `5s` | How often the copy of the legal texts is revalidated with Legal (bounds a lost event). |
+/// | `GATEWAY_PUBLIC_URL` | (empty) | Start of every URL the API returns; empty: the request's host. |
+/// | `GATEWAY_FILE_URL_KEYS` | (random) | HMAC keys of signed `file_url` links (first signs, all verify). |
+/// | `GATEWAY_FILE_URL_LIFETIME` | `1h` | How long a `file_url` link works at least. |
+/// | `GATEWAY_DOWNLOAD_MAX_AGE` | `1h` | `Cache-Control: max-age` of downloads. |
 /// | `GATEWAY_RATE_LIMIT_*` | see ``RateLimitSettings`` | Sign-in and acceptance-write limits per address and per user. |
 /// | `GATEWAY_CORS_ORIGINS` | (empty) | Browser origins allowed to call the API cross-origin (``CORSPolicy``). |
 public struct GatewaySettings: EnvironmentSettings {
@@ -48,6 +52,14 @@ public struct GatewaySettings: EnvironmentSettings {
     public var rateLimits: RateLimitSettings
     /// Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin; empty: none.
     public var corsOrigins: [String]
+    /// Scheme and authority of every URL the API returns; nil: the request's own (see ``PublicBaseURL``).
+    public var publicURL: URL?
+    /// Keys of the signed `file_url` links, the signing one first (all verify: rotation).
+    public var fileURLKeys: Secret<[String]>
+    /// How long a `file_url` link works after it was handed out (at least; see ``FileLinks``).
+    public var fileURLLifetime: Duration
+    /// `Cache-Control: max-age` of downloads by the owner's own credentials.
+    public var downloadMaxAge: Duration
 
     public init(environment env: EnvironmentReader) throws {
         httpHost = env.string("GATEWAY_HTTP_HOST", default: "127.0.0.1", "Numeric address the HTTP server binds (0.0.0.0 in containers).")
@@ -102,5 +114,33 @@ public struct GatewaySettings: EnvironmentSettings {
         for origin in corsOrigins where !CORSPolicy.isOrigin(origin) {
             throw ConfigurationError(variable: "GATEWAY_CORS_ORIGINS", value: origin, expected: "origins like https://app.example.com (scheme://host[:port], no path)")
         }
+        let publicText = env.string(
+            "GATEWAY_PUBLIC_URL", default: "",
+            "Scheme and host (and port, path prefix) that every URL the API returns starts with, e.g. https://api.example.com; empty: the request's Host (or a trusted proxy's X-Forwarded-Host/-Proto).")
+        if publicText.isEmpty {
+            publicURL = nil
+        } else {
+            guard let url = URL(string: publicText), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                url.query == nil, url.fragment == nil
+            else { throw ConfigurationError(variable: "GATEWAY_PUBLIC_URL", value: publicText, expected: "an http(s) URL without query") }
+            publicURL = url
+        }
+        let keys = env.secret(
+            "GATEWAY_FILE_URL_KEYS", default: "",
+            "Comma-separated HMAC keys (32+ characters each) signing file_url download links; the first signs, all verify (rotate by prepending a new key, drop the old one a lifetime later). Empty: a random key per process (links die with it; set it when several gateways serve one API).")
+        let parsed = keys.revealed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard parsed.allSatisfy({ $0.utf8.count >= 32 }) else {
+            throw ConfigurationError(variable: "GATEWAY_FILE_URL_KEYS", value: nil, expected: "keys of at least 32 characters")
+        }
+        fileURLKeys = Secret(parsed)
+        fileURLLifetime = try env.duration(
+            "GATEWAY_FILE_URL_LIFETIME", default: .seconds(3600),
+            "How long a document's file_url (a signed download link) works after the row was read, at least; reading the row again gives a fresh link.")
+        guard fileURLLifetime >= .seconds(60), fileURLLifetime <= .seconds(7 * 24 * 3600) else {
+            throw ConfigurationError(variable: "GATEWAY_FILE_URL_LIFETIME", value: "\(fileURLLifetime.inSeconds)s", expected: "a duration from 1m to 7 days")
+        }
+        downloadMaxAge = try env.duration(
+            "GATEWAY_DOWNLOAD_MAX_AGE", default: .seconds(3600),
+            "Cache-Control max-age of document downloads (private, immutable: the bytes of a document never change); a signed link's is at most its remaining life.")
     }
 }

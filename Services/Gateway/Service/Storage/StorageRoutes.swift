@@ -15,13 +15,17 @@ import Hummingbird
 /// - `POST /storage/v1/object/sign/{bucket}/{path}` `{"expiresIn": N}`: a signed URL backed by a
 ///   Documents share link (expires after N seconds, revocable from the share-link list, every use
 ///   logged), `{"signedURL": "/object/sign/documents/<path>?token=<share token>"}`.
+///   `signedURL` stays relative to the Storage URL: the SDKs put their own base in front.
 /// - `GET /storage/v1/object/sign/{bucket}/{path}?token=…`: the signed download, no sign-in; the
-///   token must be a link to that very object (404 otherwise), 410 once expired or revoked.
+///   token must be a link to that very object (404 otherwise), 410 once expired or revoked. The
+///   same route serves documents' `file_url` links (``FileLinks``: token `f1.…`), which count no
+///   share-link use and stop working with the document.
 struct StorageRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let bytes: DocumentBytes
     let maxBodyBytes: Int
+    let fileLinks: FileLinks
 
     static let bucket = "documents"
 
@@ -70,13 +74,36 @@ struct StorageRoutes {
             let token = created.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_"))) ?? created.token
             return try JSONBodies.response(SignedURL(signedURL: "/object/sign/\(fileUrl)?token=\(token)"))
         }
-        catalog.add(router, .get, "/storage/v1/object/sign/:bucket/**", "Storage: the signed download (token from the signed URL; no sign-in).", public: true) { request, context in
+        catalog.add(router, .get, "/storage/v1/object/sign/:bucket/**", "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true) { request, context in
             let fileUrl = try Self.fileUrl(context)
             guard let token = try DocumentRoutes.query(request)["token"], !token.isEmpty else { throw BusError(.invalidArgument, "the signed URL has no token") }
+            if FileLinks.isFileToken(token) { return try await fileLink(fileUrl: fileUrl, token: token, request: request, context: context) }
             let opened = try await services.call(
-                .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP), principal: .anonymous, context: context)
+                .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
+                principal: .anonymous, context: context)
             guard opened.document.fileUrl == fileUrl else { throw BusError(.notFound, "Object not found") }
             return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
+        }
+    }
+
+    /// A document's `file_url` download: the document is looked up on every request (gone once
+    /// deleted, with its account too), then the token's MAC over its id, owner and expiry is
+    /// checked; the bytes are read as the owner. Cached no longer than the link lives.
+    func fileLink(fileUrl: String, token: String, request: Request, context: GatewayContext) async throws -> Response {
+        let document: Document
+        do {
+            document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: .service("gateway"), context: context)
+        } catch let error as BusError where error.code == .notFound || error.code == .invalidArgument {
+            throw BusError(.notFound, "Object not found")
+        }
+        switch fileLinks.verify(token, for: document) {
+        case .invalid: throw BusError(.notFound, "Object not found")
+        case .expired: throw BusError(.gone, "the link expired: read the document again for a fresh file_url")
+        case .valid(let expires):
+            let remaining = Int(max(0, expires - Int64(Date().timeIntervalSince1970)))
+            return try bytes.response(
+                for: document, reader: .init(principal: Credential.principal(for: document.ownerId), grant: nil), request: request, context: context,
+                maxAge: remaining)
         }
     }
 
