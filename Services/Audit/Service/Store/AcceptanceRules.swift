@@ -21,17 +21,9 @@ enum AcceptanceRules {
     ) -> AcceptanceStatus {
         let inEffect = versions.filter { $0.effectiveAt <= now }.sorted { ($0.effectiveAt, $0.publishedAt) < ($1.effectiveAt, $1.publishedAt) }
         let current = inEffect.last
-        let needs: Bool
-        if let last, last.action != .decline {
-            if let accepted = versions.first(where: { $0.version == last.version }) {
-                needs = inEffect.contains { $0.material && $0.effectiveAt > accepted.effectiveAt && $0.version != accepted.version }
-            } else {
-                // Accepted a version we do not know: treat as never accepted.
-                needs = true
-            }
-        } else {
-            needs = true
-        }
+        // The rule the gateway enforces too; a version Audit does not know counts as never accepted.
+        let accepted = last.flatMap { $0.action == .decline ? nil : $0.version }
+        let needs = LegalVersionSummary.needsAcceptance(afterAccepting: accepted, versions: versions, at: now)
         return AcceptanceStatus(
             documentType: type, currentVersion: current?.version, lastAction: last?.action, lastVersion: last?.version,
             lastRecordedAt: last?.recordedAt, needsAcceptance: needs)
