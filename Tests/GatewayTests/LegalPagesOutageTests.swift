@@ -21,6 +21,21 @@ extension GatewayIntegration {
                     served[path] = page.text
                 }
 
+                // "Last Updated" is the instant of publication: PostgREST says it as seed 000/001's
+                // example does (`…T…:…:…Z`, which ISO8601DateFormatter's defaults parse), and the
+                // page carries the same instant for the reader's zone.
+                let anon = try PostgRESTTests.anonKey()
+                let rows = try await http.get("/rest/v1/legal_documents?select=type,last_updated,version", headers: PostgRESTTests.keys(anon)).jsonArray
+                #expect(rows.count == 2)
+                for row in rows {
+                    let text = try #require(row["last_updated"] as? String)
+                    #expect(text.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil, "\(text)")
+                    let instant = try #require(ISO8601DateFormatter().date(from: text))
+                    #expect(abs(instant.timeIntervalSinceNow) < 600, "the default texts were published when this stack started: \(text)")
+                    let page = row["type"] as? String == "privacy_policy" ? "/legal/privacy" : "/legal/terms"
+                    #expect(served[page]?.contains("<time datetime=\"\(text)\">") == true, "\(page) shows \(text)")
+                }
+
                 // Behind the TLS proxy (a trusted proxy saying https), every answer carries HSTS;
                 // a client that claims https itself, or plain HTTP, gets none.
                 let viaProxy = try await http.get("/legal/privacy", headers: ["X-Forwarded-Proto": "https"])
