@@ -98,6 +98,17 @@ import TestSupport
             #expect(declined.acceptedVersion == nil)
             // The decline's session events come after the sequence the first answer was read at.
             #expect(declined.sequence >= signedUp.sequence)
+            // The gateways hear of it even when no session was open: `accounts.terms_declined`.
+            try await withTimeout(.seconds(10), "the terms_declined event") {
+                while true {
+                    let events = try await harness.accountsEvents().filter { $0.type == TermsEvents.declined }
+                    if let event = events.first {
+                        #expect(try event.decodePayload(TermsDeclined.self).userId == id)
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
             _ = try await harness.accept(id, version)
             #expect(try await harness.standing(id).acceptedVersion == version)
             #expect(try await harness.refusal { try await harness.standing(UUID()) }.code == .notFound)

@@ -128,6 +128,9 @@ import Testing
         list.revoke(SessionRevoked(sessionId: UUID(), userId: user, revokedAt: Date()))
         #expect(list.acceptedTerms[user] == nil)  // a decline ends every session of the user
         list.rememberAcceptedTerms("2.0", of: user, asOf: 9)
+        list.declined(TermsDeclined(userId: user, declinedAt: Date()))
+        #expect(list.acceptedTerms[user] == nil)  // declined with no session open
+        list.rememberAcceptedTerms("2.0", of: user, asOf: 9)
         list.revoke(UserSessionsRevoked(userId: user, revokedAt: Date()))
         #expect(list.acceptedTerms[user] == nil)
         list.rememberAcceptedTerms("2.0", of: user, asOf: 9)

@@ -34,3 +34,22 @@ public enum AccountsTermsStanding: RPCMethod {
     public static let type = "accounts.terms_standing"
     public static let isIdempotent = true
 }
+
+/// The event Accounts publishes (through its outbox) when a user declines the terms: whatever
+/// acceptance a gateway holds for them no longer stands. (Declining also ends every session of
+/// the user, each with its `session.revoked`; this one tells the gateways even when none was open.)
+public enum TermsEvents {
+    /// The payload is ``TermsDeclined``.
+    public static let declined = "accounts.terms_declined"
+}
+
+/// The payload of `accounts.terms_declined`.
+public struct TermsDeclined: Codable, Sendable, Equatable {
+    public var userId: UUID
+    public var declinedAt: Date
+
+    public init(userId: UUID, declinedAt: Date) {
+        self.userId = userId
+        self.declinedAt = declinedAt
+    }
+}

@@ -29,7 +29,7 @@ struct TermsActions: Sendable {
             action, user: user.id, version: current, key: Self.auditKey(action, callKey),
             clientIP: request.clientIP, userAgent: request.userAgent)
         guard action == .accept else {
-            try await store.declined(user.id, at: receipt.recordedAt)
+            try await store.declined(user.id, at: receipt.recordedAt, outbox: outbox)
             _ = try await store.revokeAllSessions(of: user.id, appleId: user.appleId, outbox: outbox)
             outbox.committed()
             return try await UserView(peers: peers).present(user)

@@ -1,14 +1,20 @@
 import Bus
+import Contracts
 import Foundation
 import Postgres
+import ServiceKit
 
 /// The user's standing with the terms, as the gateway's enforcement reads it
 /// (`accounts.terms_standing`), and the decline that changes it.
 extension AccountsStore {
-    /// Stores that the user's last word on the terms is a decline Audit recorded at `at`.
-    public func declined(_ id: UUID, at: Date) async throws {
+    /// Stores that the user's last word on the terms is a decline Audit recorded at `at`, with
+    /// its `accounts.terms_declined` event in the same transaction.
+    public func declined(_ id: UUID, at: Date, outbox: Outbox) async throws {
         let sql = "UPDATE \(users) SET tos_declined_at = $2 WHERE id = $1"
-        _ = try await pool.withConnection { db in try db.execute(sql, id, at) }
+        try await pool.withTransaction { db in
+            _ = try db.execute(sql, id, at)
+            try outbox.append(type: TermsEvents.declined, TermsDeclined(userId: id, declinedAt: at), on: db)
+        }
     }
 
     /// The version the user's last word accepted (nil: never accepted, not recorded yet, or last

@@ -18,8 +18,8 @@ struct RevocationList: Sendable {
     /// How long an entry matters: a token's lifetime and leeway.
     private(set) var retention: TimeInterval
     /// User id → the terms version their last word accepted, as Accounts answered
-    /// (`accounts.terms_standing`) at an outbox sequence this list had not passed. Dropped by any
-    /// later `session.revoked` of the user (declining ends every session) and by deletion; only
+    /// (`accounts.terms_standing`) at an outbox sequence this list had not passed. Dropped by the
+    /// user's `accounts.terms_declined`, any later `session.revoked` of the user and deletion; only
     /// acceptances are held, so a user who has to accept is asked about again (``TermsGate``).
     private(set) var acceptedTerms: [UUID: String] = [:]
     /// At most this many users' acceptances are held (about 100 bytes each); past it the map
@@ -49,6 +49,11 @@ struct RevocationList: Sendable {
     mutating func revoke(_ user: UserSessionsRevoked) {
         users[user.userId] = max(users[user.userId] ?? .distantPast, user.revokedAt)
         acceptedTerms[user.userId] = nil
+    }
+
+    /// The user declined the terms (`accounts.terms_declined`): their held acceptance goes.
+    mutating func declined(_ event: TermsDeclined) {
+        acceptedTerms[event.userId] = nil
     }
 
     /// Holds that `user` accepted terms `version`, as Accounts answered after reading its outbox

@@ -18,9 +18,9 @@ import Metrics
 ///
 /// Accounts is asked only when nothing acceptable is held: the user's first request at this
 /// gateway, a user who has to accept (so an acceptance made through any gateway counts at once),
-/// and while the event view is stale. Staleness is bounded as the sessions' is: a decline ends
-/// every session of the user, and each `session.revoked` event drops the held acceptance within
-/// its delivery (milliseconds), at worst `GATEWAY_SESSION_REVOCATION_POLL`; with no word from
+/// and while the event view is stale. Staleness is bounded as the sessions' is: a decline's
+/// `accounts.terms_declined` event (and every `session.revoked` of the user) drops the held
+/// acceptance within its delivery (milliseconds), at worst `GATEWAY_SESSION_REVOCATION_POLL`; with no word from
 /// Accounts for `GATEWAY_SESSION_MAX_STALENESS`, every check asks Accounts. A newly
 /// published version counts once the legal copy has it: its event's delivery, at worst
 /// `GATEWAY_LEGAL_REFRESH` plus one call.
