@@ -164,9 +164,4 @@ enum Milliseconds {
     static func truncate(_ date: Date) -> Date { Date(millisecondsSince1970: date.millisecondsSince1970) }
 
     static func same(_ a: Date, _ b: Date) -> Bool { a.millisecondsSince1970 == b.millisecondsSince1970 }
-
-    /// 00:00 UTC of the day `date` falls on.
-    static func startOfUTCDay(_ date: Date) -> Date {
-        Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
-    }
 }
