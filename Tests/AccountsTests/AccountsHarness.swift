@@ -176,6 +176,11 @@ final class AccountsHarness: Sendable {
             principal: .user(id.uuidString), timeout: .seconds(30))
     }
 
+    /// What the gateway enforces the terms by (`accounts.terms_standing`).
+    func standing(_ id: UUID) async throws -> AccountsTermsStanding.Reply {
+        try await accountsClient.call(AccountsTermsStanding.self, .init(userId: id), principal: Self.gateway)
+    }
+
     func currentTerms() async throws -> String {
         try await legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
     }

@@ -66,11 +66,56 @@ import TestSupport
             #expect(try await harness.refusal { try await harness.accept(id, "1.1") }.code == .conflict)
             let accepted = try await harness.accept(id, "2.0")
             #expect(accepted.hasAcceptedTOS && !accepted.needsToAcceptTOS && accepted.tosVersion == "2.0")
-            // Sign-up now needs the new version.
-            let stale = try await harness.refusal {
-                try await harness.getOrCreate(.init(appleId: "apple.late", state: "CA", eligibilityCertified: true, tosVersion: "1.0"))
+            // An app that still sends the old version signs up: the account exists without an
+            // acceptance of terms no longer in effect, and needs to accept the new ones.
+            let late = try await harness.getOrCreate(.init(appleId: "apple.late", state: "CA", eligibilityCertified: true, tosVersion: "1.0"))
+            let lateId = try #require(late.id)
+            #expect(late.needsToAcceptTOS && !late.hasAcceptedTOS && late.tosVersion == nil && late.hasConfirmedEligibility)
+            #expect(try await harness.auditHistory(lateId).isEmpty)
+            #expect(try await harness.standing(lateId).acceptedVersion == nil)
+            // The same Apple id again is the same account, still without an acceptance.
+            let again = try await harness.getOrCreate(.init(appleId: "apple.late", state: "CA", eligibilityCertified: true, tosVersion: "1.0"))
+            #expect(again.id == lateId && again.needsToAcceptTOS)
+            let wrong = try await harness.refusal { try await harness.accept(lateId, "1.0") }
+            #expect(wrong.code == .conflict && wrong.details?["currentVersion"] == "2.0" && wrong.message.contains("GET /api/terms"))
+            let caughtUp = try await harness.accept(lateId, "2.0")
+            #expect(caughtUp.hasAcceptedTOS && !caughtUp.needsToAcceptTOS)
+            #expect(try await harness.standing(lateId).acceptedVersion == "2.0")
+            #expect(try await harness.auditHistory(lateId).map(\.receipt.action) == [.accept])
+        }
+    }
+
+    /// `accounts.terms_standing`, what the gateway enforces by: the accepted version while the
+    /// user's last word is a recorded acceptance, nil after a decline; for services only.
+    @Test func standingFollowsAcceptAndDecline() async throws {
+        try await AccountsHarness.run { harness in
+            let version = try await harness.currentTerms()
+            let id = try #require(try await harness.signUp().id)
+            let signedUp = try await harness.standing(id)
+            #expect(signedUp.acceptedVersion == version && signedUp.sequence >= 0)
+            _ = try await harness.decline(id, version)
+            let declined = try await harness.standing(id)
+            #expect(declined.acceptedVersion == nil)
+            // The decline's session events come after the sequence the first answer was read at.
+            #expect(declined.sequence >= signedUp.sequence)
+            // The gateways hear of it even when no session was open: `accounts.terms_declined`.
+            try await withTimeout(.seconds(10), "the terms_declined event") {
+                while true {
+                    let events = try await harness.accountsEvents().filter { $0.type == TermsEvents.declined }
+                    if let event = events.first {
+                        #expect(try event.decodePayload(TermsDeclined.self).userId == id)
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
             }
-            #expect(stale.code == .conflict && stale.details?["currentVersion"] == "2.0")
+            _ = try await harness.accept(id, version)
+            #expect(try await harness.standing(id).acceptedVersion == version)
+            #expect(try await harness.refusal { try await harness.standing(UUID()) }.code == .notFound)
+            let asUser = try await harness.refusal {
+                try await harness.accountsClient.call(AccountsTermsStanding.self, .init(userId: id), principal: .user(id.uuidString))
+            }
+            #expect(asUser.code == .forbidden)
         }
     }
 }

@@ -22,6 +22,8 @@ PY = pathlib.Path(os.environ.get("COMPASS_PY", ROOT / ".local/py")).resolve()
 K8S = ROOT / "deploy/k8s"
 # Variables a container sets for its own start command rather than for the executable.
 SHELL_ONLY = {"POD_INDEX"}
+# Kinds defined by operators' CRDs, which kubernetes-validate has no schema for.
+CUSTOM_KINDS = {"Cluster", "ClusterIssuer"}
 
 
 def help_env(executable):
@@ -66,11 +68,34 @@ def compose(tmp_path_factory):
     return yaml.safe_load(result.stdout)
 
 
+def default_services(compose):
+    """The services a plain `docker compose up` starts: those in no profile."""
+    return {name: service for name, service in compose["services"].items() if not service.get("profiles")}
+
+
 def test_compose_is_valid_and_runs_every_service(compose):
-    assert set(compose["services"]) == {"postgres", "legal", "audit", "accounts", "documents", "gateway"}
+    assert set(default_services(compose)) == {"postgres", "legal", "audit", "accounts", "documents", "gateway"}
     # Only the gateway is reachable from outside.
-    published = {name for name, service in compose["services"].items() if service.get("ports")}
+    published = {name for name, service in default_services(compose).items() if service.get("ports")}
     assert published == {"gateway"}
+
+
+def test_compose_tls_proxy_is_opt_in_and_fronts_the_gateway(compose):
+    # Not part of a plain `docker compose up`: only with --profile tls.
+    services = compose["services"]
+    caddy = services["caddy"]
+    assert caddy["profiles"] == ["tls"] and "caddy" not in default_services(compose)
+    assert {str(port["target"]) for port in caddy["ports"]} == {"80", "443"}
+    assert caddy["depends_on"] == {"gateway": {"condition": "service_healthy"}}
+    mounted = {volume.split(":")[1]: volume.split(":") for volume in caddy["volumes"]}
+    source, _, mode = mounted["/etc/caddy/Caddyfile"]
+    assert pathlib.Path(source) == ROOT / "deploy/Caddyfile" and mode == "ro"
+    text = pathlib.Path(source).read_text()
+    # It proxies to the port the gateway serves HTTP on, with HSTS of at least a year.
+    assert f"reverse_proxy gateway:{services['gateway']['environment']['GATEWAY_HTTP_PORT']}" in text
+    hsts = re.search(r'Strict-Transport-Security "max-age=(\d+)', text)
+    assert hsts and int(hsts.group(1)) >= 31536000
+    assert "{$COMPASS_DOMAIN}" in text and caddy["environment"]["COMPASS_DOMAIN"]
 
 
 def test_compose_refuses_to_start_without_keys(tmp_path):
@@ -130,9 +155,10 @@ def test_k8s_manifests_validate_strictly():
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "ERROR" not in output
-    # Every built-in resource passed; only the CloudNativePG Cluster (a CRD) has no schema here.
+    # Every built-in resource passed; only the custom resources (CloudNativePG's Cluster,
+    # cert-manager's ClusterIssuer) have no schema here.
     passed = len(re.findall(r"^INFO .* passed for resource", output, re.MULTILINE))
-    assert passed == len([d for d in k8s_documents() if d["kind"] != "Cluster"])
+    assert passed == len([d for d in k8s_documents() if d["kind"] not in CUSTOM_KINDS])
 
 
 def test_k8s_database_cluster_is_replicated_and_gives_the_app_secret():
@@ -173,6 +199,41 @@ def test_k8s_workloads_match_their_executables():
     every_read = set().union(*(help_env(w["spec"]["template"]["spec"]["containers"][0]["command"][-1].split()[-1])
                                for w in workloads))
     assert not set(config) - every_read, f"ConfigMap keys nobody reads: {sorted(set(config) - every_read)}"
+
+
+def test_k8s_ingress_serves_the_gateway_over_tls_with_hsts():
+    documents = k8s_documents()
+    ingresses = [d for d in documents if d["kind"] == "Ingress"]
+    assert len(ingresses) == 1
+    ingress = ingresses[0]
+    annotations = ingress["metadata"]["annotations"]
+    issuers = {d["metadata"]["name"]: d for d in documents if d["kind"] == "ClusterIssuer"}
+    # cert-manager issues the certificate through an issuer these manifests define.
+    assert annotations["cert-manager.io/cluster-issuer"] in issuers
+    issuer = issuers[annotations["cert-manager.io/cluster-issuer"]]
+    assert issuer["apiVersion"] == "cert-manager.io/v1" and issuer["spec"]["acme"]["server"].startswith("https://")
+    assert issuer["spec"]["acme"]["solvers"][0]["http01"]["ingress"]["ingressClassName"] == ingress["spec"]["ingressClassName"]
+    # Every host is served over TLS, plain HTTP redirected.
+    hosts = [rule["host"] for rule in ingress["spec"]["rules"]]
+    assert hosts and ingress["spec"]["tls"] == [{"hosts": hosts, "secretName": ingress["spec"]["tls"][0]["secretName"]}]
+    assert annotations["nginx.ingress.kubernetes.io/force-ssl-redirect"] == "true"
+    # Uploads and downloads stream: no body limit at the edge (the gateway has its own).
+    assert annotations["nginx.ingress.kubernetes.io/proxy-body-size"] == "0"
+    # Everything goes to the gateway's Service, on a port it has.
+    gateway_service = next(d for d in documents if d["kind"] == "Service" and d["metadata"]["name"] == "gateway")
+    for rule in ingress["spec"]["rules"]:
+        for path in rule["http"]["paths"]:
+            assert path["path"] == "/" and path["pathType"] == "Prefix"
+            backend = path["backend"]["service"]
+            assert backend["name"] == "gateway"
+            assert backend["port"]["name"] in {port["name"] for port in gateway_service["spec"]["ports"]}
+    # The gateway sends HSTS (a year at least) for what the ingress forwards as HTTPS, which it
+    # believes from the pod network only.
+    config = next(d for d in documents if d["kind"] == "ConfigMap")["data"]
+    hsts = re.match(r"max-age=(\d+)", config["GATEWAY_HSTS"])
+    assert hsts and int(hsts.group(1)) >= 31536000
+    assert config["GATEWAY_TRUSTED_PROXIES"]
+    assert "GATEWAY_HSTS" in help_env("Gateway")
 
 
 def test_audit_instances_write_disjoint_chains():

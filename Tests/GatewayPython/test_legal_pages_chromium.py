@@ -1,9 +1,13 @@
 """The public legal pages loaded in headless Chromium (Debian's `chromium`): the DOM as the
 browser built it, checked for its headings and contact links, and a phone-sized screenshot saved
 as a test artifact (`.local/results/artifacts/`)."""
+import datetime
 import html.parser
+import os
+import re
 import shutil
 import subprocess
+import zoneinfo
 
 import pytest
 
@@ -16,6 +20,7 @@ class Outline(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.headings, self.links, self.scripts, self.lang, self.inside = [], [], 0, None, None
+        self.inline_scripts, self.times = 0, []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -26,20 +31,32 @@ class Outline(html.parser.HTMLParser):
             self.inside = "h"
         if tag == "a":
             self.links.append(attrs.get("href", ""))
-        if tag in ("script", "iframe", "img", "link", "object"):
+        if tag == "script" and "src" not in attrs:
+            self.inline_scripts += 1
+        elif tag in ("script", "iframe", "img", "link", "object"):
             self.scripts += 1
+        if tag == "time":
+            self.times.append([attrs.get("datetime"), ""])
+            self.inside = "time"
 
     def handle_endtag(self, tag):
-        if tag in ("h1", "h2", "h3", "h4"):
+        if tag in ("h1", "h2", "h3", "h4", "time"):
             self.inside = None
 
     def handle_data(self, data):
         if self.inside == "h":
             self.headings[-1][1] += data
+        if self.inside == "time":
+            self.times[-1][1] += data
 
 
-def chromium(*arguments):
-    return subprocess.run([CHROMIUM, *FLAGS, *arguments], capture_output=True, text=True, timeout=120)
+# The reader's zone for the "Last Updated" check: well west of UTC, where a UTC date shows wrong.
+READER_ZONE = "America/Los_Angeles"
+
+
+def chromium(*arguments, zone=None):
+    env = dict(os.environ, TZ=zone) if zone else None
+    return subprocess.run([CHROMIUM, *FLAGS, *arguments], capture_output=True, text=True, timeout=120, env=env)
 
 
 @pytest.mark.parametrize("page,title,contact", [
@@ -48,7 +65,7 @@ def chromium(*arguments):
 ])
 def test_page_in_a_real_browser(stack, artifacts, page, title, contact):
     url = f"{stack.url}/legal/{page}"
-    dom = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", url)
+    dom = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", url, zone=READER_ZONE)
     assert dom.returncode == 0, dom.stderr[-2000:]
     outline = Outline()
     outline.feed(dom.stdout)
@@ -59,8 +76,18 @@ def test_page_in_a_real_browser(stack, artifacts, page, title, contact):
     assert all(b - a <= 1 for a, b in zip(levels, levels[1:]))
     assert levels.count(2) >= 11
     assert any(link.startswith(contact) for link in outline.links)
-    assert outline.scripts == 0
+    # Nothing loaded; the one inline script is the page's date script (the CSP allows it by hash).
+    assert outline.scripts == 0 and outline.inline_scripts == 1
     assert "Last Updated:" in dom.stdout
+    # "Last Updated" shows the publication instant's date in the reader's zone.
+    assert len(outline.times) == 1
+    instant, shown = outline.times[0]
+    if "T" in instant:
+        published = datetime.datetime.fromisoformat(instant.replace("Z", "+00:00"))
+        local = published.astimezone(zoneinfo.ZoneInfo(READER_ZONE))
+        assert shown.strip() == f"{local:%B} {local.day}, {local.year}", (instant, shown)
+    else:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", instant)
     # The strict policy let the page's own stylesheet apply: no violation in the console.
     assert "Content Security Policy" not in dom.stderr and "Refused to" not in dom.stderr
     shot = artifacts / f"legal-{page}.png"

@@ -21,6 +21,18 @@ struct AddressAndTraceTests {
         #expect(throws: TrustedProxies.InvalidBlock.self) { try TrustedProxies(["proxy.example"]) }
     }
 
+    /// HSTS goes only with what a trusted proxy says came over HTTPS.
+    @Test func httpsIsBelievedOnlyFromTrustedProxies() throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8"])
+        let https = { (proto: String?, peer: String?) in
+            StrictTransportSecurityMiddleware.arrivedOverHTTPS(forwardedProto: proto, peer: peer, trustedProxies: proxies)
+        }
+        #expect(https("https", "10.1.2.3") && https("HTTPS", "10.1.2.3") && https("https, http", "10.1.2.3"))
+        #expect(!https("http", "10.1.2.3") && !https(nil, "10.1.2.3") && !https("http, https", "10.1.2.3"))
+        // A client claiming it itself, or an unknown peer, is not believed.
+        #expect(!https("https", "198.51.100.7") && !https("https", nil))
+    }
+
     @Test func traceparentIsKeptWhenValidAndMadeOtherwise() {
         let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
         let joined = TraceContext(incoming: incoming)

@@ -12,6 +12,8 @@ struct GatewaySettingsTests {
         #expect(settings.peers.endpoints[.accounts] == ["tcp://127.0.0.1:5552"] && settings.peers.keys == nil)
         #expect(AnonymousKey(secret: settings.jwtSecret.revealed) == nil)
         #expect(settings.legalRefresh == .seconds(5) && settings.peers.eventEndpoints[.legal] == ["tcp://127.0.0.1:5651"])
+        #expect(settings.strictTransportSecurity == "max-age=31536000; includeSubDomains")
+        #expect(try GatewaySettings(environment: EnvironmentReader(["GATEWAY_HSTS": "off"])).strictTransportSecurity == nil)
     }
 
     @Test func refusals() {
@@ -26,6 +28,7 @@ struct GatewaySettingsTests {
         #expect(refusal(["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS": "maybe"])?.variable == "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS")
         #expect(refusal(["GATEWAY_LEGAL_REFRESH": "50ms"])?.variable == "GATEWAY_LEGAL_REFRESH")
         #expect(refusal(["GATEWAY_LEGAL_REFRESH": "soon"])?.variable == "GATEWAY_LEGAL_REFRESH")
+        #expect(refusal(["GATEWAY_HSTS": "forever"])?.variable == "GATEWAY_HSTS")
     }
 
     @Test func anonymousKeyIsHS256WithRoleAnon() throws {

@@ -35,6 +35,22 @@ struct LegalTextsStateTests {
         #expect(state.current(.privacyPolicy, at: Self.at(10)) == nil)
     }
 
+    /// The terms enforcement judges acceptances against every published version, superseded ones
+    /// included: the revalidation's history, plus each version an event adds.
+    @Test func theHistoryKeepsSupersededVersionsForTheTermsEnforcement() throws {
+        let (old, current, added) = (try Self.text("1.0", effective: -60), try Self.text("2.0", effective: -10), try Self.text("3.0", effective: 0))
+        var state = LegalTextsState()
+        #expect(state.histories[.termsOfService] == nil)
+        state.add(added, at: Self.at(0))
+        #expect(state.histories[.termsOfService] == nil, "an event before the first revalidation gives no complete history")
+        state.replace(with: [.termsOfService: [current]], histories: [.termsOfService: [old.summary, current.summary]], latestSequence: 2, at: Self.at(0))
+        #expect(state.versions(of: .termsOfService).map(\.summary.version) == ["2.0"])
+        #expect(state.histories[.termsOfService]?.map(\.version) == ["1.0", "2.0"])
+        state.add(added, at: Self.at(0))
+        state.add(added, at: Self.at(0))
+        #expect(state.histories[.termsOfService]?.map(\.version) == ["1.0", "2.0", "3.0"])
+    }
+
     @Test func onATieTheLaterPublicationWins() throws {
         let first = try Self.text("a", effective: 5, published: -10)
         let second = try Self.text("b", effective: 5, published: -9)

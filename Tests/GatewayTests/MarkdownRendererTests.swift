@@ -136,5 +136,10 @@ struct MarkdownRendererTests {
         #expect(LegalPage.contentSecurityPolicy.hasPrefix("default-src 'none'; style-src 'sha256-"))
         #expect(!LegalPage.contentSecurityPolicy.contains("unsafe"))
         #expect(LegalPage.dateText(Date(timeIntervalSince1970: 1_765_497_600)) == "December 12, 2025")
+        // "Last Updated": the instant for the reader's zone, the UTC date as the text without scripts;
+        // a value at midnight UTC (a date stored before instants were) stays a bare date.
+        #expect(LegalPage.timeElement(Date(timeIntervalSince1970: 1_768_446_125.5)) == "<time datetime=\"2026-01-15T03:02:05Z\">January 15, 2026</time>")
+        #expect(LegalPage.timeElement(Date(timeIntervalSince1970: 1_765_497_600)) == "<time datetime=\"2025-12-12\">December 12, 2025</time>")
+        #expect(LegalPage.contentSecurityPolicy.contains("script-src 'sha256-"))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayService
 import GatewayTestSupport
 import Testing
 import TestSupport
@@ -13,14 +14,16 @@ extension GatewayIntegration {
                     #expect(page.status == 200)
                     #expect(page.header("Content-Type") == "text/html; charset=utf-8")
                     let csp = try #require(page.header("Content-Security-Policy"))
-                    #expect(csp.hasPrefix("default-src 'none'") && csp.contains("script-src 'none'"))
+                    #expect(csp.hasPrefix("default-src 'none'") && csp.contains("script-src 'sha256-") && !csp.contains("unsafe"))
                     #expect(page.header("Set-Cookie") == nil)
                     let html = page.text
                     #expect(html.hasPrefix("<!DOCTYPE html>\n<html lang=\"en\">"))
                     #expect(html.contains("name=\"viewport\""))
                     #expect(html.components(separatedBy: "<h1>").count == 2 && html.contains("<h1>\(title)</h1>"))
-                    #expect(html.contains("Last Updated: "))
-                    #expect(!html.contains("<script") && !html.contains("src=") && !html.contains("http://") && !html.contains("<link"))
+                    #expect(html.contains("Last Updated: <time datetime=\""))
+                    // One script, the page's own date script (pinned by hash in the CSP), nothing loaded.
+                    #expect(html.components(separatedBy: "<script").count == 2 && html.contains("<script>\(LegalPage.dateScript)</script>"))
+                    #expect(!html.contains("src=") && !html.contains("http://") && !html.contains("<link"))
                     let etag = try #require(page.header("ETag"))
                     #expect(try await harness.http.get(path, headers: ["If-None-Match": etag]).status == 304)
                     let head = try await harness.http.send("HEAD", path)

@@ -111,6 +111,57 @@ import Testing
         #expect(list.step(for: 9) == .apply)
     }
 
+    /// The acceptances the terms enforcement holds: kept only from answers read at a sequence the
+    /// list has not passed, dropped by the user's session revocation or deletion and by a reload,
+    /// trusted only while the view is fresh.
+    @Test func heldAcceptancesFollowTheEvents() {
+        var list = RevocationList(retention: 930)
+        let unloaded = list.rememberAcceptedTerms("1.0", of: user, asOf: 5)
+        #expect(!unloaded)  // not loaded
+        list.load(.init(sequence: 7, sessions: [], users: [], tokenLifetimeSeconds: 900), leeway: 30)
+        let behind = list.rememberAcceptedTerms("1.0", of: user, asOf: 6)
+        #expect(!behind)  // read before events already applied
+        let current = list.rememberAcceptedTerms("1.0", of: user, asOf: 7)
+        #expect(current && list.acceptedTerms[user] == "1.0")
+        list.revoke(SessionRevoked(sessionId: UUID(), userId: UUID(), revokedAt: Date()))
+        #expect(list.acceptedTerms[user] == "1.0")  // someone else's sign-out
+        list.revoke(SessionRevoked(sessionId: UUID(), userId: user, revokedAt: Date()))
+        #expect(list.acceptedTerms[user] == nil)  // a decline ends every session of the user
+        list.rememberAcceptedTerms("2.0", of: user, asOf: 9)
+        list.declined(TermsDeclined(userId: user, declinedAt: Date()))
+        #expect(list.acceptedTerms[user] == nil)  // declined with no session open
+        list.rememberAcceptedTerms("2.0", of: user, asOf: 9)
+        list.revoke(UserSessionsRevoked(userId: user, revokedAt: Date()))
+        #expect(list.acceptedTerms[user] == nil)
+        list.rememberAcceptedTerms("2.0", of: user, asOf: 9)
+        list.load(.init(sequence: 12, sessions: [], users: [], tokenLifetimeSeconds: 900), leeway: 30)
+        #expect(list.acceptedTerms.isEmpty)
+
+        let verifier = loadedVerifier()
+        verifier.rememberAcceptedTerms("1.0", of: user, asOf: 7)
+        #expect(verifier.acceptedTerms(of: user) == "1.0")
+        verifier.markSynced(at: .now - .seconds(6))
+        #expect(verifier.acceptedTerms(of: user) == nil, "a stale view holds nothing")
+    }
+
+    /// The rule the gateway enforces and Audit reports (``LegalVersionSummary/needsAcceptance``).
+    @Test func needsAcceptanceRule() {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        func version(_ name: String, _ day: Double, material: Bool = true) -> LegalVersionSummary {
+            let at = start.addingTimeInterval(day * 86_400)
+            return LegalVersionSummary(type: .termsOfService, version: name, lastUpdated: at, publishedAt: at, effectiveAt: at, digest: name, material: material)
+        }
+        let versions = [version("1", 0), version("1.1", 1, material: false), version("2", 2), version("3", 10)]
+        let rule = { (accepted: String?, day: Double) in
+            LegalVersionSummary.needsAcceptance(afterAccepting: accepted, versions: versions, at: start.addingTimeInterval(day * 86_400))
+        }
+        #expect(rule(nil, 1) && rule("unknown", 1))
+        #expect(!rule("1", 1.5), "an editorial version changes nothing")
+        #expect(rule("1", 2) && rule("1.1", 2), "a material version took effect")
+        #expect(!rule("2", 5), "a version published for later does not count before its day")
+        #expect(rule("2", 10) && !rule("3", 10))
+    }
+
     @Test func entriesAreForgottenOnceNoTokenCanOutliveThem() {
         var list = RevocationList(retention: 930)
         let now = Date()

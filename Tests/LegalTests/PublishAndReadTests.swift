@@ -19,7 +19,8 @@ import TestSupport
             let published = try await legal.publish(.privacyPolicy, "2.0", Self.v2, material: false)
             #expect(published.digest == PublishValidation.digest(of: Self.v2))
             #expect(published.effectiveAt == published.publishedAt)
-            #expect(published.lastUpdated == Milliseconds.startOfUTCDay(published.effectiveAt))
+            // "Last Updated" is the instant of publication (whole seconds), not midnight UTC of a day.
+            #expect(published.lastUpdated == Date(timeIntervalSince1970: published.publishedAt.timeIntervalSince1970.rounded(.down)))
             #expect(!published.material)
 
             let current = try await legal.call(LegalCurrent.self, .init(type: .privacyPolicy))

@@ -12,7 +12,10 @@ import TestSupport
             let seeder = LegalSeeder(store: legal.store, outbox: legal.outbox, logger: testLogger())
             let seeded = try await seeder.seedDefaults()
             #expect(seeded.map(\.type) == [.privacyPolicy, .termsOfService])
-            #expect(seeded.allSatisfy { $0.version == DefaultTexts.version(of: $0.type) && $0.material && $0.lastUpdated == DefaultTexts.lastUpdated })
+            #expect(seeded.allSatisfy { $0.version == DefaultTexts.version(of: $0.type) && $0.material })
+            // "Last Updated" is the instant the texts were published, to the second.
+            #expect(seeded.allSatisfy { $0.lastUpdated <= $0.publishedAt && $0.publishedAt.timeIntervalSince($0.lastUpdated) < 1 })
+            #expect(seeded.allSatisfy { $0.lastUpdated.timeIntervalSince1970 == $0.lastUpdated.timeIntervalSince1970.rounded(.down) })
             #expect(try await seeder.seedDefaults().isEmpty, "a restart seeds nothing")
             #expect(try await legal.counts() == .init(versions: 2, events: 2))
 

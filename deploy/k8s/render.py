@@ -62,6 +62,10 @@ def config():
         "GATEWAY_APPLE_BUNDLE_ID": "com.recruitingcompass.app",
         "GATEWAY_HTTP_HOST": "0.0.0.0",
         "GATEWAY_HTTP_PORT": "8080",
+        # The ingress controller's pods forward the client's address (X-Forwarded-For) and scheme:
+        # the cluster's pod network (adjust to yours).
+        "GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8",
+        "GATEWAY_HSTS": HSTS,
     }
     for peer in PEERS:
         data[f"{peer.upper()}_RPC_ENDPOINTS"] = f"tcp://{peer}:{RPC_PORT}"
@@ -152,6 +156,49 @@ def database():
                       "minSyncReplicas": 1, "maxSyncReplicas": 1}}]
 
 
+# The public name of the gateway: replace it with your domain before applying (its DNS record
+# points at the ingress controller). HTTPS only: the privacy policy URL App Store Connect asks for
+# is https://<domain>/legal/privacy.
+DOMAIN = "api.recruitingcompass.example"
+ISSUER = "letsencrypt"
+TLS_SECRET = "gateway-tls"
+# Strict-Transport-Security on every answer: browsers then refuse plain HTTP to the domain for a year.
+HSTS = "max-age=31536000; includeSubDomains"
+
+
+def ingress():
+    """The gateway behind an ingress-nginx Ingress with TLS from cert-manager (an ACME ClusterIssuer,
+    HTTP-01 through the same ingress class), HTTP redirected to HTTPS, and HSTS."""
+    issuer = {"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer",
+              "metadata": {"name": ISSUER, "labels": labels("compass")},
+              "spec": {"acme": {"server": "https://acme-v02.api.letsencrypt.org/directory",
+                                "email": f"hostmaster@{DOMAIN}",
+                                "privateKeySecretRef": {"name": f"{ISSUER}-account-key"},
+                                "solvers": [{"http01": {"ingress": {"ingressClassName": "nginx"}}}]}}}
+    annotations = {
+        # cert-manager obtains and renews the certificate into the TLS secret below.
+        "cert-manager.io/cluster-issuer": ISSUER,
+        "nginx.ingress.kubernetes.io/ssl-redirect": "true",
+        "nginx.ingress.kubernetes.io/force-ssl-redirect": "true",
+        # Tus uploads and document downloads stream through: no body limit or buffering at the edge
+        # (the gateway enforces its own limits), and long transfers are not cut off.
+        "nginx.ingress.kubernetes.io/proxy-body-size": "0",
+        "nginx.ingress.kubernetes.io/proxy-request-buffering": "off",
+        "nginx.ingress.kubernetes.io/proxy-buffering": "off",
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "300",
+        "nginx.ingress.kubernetes.io/proxy-send-timeout": "300",
+    }
+    gateway = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "gateway", "namespace": NAMESPACE, "labels": labels("gateway"),
+                            "annotations": annotations},
+               "spec": {"ingressClassName": "nginx",
+                        "tls": [{"hosts": [DOMAIN], "secretName": TLS_SECRET}],
+                        "rules": [{"host": DOMAIN, "http": {"paths": [{
+                            "path": "/", "pathType": "Prefix",
+                            "backend": {"service": {"name": "gateway", "port": {"name": "http"}}}}]}}]}}
+    return [issuer, gateway]
+
+
 def namespace():
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": labels("compass")}}]
 
@@ -169,6 +216,7 @@ def manifests():
     files = {"00-namespace.yaml": namespace(), "01-config.yaml": [config()], "02-database.yaml": database()}
     for name in SERVICES:
         files[f"{name}.yaml"] = workload(name)
+    files["ingress.yaml"] = ingress()
     return {file: to_yaml(documents) for file, documents in files.items()}
 
 

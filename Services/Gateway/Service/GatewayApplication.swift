@@ -74,13 +74,18 @@ public enum GatewayApplication {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so error answers carry the CORS headers too.
         if !settings.corsOrigins.isEmpty { router.add(middleware: CORSPolicy(origins: settings.corsOrigins)) }
+        if let hsts = settings.strictTransportSecurity {
+            router.add(middleware: StrictTransportSecurityMiddleware(value: hsts, trustedProxies: settings.trustedProxies))
+        }
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
                 audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
                 logger: runtime.logger)
         }
-        let authenticator = Authenticator(services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed))
+        let authenticator = Authenticator(
+            services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed),
+            terms: TermsGate(services: services, sessions: sessions, texts: legalTexts))
         let limits = RateLimits(settings.rateLimits)
         OperationalRoutes(runtime: runtime).register(on: router, catalog: catalog)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)

@@ -3,11 +3,12 @@ import Foundation
 
 /// `accounts.get_or_create` (seed 004 `POST /api/users`): the user with this Apple id, or a new
 /// one. An existing user comes back unchanged, except that a blank email or name is filled in.
-/// A new user needs `state`, `eligibilityCertified` true and the `tosVersion` in effect; without
-/// `state` the reply is a user that has not confirmed eligibility (`id` nil, nothing stored).
+/// A new user needs `state` and `eligibilityCertified` true; a `tosVersion` that is the version in
+/// effect records the acceptance, any other (an older version an app hard-codes, or none) creates
+/// the account without one, answered with `needsToAcceptTOS`. Without `state` the reply is a user
+/// that has not confirmed eligibility (`id` nil, nothing stored).
 /// Errors: `restricted_state` (message ``accountsRestrictedStateMessage``), `invalid_argument`
-/// (unknown state, missing certification), `conflict` (stale `tosVersion`; details
-/// `currentVersion`). Not for `user` principals: it runs before a session exists.
+/// (unknown state, missing certification). Not for `user` principals: it runs before a session exists.
 public enum AccountsGetOrCreate: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
         public var appleId: String

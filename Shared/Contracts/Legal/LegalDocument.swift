@@ -20,7 +20,8 @@ public struct LegalOutlineEntry: Codable, Sendable, Equatable {
 public struct LegalVersionSummary: Codable, Sendable, Equatable {
     public var type: LegalDocumentType
     public var version: String
-    /// The "Last Updated" date the document shows.
+    /// The "Last Updated" instant the document shows (by default, when it was published); readers
+    /// show its date in their own time zone.
     public var lastUpdated: Date
     public var publishedAt: Date
     /// When the version takes effect; the current version is the newest one already in effect.

@@ -70,7 +70,8 @@ public enum LegalPublish: RPCMethod {
         public var type: LegalDocumentType
         public var version: String
         public var content: String
-        /// The date the document shows; `effectiveAt`'s day when absent.
+        /// The "Last Updated" instant the document shows; the instant of publication (to the
+        /// second) when absent.
         public var lastUpdated: Date?
         /// When it takes effect; immediately when absent. May be in the future.
         public var effectiveAt: Date?

@@ -5,8 +5,8 @@ import ServiceKit
 
 /// The `accounts.*` methods on the service's RPC server, and who may call them: a `user`
 /// principal acts only for itself; `accounts.get_or_create` runs before a session exists, so it
-/// is for the gateway (service or anonymous principal) and operators; the restricted-users list
-/// is for operators.
+/// is for the gateway (service or anonymous principal) and operators; the terms standing is for
+/// the gateway and operators; the restricted-users list is for operators.
 struct AccountsHandlers: Sendable {
     let store: AccountsStore
     let rules: EligibilityRules
@@ -53,6 +53,13 @@ struct AccountsHandlers: Sendable {
         server.register(AccountsFindUsers.self) { request, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "finding users is for operators") }
             return try await Self.find(request, store: store, view: view)
+        }
+        server.register(AccountsTermsStanding.self) { request, context in
+            guard context.principal.kind == .service || context.principal.kind == .operator else {
+                throw BusError(.forbidden, "terms_standing is for the gateway and operators; a user reads accounts.get")
+            }
+            guard let standing = try await store.termsStanding(request.userId) else { throw Self.unknown(request.userId) }
+            return .init(userId: request.userId, acceptedVersion: standing.acceptedVersion, sequence: standing.sequence)
         }
         server.register(AccountsRestrictedUsers.self) { request, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "the restricted-users list is for operators") }

@@ -6,8 +6,10 @@ import Foundation
 /// - an existing Apple id: the user, unchanged but for a blank email or name being filled;
 /// - a new one without `state`: an unconfirmed user, not stored (no account before eligibility);
 /// - a new one with `state`: the state must be a jurisdiction and not restricted, eligibility
-///   certified, `tosVersion` the version in effect; then the user and the eligibility
-///   confirmation are stored in one transaction and the acceptance recorded through Audit.
+///   certified; then the user and the eligibility confirmation are stored in one transaction and,
+///   when `tosVersion` is the version in effect, the acceptance recorded through Audit. Any other
+///   `tosVersion` (an older one an app hard-codes, or none) records no acceptance: the user is
+///   created needing to accept the terms in effect (`needsToAcceptTOS`).
 ///
 /// The Audit call comes after the commit, with a key derived from the new user's id: if it fails
 /// the user exists with `signupReceiptId` nil, and the next get_or_create of that Apple id (or the
@@ -30,11 +32,14 @@ struct SignUp: Sendable {
         guard request.eligibilityCertified == true else {
             throw BusError(.invalidArgument, "eligibility must be certified: at least \(rules.minimumAge) years old, and a skill-based contest")
         }
+        // An app in the store sends the terms version it was built with; once newer terms are in
+        // effect the account is still created, without an acceptance of terms no longer in
+        // effect: the reply says `needsToAcceptTOS`, and the app shows the current terms.
         let current = try await peers.currentTermsVersion(expecting: request.tosVersion)
-        guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
         let new = NewUser(
             appleId: request.appleId, email: request.email, name: request.name, state: code, rulesVersion: rules.version,
-            minimumAge: rules.minimumAge, tosVersion: current, clientIP: request.clientIP, userAgent: request.userAgent)
+            minimumAge: rules.minimumAge, tosVersion: request.tosVersion == current ? current : nil, clientIP: request.clientIP,
+            userAgent: request.userAgent)
         let (user, created) = try await store.insert(new)
         if !created { return try await returning(user, request) }
         let recorded = try await Self.recordSignup(user, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)

@@ -13,6 +13,7 @@ enum SignUpValidation {
         }
         if let email = request.email, email.utf8.count > 320 { throw BusError(.invalidArgument, "email is longer than 320 bytes") }
         if let name = request.name, name.utf8.count > 200 { throw BusError(.invalidArgument, "name is longer than 200 bytes") }
+        if let version = request.tosVersion, version.utf8.count > 64 { throw BusError(.invalidArgument, "tosVersion is longer than 64 bytes") }
         try checkClient(ip: request.clientIP, userAgent: request.userAgent)
     }
 
@@ -45,7 +46,7 @@ enum SignUpValidation {
 
     /// `conflict` naming the version in effect, so the client can fetch and show it.
     static func staleTerms(_ given: String?, current: String) -> BusError {
-        BusError(.conflict, "terms of service version \(given ?? "(none)") is not the version in effect (\(current))",
+        BusError(.conflict, "terms of service version \(given ?? "(none)") is not the version in effect (\(current)): read the terms in effect (GET /api/terms) and accept that version",
                  details: ["currentVersion": current])
     }
 }

@@ -10,7 +10,8 @@ import ServiceKit
 /// call records once while a later, separate acceptance records again.
 ///
 /// Declining signs the user out everywhere (seed 001: "If decline: user logged out, cannot use
-/// app"): once the decline is recorded, every session of the user ends and a `session.revoked`
+/// app"): once the decline is recorded (and stored as the user's standing, which the gateway's
+/// enforcement reads through `accounts.terms_standing`), every session of the user ends and a `session.revoked`
 /// event for each tells the gateways, so neither its access tokens nor its refresh tokens work any
 /// more. Signing in again opens a new session.
 struct TermsActions: Sendable {
@@ -28,6 +29,7 @@ struct TermsActions: Sendable {
             action, user: user.id, version: current, key: Self.auditKey(action, callKey),
             clientIP: request.clientIP, userAgent: request.userAgent)
         guard action == .accept else {
+            try await store.declined(user.id, at: receipt.recordedAt, outbox: outbox)
             _ = try await store.revokeAllSessions(of: user.id, appleId: user.appleId, outbox: outbox)
             outbox.committed()
             return try await UserView(peers: peers).present(user)

@@ -27,7 +27,7 @@ extension AccountsStore {
     public func accepted(_ acceptances: [(user: UUID, version: String, at: Date)]) async throws -> [UUID: StoredUser] {
         let sql = PostgresStatement(name: "\(users)_accepted_batch", sql: """
             UPDATE \(users) AS u SET tos_version = a.version,
-                tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond'
+                tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond', tos_declined_at = NULL
             FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)
             WHERE u.id = a.id
             RETURNING \(StoredUser.columns(of: "u"))

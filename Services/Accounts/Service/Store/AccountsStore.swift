@@ -97,9 +97,11 @@ public struct AccountsStore: Sendable {
         return try await pool.withConnection { db in try db.query(sql, id, receipt, at).first.map(StoredUser.decode) }
     }
 
-    /// Stores an acceptance Audit has recorded: the version and the receipt's time.
+    /// Stores an acceptance Audit has recorded: the version and the receipt's time (a decline before it no longer stands).
     public func accepted(_ id: UUID, version: String, at: Date) async throws -> StoredUser? {
-        let sql = "UPDATE \(users) SET tos_version = $2, tos_accepted_at = $3 WHERE id = $1 RETURNING \(StoredUser.columns)"
+        let sql = """
+            UPDATE \(users) SET tos_version = $2, tos_accepted_at = $3, tos_declined_at = NULL WHERE id = $1 RETURNING \(StoredUser.columns)
+            """
         return try await pool.withConnection { db in try db.query(sql, id, version, at).first.map(StoredUser.decode) }
     }
 

@@ -48,7 +48,8 @@ public struct NewUser: Sendable, Equatable {
     public var state: String
     public var rulesVersion: String
     public var minimumAge: Int
-    public var tosVersion: String
+    /// The terms version accepted with the sign-up; nil when it was not the one in effect.
+    public var tosVersion: String?
     public var clientIP: String?
     public var userAgent: String?
 }

@@ -19,19 +19,10 @@ enum AcceptanceRules {
     static func status(
         of type: LegalDocumentType, versions: [LegalVersionSummary], last: LastAction?, now: Date
     ) -> AcceptanceStatus {
-        let inEffect = versions.filter { $0.effectiveAt <= now }
-        let current = LegalVersionSummary.inEffect(inEffect, at: now)
-        let needs: Bool
-        if let last, last.action != .decline {
-            if let accepted = versions.first(where: { $0.version == last.version }) {
-                needs = inEffect.contains { $0.material && $0.effectiveAt > accepted.effectiveAt && $0.version != accepted.version }
-            } else {
-                // Accepted a version we do not know: treat as never accepted.
-                needs = true
-            }
-        } else {
-            needs = true
-        }
+        let current = LegalVersionSummary.inEffect(versions, at: now)
+        // The rule the gateway enforces too; a version Audit does not know counts as never accepted.
+        let accepted = last.flatMap { $0.action == .decline ? nil : $0.version }
+        let needs = LegalVersionSummary.needsAcceptance(afterAccepting: accepted, versions: versions, at: now)
         return AcceptanceStatus(
             documentType: type, currentVersion: current?.version, lastAction: last?.action, lastVersion: last?.version,
             lastRecordedAt: last?.recordedAt, needsAcceptance: needs)

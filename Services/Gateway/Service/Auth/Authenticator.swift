@@ -19,6 +19,8 @@ struct Authenticator: Sendable {
     let sessions: SessionVerifier
     let apple: AppleIdentityVerifier?
     let anonymousKey: AnonymousKey?
+    /// The enforcement of the terms for routes that need them accepted.
+    let terms: TermsGate
 
     /// The caller's credential; nil when the request carries no `Authorization` header.
     func credential(of request: Request, context: GatewayContext) async throws -> Credential? {
@@ -85,6 +87,17 @@ struct Authenticator: Sendable {
     /// A credential that names an account (a session bound to one), or 401/403.
     func requireUser(_ request: Request, context: GatewayContext) async throws -> UUID {
         try await requireSession(request, context: context).userId
+    }
+
+    /// Like ``requireUser(_:context:)``, for routes that need the terms in effect accepted: a
+    /// user who has not accepted them gets `403 terms_not_accepted` (``TermsGate``). Routes that
+    /// must stay open to such a user (reading the terms, accepting or declining them, signing
+    /// out, deleting the account, reading, exporting or correcting one's own data) call
+    /// ``requireUser(_:context:)`` instead.
+    func requireUserWhoAcceptedTerms(_ request: Request, context: GatewayContext) async throws -> UUID {
+        let user = try await requireUser(request, context: context)
+        try await terms.require(user, context: context)
+        return user
     }
 
     /// The account, Apple id and session of a session credential, or 401/403.

@@ -2,8 +2,9 @@ import Contracts
 import Foundation
 
 /// What the gateway knows of session tokens that stopped being good before they expire: sessions
-/// signed out, and users whose every token ended (deleted accounts). Pure state, fed from Accounts'
-/// events in their outbox order; ``SessionRevocationFollower`` does the I/O.
+/// signed out, and users whose every token ended (deleted accounts); and the terms acceptances
+/// those events invalidate. Pure state, fed from Accounts' events in their outbox order;
+/// ``SessionRevocationFollower`` does the I/O.
 ///
 /// An entry is kept for as long as a token it refuses could still be presented: a token's lifetime
 /// plus the clock leeway after the revocation. After that every such token has expired anyway.
@@ -16,6 +17,14 @@ struct RevocationList: Sendable {
     private(set) var sequence: Int64?
     /// How long an entry matters: a token's lifetime and leeway.
     private(set) var retention: TimeInterval
+    /// User id → the terms version their last word accepted, as Accounts answered
+    /// (`accounts.terms_standing`) at an outbox sequence this list had not passed. Dropped by the
+    /// user's `accounts.terms_declined`, any later `session.revoked` of the user and deletion; only
+    /// acceptances are held, so a user who has to accept is asked about again (``TermsGate``).
+    private(set) var acceptedTerms: [UUID: String] = [:]
+    /// At most this many users' acceptances are held (about 100 bytes each); past it the map
+    /// starts over and users are asked about again.
+    static let acceptedTermsLimit = 200_000
 
     init(retention: TimeInterval) {
         self.retention = retention
@@ -26,6 +35,7 @@ struct RevocationList: Sendable {
         retention = TimeInterval(reply.tokenLifetimeSeconds) + leeway
         sessions = [:]
         users = [:]
+        acceptedTerms = [:]
         for session in reply.sessions { revoke(session) }
         for user in reply.users { revoke(user) }
         sequence = reply.sequence
@@ -33,10 +43,28 @@ struct RevocationList: Sendable {
 
     mutating func revoke(_ session: SessionRevoked) {
         sessions[session.sessionId] = min(sessions[session.sessionId] ?? .distantFuture, session.revokedAt)
+        if let user = session.userId { acceptedTerms[user] = nil }
     }
 
     mutating func revoke(_ user: UserSessionsRevoked) {
         users[user.userId] = max(users[user.userId] ?? .distantPast, user.revokedAt)
+        acceptedTerms[user.userId] = nil
+    }
+
+    /// The user declined the terms (`accounts.terms_declined`): their held acceptance goes.
+    mutating func declined(_ event: TermsDeclined) {
+        acceptedTerms[event.userId] = nil
+    }
+
+    /// Holds that `user` accepted terms `version`, as Accounts answered after reading its outbox
+    /// up to `asOf`; refused (false) when events past `asOf` were already applied (one of them may
+    /// have been this user's decline) or the list is not loaded.
+    @discardableResult
+    mutating func rememberAcceptedTerms(_ version: String, of user: UUID, asOf: Int64) -> Bool {
+        guard let sequence, sequence <= asOf else { return false }
+        if acceptedTerms.count >= Self.acceptedTermsLimit { acceptedTerms.removeAll(keepingCapacity: true) }
+        acceptedTerms[user] = version
+        return true
     }
 
     /// What to do with an event numbered `number`.

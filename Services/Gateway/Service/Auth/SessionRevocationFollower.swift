@@ -97,6 +97,9 @@ struct SessionRevocationFollower: Service {
                 case SessionEvents.revoked:
                     let revoked = try event.decodePayload(SessionRevoked.self)
                     verifier.withRevocations { $0.revoke(revoked) }
+                case TermsEvents.declined:
+                    let declined = try event.decodePayload(TermsDeclined.self)
+                    verifier.withRevocations { $0.declined(declined) }
                 case AccountsEvents.deleted:
                     let deleted = try event.decodePayload(AccountDeleted.self)
                     verifier.withRevocations { $0.revoke(UserSessionsRevoked(userId: deleted.userId, revokedAt: deleted.deletedAt)) }

@@ -127,6 +127,25 @@ public final class SessionVerifier: Sendable {
         state.withLock { body(&$0.revocations) }
     }
 
+    /// Whether the list heard from Accounts within ``maximumStaleness``.
+    func isFresh(at clock: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false }
+    }
+
+    /// The terms version `user` accepted as last held (``RevocationList/acceptedTerms``); nil when
+    /// none is held or the list is stale, so the caller asks Accounts.
+    func acceptedTerms(of user: UUID, clock: ContinuousClock.Instant = .now) -> String? {
+        state.withLock { state in
+            guard let synced = state.syncedAt, clock - synced <= maximumStaleness else { return nil }
+            return state.revocations.acceptedTerms[user]
+        }
+    }
+
+    /// Holds Accounts' answer that `user` accepted `version`, read at outbox sequence `asOf`.
+    func rememberAcceptedTerms(_ version: String, of user: UUID, asOf: Int64) {
+        state.withLock { _ = $0.revocations.rememberAcceptedTerms(version, of: user, asOf: asOf) }
+    }
+
     /// The list is current as of now.
     func markSynced(at instant: ContinuousClock.Instant = .now) {
         state.withLock { $0.syncedAt = instant }

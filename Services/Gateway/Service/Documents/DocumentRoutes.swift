@@ -7,7 +7,8 @@ import Hummingbird
 /// id or file URL, list, position, delete, the bytes, and share links. Every call acts as the
 /// signed-in user (`user:<id>`), so Documents' own rule applies: another user's document is
 /// `not_found`, another user's collection `forbidden`. The shared-link download is public: the
-/// link's token is the credential.
+/// link's token is the credential. Every route but deleting a document and revoking a share link
+/// needs the terms in effect accepted (``TermsGate``): erasing and withdrawing stay open.
 ///
 /// Every URL answered is absolute (``PublicBaseURL``): a document's `fileUrl` is a signed,
 /// expiring download link (``FileLinks``), a share link's `url` and an upload's `Location` start
@@ -45,7 +46,7 @@ struct DocumentRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false) { request, context in
-            let user = try await authenticator.requireUser(request, context: context)
+            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let body = try await JSONBodies.decode(CreateBody.self, from: request, limit: maxBodyBytes)
             let document = try await services.call(
                 .documents, DocumentsCreate.self,
@@ -57,7 +58,7 @@ struct DocumentRoutes {
                 fileLinks.presented(document, base: base), status: .created, headers: [.location: base + TusRoutes.location(of: document.id)])
         }
         catalog.add(router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false) { request, context in
-            let user = try await authenticator.requireUser(request, context: context)
+            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let query = try Self.query(request)
             let limit = try query["limit"].map { text in
                 guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
@@ -81,7 +82,8 @@ struct DocumentRoutes {
                 .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user), context: context))
         }
         catalog.add(router, .delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) { request, context in
-            let (user, id) = try await identify(request, context)
+            // Erasing one's own data stays open to a user who has not accepted the terms.
+            let (user, id) = try await identify(request, context, needsTerms: false)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
@@ -104,6 +106,7 @@ struct DocumentRoutes {
                 .documents, DocumentsShareList.self, .init(documentId: id), principal: Credential.principal(for: user), context: context))
         }
         catalog.add(router, .delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) { request, context in
+            // Withdrawing a share stays open to a user who has not accepted the terms.
             let user = try await authenticator.requireUser(request, context: context)
             guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else { throw BusError(.invalidArgument, "the link id is not a UUID") }
             _ = try await services.call(.documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
@@ -119,20 +122,28 @@ struct DocumentRoutes {
     }
 
     /// The document `:reference` names (an id, or a file URL when it contains `/`), as the caller.
-    private func find(_ request: Request, _ context: GatewayContext) async throws -> (UUID, Document) {
-        let user = try await authenticator.requireUser(request, context: context)
+    /// `needsTerms`: the route needs the terms in effect accepted (``TermsGate``).
+    private func find(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, Document) {
+        let user = try await caller(request, context, needsTerms: needsTerms)
         let reference = context.pathParameter("reference") ?? ""
         let document = try await services.call(
             .documents, DocumentsGet.self, .init(reference: reference), principal: Credential.principal(for: user), context: context)
         return (user, document)
     }
 
+    /// The signed-in user, who must have accepted the terms in effect when `needsTerms`.
+    private func caller(_ request: Request, _ context: GatewayContext, needsTerms: Bool) async throws -> UUID {
+        needsTerms
+            ? try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            : try await authenticator.requireUser(request, context: context)
+    }
+
     /// The id `:reference` names, looking a file URL up first.
-    private func identify(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
+    private func identify(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, UUID) {
         if let id = UUID(uuidString: context.pathParameter("reference") ?? "") {
-            return (try await authenticator.requireUser(request, context: context), id)
+            return (try await caller(request, context, needsTerms: needsTerms), id)
         }
-        let (user, document) = try await find(request, context)
+        let (user, document) = try await find(request, context, needsTerms: needsTerms)
         return (user, document.id)
     }
 

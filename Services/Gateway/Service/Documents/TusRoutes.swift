@@ -53,7 +53,7 @@ struct TusRoutes {
         }
         catalog.add(router, .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.", public: false) { request, context in
             try Self.checkVersion(request)
-            let user = try await authenticator.requireUser(request, context: context)
+            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             guard request.headers[Self.deferLength] == nil else { throw BusError(.invalidArgument, "Upload-Defer-Length is not supported: send Upload-Length") }
             guard let text = request.headers[Self.uploadLength], let length = Int64(text), length >= 0 else {
                 throw BusError(.invalidArgument, "Upload-Length must be a non-negative integer")
@@ -123,14 +123,18 @@ struct TusRoutes {
         }
         catalog.add(router, .delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) { request, context in
             try Self.checkVersion(request)
-            let (user, id) = try await upload(request, context)
+            let (user, id) = try await upload(request, context, needsTerms: false)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent, headers: [Self.resumable: "1.0.0"])
         }
     }
 
-    private func upload(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
-        let user = try await authenticator.requireUser(request, context: context)
+    /// The caller and the upload's id; `needsTerms`: the terms in effect must be accepted
+    /// (``TermsGate``), as for every tus request but termination (erasing stays open).
+    private func upload(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, UUID) {
+        let user = needsTerms
+            ? try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            : try await authenticator.requireUser(request, context: context)
         guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else { throw BusError(.notFound, "no such upload") }
         return (user, id)
     }

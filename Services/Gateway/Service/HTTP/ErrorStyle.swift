@@ -51,6 +51,7 @@ enum ErrorResponses {
         if let tus = error as? TusVersionMismatch { return tus.response(requestID: requestID) }
         if let limited = error as? RateLimited { return limited.response(style: style, requestID: requestID) }
         if style == .gotrue { return GoTrueError.from(error, logger: logger).response(versioned: false) }
+        if let terms = error as? TermsNotAccepted { return terms.response(style: style, requestID: requestID) }
         let busError = busError(from: error, logger: logger)
         let status = HTTPResponse.Status(code: busError.code.httpStatus)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]

@@ -90,6 +90,12 @@ public final class LegalTexts: Sendable {
         return Snapshot(texts: texts, generation: generation, stale: !confirmed || !isLegalConnected())
     }
 
+    /// Every published version of `type` (summaries), once a revalidation listed them; nil before.
+    /// Kept through an outage of Legal, like the texts.
+    func versions(of type: LegalDocumentType) -> [LegalVersionSummary]? {
+        state.withLock { $0.histories[type] }
+    }
+
     /// The memoised PostgREST answer to `query` for `generation`, if any.
     func restBody(_ query: String, generation: Int) -> RESTBody? {
         restBodies.withLock { $0.generation == generation ? $0.bodies[query] : nil }

@@ -127,16 +127,18 @@ struct LegalTextsFollower: Service {
         do {
             let latest = try await latestSequence()
             var loaded: [LegalDocumentType: [LegalText]] = [:]
+            var histories: [LegalDocumentType: [LegalVersionSummary]] = [:]
             for type in LegalDocumentType.allCases {
                 let history = try await legal.call(LegalHistory.self, .init(type: type), principal: Self.principal, timeout: timeout).versions
                 var versions: [LegalText] = []
                 for summary in LegalTextsState.wanted(history, at: Date()) { versions.append(try await text(of: summary)) }
                 loaded[type] = versions
+                histories[type] = history
             }
             let (before, after, wasConfirmed) = texts.update { state in
                 let before = state.versionsInEffect
                 let wasConfirmed = state.confirmed
-                state.replace(with: loaded, latestSequence: latest, at: Date())
+                state.replace(with: loaded, histories: histories, latestSequence: latest, at: Date())
                 return (before, state.versionsInEffect, wasConfirmed)
             }
             Counter(label: "gateway_legal_cache_refreshes_total", dimensions: [("reason", reason), ("result", "ok")]).increment()

@@ -22,6 +22,9 @@ struct LegalTextsState: Sendable {
     }
 
     private var held: [LegalDocumentType: [LegalText]] = [:]
+    /// Every published version of each type (summaries only), as the last revalidation listed them
+    /// plus the events since: what the enforcement of the terms judges an acceptance against.
+    private(set) var histories: [LegalDocumentType: [LegalVersionSummary]] = [:]
     private var inEffect: [LegalDocumentType: LegalText] = [:]
     /// The earliest `effectiveAt` of a held version not yet in effect: when reads must decide again.
     private(set) var nextChange: Date?
@@ -60,6 +63,10 @@ struct LegalTextsState: Sendable {
     /// Adds one version (from a `legal.published` event), replacing a held one of the same version.
     mutating func add(_ text: LegalText, at now: Date) {
         let type = text.summary.type
+        if histories[type] != nil {
+            histories[type]!.removeAll { $0.version == text.summary.version }
+            histories[type]!.append(text.summary)
+        }
         held[type, default: []].removeAll { $0.summary.version == text.summary.version }
         held[type, default: []].append(text)
         decide(at: now)
@@ -67,8 +74,13 @@ struct LegalTextsState: Sendable {
 
     /// Holds exactly `texts` per type (a revalidation's result) and resumes the sequence after
     /// `latestSequence`, the last event Legal had published when the revalidation began.
-    mutating func replace(with texts: [LegalDocumentType: [LegalText]], latestSequence: Int64, at now: Date) {
+    /// `histories` are the types' complete lists of versions the texts were chosen from.
+    mutating func replace(
+        with texts: [LegalDocumentType: [LegalText]], histories: [LegalDocumentType: [LegalVersionSummary]] = [:], latestSequence: Int64,
+        at now: Date
+    ) {
         for (type, versions) in texts { held[type] = versions }
+        for (type, versions) in histories { self.histories[type] = versions }
         lastSequence = latestSequence
         confirmed = true
         decide(at: now)

@@ -205,6 +205,12 @@ enum OpenAPIDocument {
             ]),
         ])
         var responses: [String: JSONValue] = ["default": error]
+        if isPage {
+            responses["503"] = .object([
+                "description": .string("The document cannot be shown now (the gateway holds no copy and Legal is unreachable): a short HTML page, Retry-After."),
+                "content": .object(["text/html": .object(["schema": .object(["type": .string("string")])])]),
+            ])
+        }
         if RateLimits.guardedRoutes.contains(entry.method + " " + entry.path) {
             responses["429"] = .object([
                 "description": .string("Rate limited (sign-in, acceptance writes or data exports, per address or per user): retry after Retry-After seconds."),

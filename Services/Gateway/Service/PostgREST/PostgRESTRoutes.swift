@@ -11,7 +11,9 @@ import Hummingbird
 /// Keys: Supabase clients send `apikey` and `Authorization: Bearer`. The `apikey` must be the
 /// deployment's anon key or a session token (401 otherwise); the bearer token decides who the
 /// caller is: the anon key reads public data only, a session token acts for its user.
-/// An insert into `legal_acceptances` becomes an Audit record of the caller and no one else: a
+/// An insert into `legal_acceptances` becomes an Audit record of the caller and no one else (the
+/// terms' accept and decline through Accounts, ``TermsRecording``; reading `documents` needs the
+/// terms in effect accepted, ``TermsGate``): a
 /// row naming another `user_id` is refused as PostgREST refuses a row-level-security violation
 /// (403, 42501). The row's `accepted_at` and `ip_address` are not trusted: the record gets the
 /// time Audit commits it and the address the gateway saw.
@@ -52,6 +54,7 @@ struct PostgRESTRoutes {
             var rows: [[String: JSONValue]] = []
             // Row-level security: a session sees its own documents, the anon key none.
             if case .session(let userId?, _, _) = try await caller(request, context) {
+                try await authenticator.terms.require(userId, context: context)
                 rows = try await DocumentsTable.rows(for: query, user: userId, services: services, context: context)
             }
             let base = publicBase.base(for: request, context: context)
@@ -60,7 +63,7 @@ struct PostgRESTRoutes {
         }
         catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in
             try limits.accept(from: context)
-            guard case .session(let userId?, let appleId, _) = try await caller(request, context) else {
+            guard case .session(let userId?, let appleId, let sessionId) = try await caller(request, context) else {
                 throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
             }
             let rows = try await decodeRows(request)
@@ -74,11 +77,19 @@ struct PostgRESTRoutes {
                 let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
                 let key = IdempotencyKeys.key(of: request, scope: userId).map { "\($0):\(index)" }
                     ?? "rest:\(userId.uuidString.lowercased()):\(context.requestID):\(index)"
-                let receipt = try await services.call(
-                    .audit, AuditRecord.self,
-                    .init(userId: userId, documentType: row.document_type, version: row.version, action: action,
-                          clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-                    principal: Credential.principal(for: userId), context: context, idempotencyKey: key)
+                let receipt: ConsentReceipt
+                if row.document_type == .termsOfService, action != .acknowledge {
+                    // Through Accounts, like every acceptance of the terms (``TermsRecording``).
+                    receipt = try await TermsRecording(services: services, sessions: authenticator.sessions).record(
+                        action, version: row.version, user: userId, sessionId: sessionId, clientIP: context.clientIP,
+                        userAgent: request.headers[.userAgent], key: key, context: context)
+                } else {
+                    receipt = try await services.call(
+                        .audit, AuditRecord.self,
+                        .init(userId: userId, documentType: row.document_type, version: row.version, action: action,
+                              clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                        principal: Credential.principal(for: userId), context: context, idempotencyKey: key)
+                }
                 inserted.append([
                     "id": .string(receipt.recordId.uuidString.lowercased()), "user_id": .string(userId.uuidString.lowercased()),
                     "document_type": .string(receipt.documentType.rawValue), "version": .string(receipt.version),

@@ -55,19 +55,9 @@ struct ConsentRoutes {
             let principal = Credential.principal(for: id)
             let userAgent = request.headers[.userAgent]
             if type == .termsOfService, action != .acknowledge {
-                let terms = AccountsTermsRequest(userId: id, tosVersion: body.version, clientIP: context.clientIP, userAgent: userAgent)
-                if action == .accept {
-                    _ = try await services.call(.accounts, AccountsAcceptTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
-                } else {
-                    _ = try await services.call(.accounts, AccountsDeclineTerms.self, terms, principal: principal, context: context, idempotencyKey: key)
-                    // Declining signed the user out everywhere: this session is refused here at once;
-                    // the others, here and at other gateways, by Accounts' `session.revoked` events.
-                    authenticator.sessions.revoked(SessionRevoked(sessionId: sessionId, userId: id, revokedAt: Date()))
-                }
-                // Accounts answers with the user; the receipt is the newest record of the terms.
-                let history = try await services.call(
-                    .audit, AuditHistory.self, .init(userId: id, documentType: .termsOfService, limit: 1), principal: principal, context: context)
-                guard let receipt = history.records.first?.receipt else { throw BusError(.internal, "the record is missing from the history") }
+                let receipt = try await TermsRecording(services: services, sessions: authenticator.sessions).record(
+                    action, version: body.version, user: id, sessionId: sessionId, clientIP: context.clientIP, userAgent: userAgent, key: key,
+                    context: context)
                 return try JSONBodies.response(receipt, status: .created)
             }
             let receipt = try await services.call(

@@ -10,6 +10,7 @@ import ServiceKit
 /// | `GATEWAY_HTTP_HOST` | `127.0.0.1` | Address the HTTP server binds (0.0.0.0 in containers). |
 /// | `GATEWAY_HTTP_PORT` | `8080` | Port of the HTTP server; 0 picks a free one. |
 /// | `GATEWAY_TRUSTED_PROXIES` | (empty) | Proxies whose `X-Forwarded-For` is believed (addresses or CIDR blocks). |
+/// | `GATEWAY_HSTS` | `max-age=31536000; includeSubDomains` | `Strict-Transport-Security` for requests a trusted proxy forwarded as HTTPS; `off`: never. |
 /// | `GATEWAY_MAX_BODY_BYTES` | `65536` | Largest JSON request body. |
 /// | `GATEWAY_BUS_TIMEOUT` | `5s` | Deadline of one bus call made for a request. |
 /// | `GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS` | `false` | Lets seed 004's client call its routes without credentials. |
@@ -27,6 +28,9 @@ public struct GatewaySettings: EnvironmentSettings {
     public var httpHost: String
     public var httpPort: Int
     public var trustedProxies: TrustedProxies
+    /// `Strict-Transport-Security` sent on answers to requests a trusted proxy forwarded as HTTPS
+    /// (``StrictTransportSecurityMiddleware``); nil: never sent.
+    public var strictTransportSecurity: String?
     public var maxBodyBytes: Int
     /// Bytes per `documents.read`/`documents.append` call (at most Documents' `DOCUMENTS_CHUNK_SIZE`).
     public var documentsChunkSize: Int
@@ -70,6 +74,13 @@ public struct GatewaySettings: EnvironmentSettings {
         do { trustedProxies = try TrustedProxies(proxies) } catch {
             throw ConfigurationError(variable: "GATEWAY_TRUSTED_PROXIES", value: proxies.joined(separator: ","), expected: "IP addresses or CIDR blocks")
         }
+        let hsts = env.string(
+            "GATEWAY_HSTS", default: "max-age=31536000; includeSubDomains",
+            "Strict-Transport-Security sent on every answer to a request a trusted proxy (GATEWAY_TRUSTED_PROXIES) forwarded as HTTPS (X-Forwarded-Proto: https); off: never sent.")
+        guard hsts == "off" || hsts.hasPrefix("max-age="), !hsts.contains(where: { $0.isNewline }) else {
+            throw ConfigurationError(variable: "GATEWAY_HSTS", value: hsts, expected: "a Strict-Transport-Security value (max-age=…) or off")
+        }
+        strictTransportSecurity = hsts == "off" ? nil : hsts
         maxBodyBytes = try env.int("GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
         documentsChunkSize = try env.int(
             "GATEWAY_DOCUMENTS_CHUNK_SIZE", default: 1 << 20, in: 4096...(16 << 20),

@@ -54,7 +54,7 @@ struct StorageRoutes {
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         for prefix in ["/storage/v1/object", "/storage/v1/object/authenticated"] {
             catalog.add(router, .get, prefix + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).", public: false) { request, context in
-                let user = try await authenticator.requireUser(request, context: context)
+                let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
                 let fileUrl = try Self.fileUrl(context)
                 let document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
                 return try bytes.response(for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
@@ -64,7 +64,7 @@ struct StorageRoutes {
             throw BusError(.notFound, "Object not found")
         }
         catalog.add(router, .post, "/storage/v1/object/sign/:bucket/**", "Storage: a signed URL for the caller's object ({\"expiresIn\": seconds}), backed by a share link.", public: false) { request, context in
-            let user = try await authenticator.requireUser(request, context: context)
+            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let fileUrl = try Self.fileUrl(context)
             let body = try await JSONBodies.decode(SignBody.self, from: request, limit: maxBodyBytes)
             let principal = Credential.principal(for: user)

@@ -14,9 +14,6 @@ public enum DefaultTexts {
         case .termsOfService: "2025-12-12"
         }
     }
-    /// The "Last Updated" date the shipped texts show: 15 January 2026, 00:00 UTC.
-    public static let lastUpdated = Date(timeIntervalSince1970: 1_768_435_200)
-
     /// The shipped markdown of `type`.
     public static func content(of type: LegalDocumentType) throws -> String {
         let url = try LegalServiceDescription.resourceDirectory("DefaultTexts").appendingPathComponent("\(type.rawValue).md")
@@ -24,10 +21,10 @@ public enum DefaultTexts {
     }
 
     /// One draft per document type, effective when published, requiring acceptance (nobody has
-    /// accepted anything before the first version).
+    /// accepted anything before the first version); "Last Updated" is the instant of publication.
     public static func drafts() throws -> [VersionDraft] {
         try LegalDocumentType.allCases.map { type in
-            VersionDraft(type: type, version: version(of: type), content: try content(of: type), lastUpdated: lastUpdated, effectiveAt: nil, material: true)
+            VersionDraft(type: type, version: version(of: type), content: try content(of: type), lastUpdated: nil, effectiveAt: nil, material: true)
         }
     }
 }

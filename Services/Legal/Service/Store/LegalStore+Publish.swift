@@ -10,7 +10,7 @@ public struct VersionDraft: Sendable, Equatable {
     public var version: String
     public var content: String
     public var digest: String
-    /// `nil`: the day of `effectiveAt` (00:00 UTC).
+    /// `nil`: the instant of publication, to the second.
     public var lastUpdated: Date?
     /// `nil`: when the publishing transaction runs.
     public var effectiveAt: Date?
@@ -123,7 +123,9 @@ extension LegalStore {
         _ draft: VersionDraft, now: Date, by publisher: String, into table: String, on db: isolated PostgresConnection
     ) throws -> LegalVersionSummary? {
         let effectiveAt = draft.effectiveAt ?? now
-        let lastUpdated = draft.lastUpdated ?? Milliseconds.startOfUTCDay(effectiveAt)
+        // The instant of publication, not a day: midnight UTC of a date showed as the day before
+        // west of Greenwich. Whole seconds, so the JSON reads `…T17:42:05Z` as clients parse it.
+        let lastUpdated = draft.lastUpdated ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let rows = try db.query("""
             INSERT INTO \(table) (type, version, content, digest, material, last_updated, published_at, effective_at, published_by)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -162,9 +164,4 @@ enum Milliseconds {
     static func truncate(_ date: Date) -> Date { Date(millisecondsSince1970: date.millisecondsSince1970) }
 
     static func same(_ a: Date, _ b: Date) -> Bool { a.millisecondsSince1970 == b.millisecondsSince1970 }
-
-    /// 00:00 UTC of the day `date` falls on.
-    static func startOfUTCDay(_ date: Date) -> Date {
-        Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
-    }
 }
