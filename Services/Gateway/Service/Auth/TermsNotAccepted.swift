@@ -37,7 +37,7 @@ struct TermsNotAccepted: Error, Sendable, Equatable {
             response = Self.json(JSONBodies.object(["error": .string(message)]))
         case .storage:
             response = Self.json(JSONBodies.object(["statusCode": .string("403"), "error": .string(Self.code), "message": .string(message)]))
-        case .native:
+        case .native, .gotrue:  // no /auth/v1 route is gated; the native shape if one ever is
             response = Self.json(JSONBodies.object([
                 "error": .string(Self.code), "message": .string(message), "requestId": .string(requestID),
                 "currentVersion": .string(currentVersion),
