@@ -84,7 +84,7 @@ public enum GatewayApplication {
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         PageRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
-        PostgRESTRoutes(services: services, texts: legalTexts, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        PostgRESTRoutes(services: services, texts: legalTexts, authenticator: authenticator, acceptances: acceptances, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize)
         DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)
