@@ -45,6 +45,9 @@ extension GatewayIntegration {
                 let last = try await http.get("/rest/v1/documents?select=id&order=created_at&offset=50&limit=25", headers: counted)
                 #expect(last.status == 206 && last.header("Content-Range") == "50-59/60")
                 #expect(last.jsonArray.compactMap { $0["id"] as? String } == Array(ids.suffix(10)))
+                // HEAD (supabase-js `head: true`): the same headers, no body.
+                let head = try await http.send("HEAD", "/rest/v1/documents?select=id&type=eq.resume", headers: counted)
+                #expect(head.status == 200 && head.header("Content-Range") == "0-14/15" && head.body.isEmpty, "\(head.status) \(head.headers)")
                 // Without count=exact the total is *; limit=1 gives one row.
                 let one = try await http.get("/rest/v1/documents?select=id&order=file_size.asc&limit=1", headers: keys)
                 #expect(one.status == 200 && one.header("Content-Range") == "0-0/*" && one.jsonArray.count == 1)
