@@ -20,22 +20,25 @@ let package = Package(
         .executable(name: "compass", targets: ["compass"]),
         .executable(name: "documents-bench", targets: ["DocumentsBench"]),
     ],
+    // Exact versions: an application builds what it was tested with. Package.resolved would pin
+    // the transitive packages too, but it is not committed: the package mirror these machines
+    // build from gives other commit ids than GitHub's (ARCHITECTURE.md, "Dependencies").
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         // SHA-256 of legal texts, the audit hash chain, Ed25519 receipt and checkpoint signatures.
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         // The `compass` operator CLI's commands and flags.
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         // Latency percentiles in the benchmarks.
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
         // The HTTP gateway only (Services/Gateway). Default traits off but FullFoundation, so
         // swift-configuration is not built.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: ["FullFoundation"]),
         // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -48,18 +51,21 @@ let package = Package(
 
         // MARK: Shared libraries
         // The lock every module uses instead of `Synchronization.Mutex`, which ThreadSanitizer
-        // cannot see on Linux (issue 8; `deploy/tsan`).
+        // cannot see on Linux; `deploy/tsan`.
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
+        .target(name: "Hex", path: "Shared/Hex", swiftSettings: strict),
         .target(
             name: "Bus", dependencies: [
-                "CZeroMQ", "Locks",
+                "CZeroMQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
         .target(
             name: "Postgres", dependencies: [
-                "CLibPQ", "Locks",
+                "CLibPQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256 of migration files.
+                .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
             name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts",
@@ -75,10 +81,18 @@ let package = Package(
 
         .target(
             name: "Identity", dependencies: [
+                "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ], path: "Shared/Identity", swiftSettings: strict),
+            ], path: "Shared/Identity", exclude: ["README.md"], swiftSettings: strict),
+        // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: what
+        // `compass load` and the benchmarks both use.
+        .target(
+            name: "LoadKit", dependencies: [
+                "Bus",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ], path: "Shared/LoadKit", swiftSettings: strict),
 
         // MARK: Services
         .target(
@@ -93,7 +107,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "AuditService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -104,7 +118,7 @@ let package = Package(
 
         .target(
             name: "AccountsService", dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -121,10 +135,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),
-        // MARK: Documents (issue 5)
+        // MARK: Documents
         .target(
             name: "DocumentsService", dependencies: [
-                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit",
+                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,7 +148,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "DocumentsBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
@@ -164,16 +178,11 @@ let package = Package(
             name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
 
-        // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: shared
-        // by the benchmarks and `compass load`.
-        .target(
-            name: "LoadKit", dependencies: [
-                "Bus",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ], path: "Benchmarks/LoadKit", swiftSettings: strict),
+        // The benchmarks' command-line options.
+        .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "AuditBench", dependencies: [
-                "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit",
+                "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -197,7 +206,7 @@ let package = Package(
             name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
         .testTarget(
-            name: "PostgresTests", dependencies: ["Postgres", "TestSupport"],
+            name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "Hex", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
             name: "AuditTests", dependencies: [
@@ -208,7 +217,11 @@ let package = Package(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
-            name: "LegalTests", dependencies: ["LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal"],
+            name: "LegalTests", dependencies: [
+                "LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal",
+                // The privacy text is checked against the routes and settings it describes.
+                "GatewayService", "AccountsService", "DocumentsService", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/LegalTests", swiftSettings: strict),
         // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
         .target(
@@ -241,14 +254,14 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
 
-        // MARK: Reliability (issue 8): faults and attacks against the real executables
+        // MARK: Reliability: faults and attacks against the real executables
         .testTarget(
             name: "ReliabilityTests", dependencies: [
                 "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
 
-        // MARK: HTTP security (issue 8): isolation, tokens, share links, bad input, secrets through the gateway
+        // MARK: HTTP security: isolation, tokens, share links, bad input, secrets through the gateway
         // The gateway stack harness shared by GatewayTests and SecurityTests.
         .target(
             name: "GatewayTestSupport", dependencies: [

@@ -1,3 +1,4 @@
+import BenchSupport
 import Bus
 import Contracts
 import Crypto

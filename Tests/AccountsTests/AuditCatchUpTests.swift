@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 4: "the `account.deleted` event reaching a subscriber that was down when it was
+/// "The `account.deleted` event reaching a subscriber that was down when it was
 /// emitted". Audit consumes `account.deleted`; here Accounts' own erasure calls are kept out of
 /// the way (its sweep waits an hour, and its call right after the deletion finds Audit down), so
 /// only Audit's catch-up through `accounts.events.since` can erase the subject.

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Sign in with Apple and sessions (issue 4), against the real services with a stand-in for
+/// Sign in with Apple and sessions, against the real services with a stand-in for
 /// Apple's keys.
 @Suite(.serialized) struct SessionTests {
     @Test func anExistingUserSignsInRefreshesAndSignsOut() async throws {
@@ -103,6 +103,48 @@ import TestSupport
                     AccountsSignInWithApple.self, .init(identityToken: try AppleStandIn.token(subject: subject)), principal: .user(UUID().uuidString))
             }
             #expect(user.code == .forbidden)
+        }
+    }
+}
+
+/// The account id given out before the account exists, and sign-out scopes (what Supabase Auth
+/// clients rely on), against the real services.
+@Suite(.serialized) struct SessionAccountIdTests {
+    @Test func theIdGivenAtSignInIsTheAccountsAndScopesEndTheRightSessions() async throws {
+        try await AccountsHarness.run { harness in
+            let appleId = "001234.supabase.0003"
+            let first = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            let reserved = try #require(first.accountId)
+            #expect(first.user.id == nil && reserved != UUID(uuidString: "00000000-0000-0000-0000-000000000000"))
+            // Every open session of the Apple id names the same id, and so do refresh and verify.
+            let second = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            #expect(second.accountId == reserved)
+            let refreshed = try await harness.refreshSession(first.refreshToken)
+            #expect(refreshed.accountId == reserved && refreshed.userId == nil && refreshed.appleId == appleId)
+            #expect(try await harness.verifySession(second.sessionToken).accountId == reserved)
+            // Another Apple id gets another id.
+            #expect(try await harness.signIn(try AppleStandIn.token(subject: appleId + ".other")).accountId != reserved)
+
+            // The account is created with it.
+            #expect(try await harness.signUp(appleId: appleId).id == reserved)
+            let third = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            #expect(third.accountId == reserved && third.user.id == reserved)
+
+            // others: every session but the named one ends, each announced.
+            let others = try await harness.accountsClient.call(
+                AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .others), principal: AccountsHarness.gateway)
+            #expect(others.revokedAt == nil && Set(others.ended?.map(\.sessionId) ?? []) == [first.sessionId, second.sessionId])
+            #expect(try await harness.verifySession(third.sessionToken).userId == reserved)
+            #expect(try await harness.refusal { try await harness.verifySession(second.sessionToken) }.code == .unauthenticated)
+            // global: the rest, the named one included; a signed-out session cannot speak for others.
+            let fourth = try await harness.signIn(try AppleStandIn.token(subject: appleId))
+            let global = try await harness.accountsClient.call(
+                AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .global), principal: AccountsHarness.gateway)
+            #expect(global.revokedAt != nil && Set(global.ended?.map(\.sessionId) ?? []) == [third.sessionId, fourth.sessionId])
+            let again = try await harness.refusal {
+                try await harness.accountsClient.call(AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .global), principal: AccountsHarness.gateway)
+            }
+            #expect(again.code == .unauthenticated)
         }
     }
 }

@@ -1,6 +1,6 @@
 """The locust scenario (deploy/load/locustfile.py) run headless for a few seconds against a real
 stack that `compass up` starts on a database of its own: it must drive every route it names and
-see no failure. (The figures of a real load test come from running it longer; see the README.)
+see no failure. (The figures of a real load test come from running it longer; see deploy/OPERATIONS.md.)
 """
 import csv
 import os

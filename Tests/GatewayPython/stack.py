@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUNDLE_ID = "com.recruitingcompass.app"
+# The one browser origin the checks' gateway lets call it cross-origin.
+CORS_ORIGIN = "http://viewer.example:5173"
 JWT_SECRET = "python-checks-jwt-secret-" + secrets.token_hex(16)
 
 
@@ -43,10 +45,16 @@ class AppleStandIn:
         with open(self.jwks_path, "w") as handle:
             json.dump({"keys": [jwk]}, handle)
 
-    def token(self, subject: str) -> str:
+    def token(self, subject: str, nonce: str | None = None, email: str | None = None) -> str:
+        """An identity token as Apple signs it; `nonce` is the claim as written (apps give Apple the
+        SHA-256 hex of their raw nonce)."""
         now = int(time.time())
         header = b64url(json.dumps({"alg": "RS256", "kid": "python-apple-key"}).encode())
         claims = {"iss": "https://appleid.apple.com", "aud": BUNDLE_ID, "sub": subject, "iat": now, "exp": now + 600}
+        if nonce is not None:
+            claims["nonce"] = nonce
+        if email is not None:
+            claims["email"] = email
         payload = b64url(json.dumps(claims).encode())
         signature = self.key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
         return f"{header}.{payload}.{b64url(signature)}"
@@ -89,7 +97,7 @@ class Process:
 # 127.0.0.1, which the default per-address limits are meant to stop.
 RATE_LIMITS_OFF = {name: "off" for name in (
     "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER",
-    "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER")}
+    "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", "GATEWAY_RATE_LIMIT_EXPORT_PER_USER")}
 
 
 class Stack:
@@ -128,7 +136,7 @@ class Stack:
                                   DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
                                   GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID,
                                   GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
-                                  READINESS_INTERVAL="100ms")
+                                  GATEWAY_CORS_ORIGINS=CORS_ORIGIN, READINESS_INTERVAL="100ms")
             port = next(int(field[5:]) for field in gateway.ready_line.split() if field.startswith("http="))
             self.url = f"http://127.0.0.1:{port}"
             self.anon_key = subprocess.check_output(
@@ -158,18 +166,26 @@ class Stack:
             time.sleep(0.1)
         raise RuntimeError("the gateway did not become ready")
 
-    def request(self, method, path, body=None, headers=None):
+    def request(self, method, path, body=None, headers=None, with_headers=False):
+        """Status and decoded JSON body (and the response headers with `with_headers`)."""
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=dict(headers or {}))
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read() or b"null")
+                result = response.status, json.loads(response.read() or b"null"), response.headers
         except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
+            result = error.code, json.loads(error.read() or b"null"), error.headers
+        return result if with_headers else result[:2]
 
-    def signed_up_user(self, state="AL"):
+    @property
+    def db_url(self) -> str:
+        """The database the stack's services run on."""
+        parts = urllib.parse.urlsplit(self.database_url)
+        return urllib.parse.urlunsplit(parts._replace(path="/" + self.db_name))
+
+    def signed_up_user(self, state="AL", email="py@example.com"):
         """A user with an account and a session: Apple sign-in, then the seed's sign-up."""
         apple_id = "python." + uuid.uuid4().hex
         status, session = self.request("POST", "/api/auth/apple", {"identityToken": self.apple.token(apple_id)})
@@ -178,7 +194,7 @@ class Stack:
         _, terms = self.request("GET", "/api/terms")
         status, user = self.request(
             "POST", "/api/users",
-            {"apple_id": apple_id, "email": "py@example.com", "name": "Py", "state": state,
+            {"apple_id": apple_id, "email": email, "name": "Py", "state": state,
              "eligibility_certified": True, "tos_version": terms["version"]},
             {"Authorization": "Bearer " + token})
         assert status == 200, user

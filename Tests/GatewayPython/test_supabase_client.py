@@ -1,7 +1,18 @@
 """Seeds 000 and 001's Supabase calls, made with the official `supabase` client against the gateway."""
+import base64
+import hashlib
+import io
+import json
+import os
+import secrets
+import time
+import uuid
+
 import pytest
 from postgrest.exceptions import APIError
 from supabase import create_client
+from supabase_auth.errors import AuthApiError
+from tusclient import client as tus_client
 
 
 def client(stack, session_token=None):
@@ -95,3 +106,161 @@ def test_own_acceptances_filtered_ordered_and_counted(stack):
     with pytest.raises(APIError) as refused:
         supabase.from_("legal_acceptances").select("id").filter("version", "fts", "x").execute()
     assert refused.value.code == "PGRST100"
+
+
+# Supabase Auth (/auth/v1): the client signs in with an Apple identity token, refreshes, uses
+# rest/v1 and storage with the session, and signs out; the gateway then refuses the old token.
+
+def sha256_hex(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def jwt_claims(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def apple_sign_in(stack, apple_id=None, email=None):
+    """The app's Sign in with Apple through supabase-py: a raw nonce, its SHA-256 in Apple's token."""
+    apple_id = apple_id or "python." + uuid.uuid4().hex
+    raw_nonce = secrets.token_urlsafe(24)
+    supabase = create_client(stack.url, stack.anon_key)
+    response = supabase.auth.sign_in_with_id_token(
+        {"provider": "apple", "token": stack.apple.token(apple_id, nonce=sha256_hex(raw_nonce), email=email), "nonce": raw_nonce})
+    return supabase, response, apple_id
+
+
+def sign_up(stack, token, apple_id, email="py@example.com"):
+    """Seed 004's sign-up (eligibility and terms) with the Supabase access token."""
+    _, terms = stack.request("GET", "/api/terms")
+    status, user = stack.request(
+        "POST", "/api/users", {"apple_id": apple_id, "email": email, "name": "Py", "state": "AL",
+                               "eligibility_certified": True, "tos_version": terms["version"]},
+        {"Authorization": "Bearer " + token})
+    assert status == 200, user
+    return user
+
+
+def test_supabase_auth_sign_in_refresh_rest_storage_and_sign_out(stack):
+    supabase, signed_in, apple_id = apple_sign_in(stack, email="gotrue@example.com")
+    session, user = signed_in.session, signed_in.user
+    # The session as GoTrue shapes it; the access token is the native session token, a JWT.
+    assert session.token_type == "bearer" and 0 < session.expires_in <= 15 * 60
+    assert abs(session.expires_at - (time.time() + session.expires_in)) < 5
+    claims = jwt_claims(session.access_token)
+    assert claims["role"] == "authenticated" and claims["exp"] == session.expires_at and claims["sub"] and claims["aud"]
+    assert user.aud == "authenticated" and user.role == "authenticated" and user.email == "gotrue@example.com"
+    assert user.app_metadata["provider"] == "apple" and user.app_metadata["providers"] == ["apple"]
+    assert user.app_metadata["eligibility_confirmed"] is False
+    assert user.identities[0].provider == "apple" and user.identities[0].id == apple_id
+    user_id = str(uuid.UUID(user.id))
+
+    # The id given at sign-in is the account's once eligibility is confirmed (seed 004 sign-up).
+    account = sign_up(stack, session.access_token, apple_id, email="gotrue@example.com")
+    assert account["id"].lower() == user_id
+
+    refreshed = supabase.auth.refresh_session()
+    assert refreshed.session.refresh_token != session.refresh_token
+    assert refreshed.session.access_token != session.access_token
+    assert str(uuid.UUID(refreshed.user.id)) == user_id and refreshed.user.app_metadata["eligibility_confirmed"] is True
+    assert jwt_claims(refreshed.session.access_token)["sub"] == user_id
+    # Rotation: the old refresh token is spent.
+    status, body = stack.request("POST", "/auth/v1/token?grant_type=refresh_token", {"refresh_token": session.refresh_token},
+                                 {"apikey": stack.anon_key})
+    assert status == 400 and body["error_code"] == "refresh_token_not_found"
+
+    fetched = supabase.auth.get_user()
+    assert str(uuid.UUID(fetched.user.id)) == user_id and fetched.user.email == "gotrue@example.com"
+
+    # The same account through the native door.
+    status, native = stack.request("POST", "/api/auth/apple", {"identityToken": stack.apple.token(apple_id)})
+    assert status == 200 and native["user"]["id"].lower() == user_id
+
+    # rest/v1 and storage act as the signed-in user.
+    version = supabase.from_("legal_documents").select("version").eq("type", "privacy_policy").single().execute().data["version"]
+    inserted = supabase.from_("legal_acceptances").insert(
+        [{"user_id": user_id, "document_type": "privacy_policy", "version": version}]).execute()
+    assert inserted.data[0]["user_id"] == user_id
+    data = os.urandom(50_000)
+    uploader = tus_client.TusClient(stack.url + "/api/uploads", headers={"Authorization": "Bearer " + refreshed.session.access_token})
+    upload = uploader.uploader(file_stream=io.BytesIO(data), chunk_size=len(data),
+                               metadata={"type": "transcript", "filename": "t.bin", "filetype": "application/octet-stream", "title": "T"})
+    upload.upload()
+    document_id = upload.url.rstrip("/").rsplit("/", 1)[-1]
+    row = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data
+    bucket, path = row["file_url"].split("/", 1)
+    assert supabase.storage.from_(bucket).download(path) == data
+
+    old_token = refreshed.session.access_token
+    supabase.auth.sign_out()  # scope global, the client's default
+    assert supabase.auth.get_session() is None
+    # The old access token is refused everywhere, at once.
+    status, _ = stack.request("GET", "/rest/v1/documents?select=id", headers={"apikey": stack.anon_key, "Authorization": "Bearer " + old_token})
+    assert status == 401
+    status, body = stack.request("GET", "/auth/v1/user", headers={"apikey": stack.anon_key, "Authorization": "Bearer " + old_token})
+    assert status == 403 and body["error_code"] == "session_not_found"
+    # Global: the native session of the same user ended too.
+    status, _ = stack.request("POST", "/api/auth/refresh", {"refreshToken": native["refreshToken"]})
+    assert status == 401
+
+
+def test_supabase_auth_user_before_eligibility_keeps_its_id(stack):
+    supabase, signed_in, apple_id = apple_sign_in(stack)
+    user_id = str(uuid.UUID(signed_in.user.id))
+    assert jwt_claims(signed_in.session.access_token)["sub"] == "apple:" + apple_id
+    assert str(uuid.UUID(supabase.auth.get_user().user.id)) == user_id
+    # A second sign-in before the account exists is given the same id.
+    _, again, _ = apple_sign_in(stack, apple_id=apple_id)
+    assert str(uuid.UUID(again.user.id)) == user_id
+    assert str(uuid.UUID(supabase.auth.refresh_session().user.id)) == user_id
+
+
+def test_supabase_auth_sign_out_scopes(stack):
+    apple_id = "python." + uuid.uuid4().hex
+    first, one, _ = apple_sign_in(stack, apple_id=apple_id)
+    sign_up(stack, one.session.access_token, apple_id)
+    second, two, _ = apple_sign_in(stack, apple_id=apple_id)
+    third, three, _ = apple_sign_in(stack, apple_id=apple_id)
+    user = lambda token: stack.request("GET", "/auth/v1/user", headers={"apikey": stack.anon_key, "Authorization": "Bearer " + token})[0]
+    first.auth.sign_out({"scope": "local"})
+    assert user(one.session.access_token) == 403 and user(two.session.access_token) == 200
+    second.auth.sign_out({"scope": "others"})
+    assert user(two.session.access_token) == 200 and user(three.session.access_token) == 403
+    assert second.auth.get_session() is not None
+
+
+def test_supabase_auth_nonce_mismatch_is_the_clients_auth_error(stack):
+    supabase = create_client(stack.url, stack.anon_key)
+    token = stack.apple.token("python." + uuid.uuid4().hex, nonce=sha256_hex("the nonce Apple saw"))
+    with pytest.raises(AuthApiError) as refused:
+        supabase.auth.sign_in_with_id_token({"provider": "apple", "token": token, "nonce": "another nonce"})
+    assert refused.value.status == 400 and refused.value.code == "validation_failed"
+    assert "nonce" in refused.value.message.lower()
+    # A nonce on one side only is refused too, as GoTrue does.
+    with pytest.raises(AuthApiError):
+        supabase.auth.sign_in_with_id_token({"provider": "apple", "token": token})
+    assert supabase.auth.get_session() is None
+
+
+def test_supabase_auth_error_shapes_and_apikey(stack):
+    token = stack.apple.token("python." + uuid.uuid4().hex)
+    body = {"provider": "apple", "id_token": token}
+    # Without the apikey header: refused before anything else.
+    status, error = stack.request("POST", "/auth/v1/token?grant_type=id_token", body)
+    assert status == 401 and error["error_code"] == "no_api_key"
+    # The legacy body, then the 2024-01-01 one (what current clients ask for).
+    status, error = stack.request("POST", "/auth/v1/token?grant_type=password", body, {"apikey": stack.anon_key})
+    assert status == 400 and error == {"code": 400, "error_code": "unsupported_grant_type", "msg": error["msg"]}
+    status, error, headers = stack.request("POST", "/auth/v1/token?grant_type=password", body,
+                                           {"apikey": stack.anon_key, "X-Supabase-Api-Version": "2024-01-01"}, with_headers=True)
+    assert status == 400 and set(error) == {"code", "message"} and error["code"] == "unsupported_grant_type"
+    assert headers["X-Supabase-Api-Version"] == "2024-01-01"
+    status, error = stack.request("GET", "/auth/v1/user", headers={"apikey": stack.anon_key})
+    assert status == 401 and error["error_code"] == "no_authorization"
+    status, error = stack.request("GET", "/auth/v1/user", headers={"apikey": stack.anon_key, "Authorization": "Bearer " + stack.anon_key})
+    assert status == 403 and error["error_code"] == "bad_jwt"
+    status, error = stack.request("POST", "/auth/v1/token?grant_type=id_token", dict(body, provider="google"), {"apikey": stack.anon_key})
+    assert status == 400 and error["error_code"] == "validation_failed"
+    with pytest.raises(AuthApiError) as refused:
+        create_client(stack.url, stack.anon_key).auth.refresh_session("not-a-refresh-token")
+    assert refused.value.code == "refresh_token_not_found"

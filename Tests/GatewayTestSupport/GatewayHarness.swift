@@ -23,7 +23,7 @@ public final class GatewayHarness: Sendable {
     /// The gateway's rate-limit rules, switched off by default in tests (`RateLimitTests` set them).
     public static let rateLimitVariables = [
         "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER",
-        "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER",
+        "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", "GATEWAY_RATE_LIMIT_EXPORT_PER_USER",
     ]
 
     private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
@@ -214,6 +214,10 @@ public final class GatewayHarness: Sendable {
     /// How many users Accounts stores.
     public func userCount() async throws -> Int {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.users")[0].decode(Int.self, column: 0) }
+    }
+
+    public func sessionCount() async throws -> Int {
+        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0) }
     }
 }
 

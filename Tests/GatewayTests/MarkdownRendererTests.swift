@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import GatewayService
 import Testing
@@ -35,8 +36,47 @@ struct MarkdownRendererTests {
     @Test func oneH1AndUniqueIDs() {
         let (html, _) = renderer.render("# A\n\n# B\n\n## Same\n\n## Same\n")
         #expect(html.components(separatedBy: "<h1>").count == 2)
-        #expect(html.contains("<h2 id=\"b\">B</h2>"))
-        #expect(html.contains("id=\"same\"") && html.contains("id=\"same-2\""))
+        // A demoted `#` is not in Legal's outline, so it gets no anchor either.
+        #expect(html.contains("<h2>B</h2>"))
+        #expect(html.contains("id=\"same\"") && html.contains("id=\"same-1\""))
+    }
+
+    /// The page's heading ids are the anchors of the outline Legal serves, for the shipped texts
+    /// and for headings that once disagreed (apostrophes, markup, repeats, fences, quotes).
+    @Test func headingIDsAreTheOutlineAnchors() throws {
+        let texts = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Services/Legal/Service/DefaultTexts").standardized
+        var documents = try ["privacy_policy.md", "terms_of_service.md"].map {
+            try String(contentsOf: texts.appendingPathComponent($0), encoding: .utf8)
+        }
+        documents.append("""
+            # Title
+            ## 9. Children's Privacy
+            ## Children\u{2019}s *Rights* & [Choices](https://example.com)
+            ### Same
+            ### Same
+            ### Same-1
+            > ## Quoted heading
+            ```
+            ## Not a heading
+            ```
+               ## Indented three
+                ## Indented four
+            #### Too deep
+            ## Ünïcode Überschrift
+            ## ###
+            """)
+        for markdown in documents {
+            let ids = Self.headingIDs(renderer.render(markdown).html)
+            let anchors = Outline.entries(of: markdown).map(\.anchor)
+            #expect(!anchors.isEmpty)
+            #expect(ids == anchors)
+        }
+        #expect(Self.headingIDs(renderer.render(documents[0]).html).contains("9-childrens-privacy"))
+    }
+
+    static func headingIDs(_ html: String) -> [String] {
+        html.components(separatedBy: " id=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
     }
 
     @Test func contactBoxWithMailtoLinks() {

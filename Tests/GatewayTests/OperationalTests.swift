@@ -13,7 +13,8 @@ extension GatewayIntegration {
                 try await waitUntilReady(harness)
                 let ready = try await harness.http.get("/readyz")
                 let checks = ready.json["checks"] as? [String: String] ?? [:]
-                #expect(Set(checks.keys) == ["bus.legal", "bus.accounts", "bus.audit", "bus.documents"])
+                #expect(Set(checks.keys) == ["bus.legal", "bus.accounts", "bus.audit", "bus.documents", "backends"])
+                #expect(checks.values.allSatisfy { $0 == "ok" })
                 // A request id is made up when none is sent, and a plain one sent is kept.
                 #expect((health.header("X-Request-Id") ?? "").count >= 16)
                 let named = try await harness.http.get("/healthz", headers: ["X-Request-Id": "client-id.42"])
@@ -75,9 +76,55 @@ extension GatewayIntegration {
                     }
                 }
                 #expect(reply.json["error"] is String)
+                #expect(reply.header("Retry-After") == "1")
                 #expect(ContinuousClock.now - started < .seconds(20))
-                let unready = try await harness.http.get("/readyz")
-                #expect(unready.status == 503)
+                // Only Legal's routes are down: the gateway stays in rotation, and says why.
+                let ready = try await harness.http.get("/readyz")
+                #expect(ready.status == 200)
+                #expect((ready.json["checks"] as? [String: String])?["bus.legal"]?.hasPrefix("degraded") == true)
+            }
+        }
+
+        /// Each backend stopped in turn takes down only the routes that need it (503 with
+        /// Retry-After) while the others keep answering; the gateway leaves rotation only when no
+        /// backend is left.
+        @Test func eachBackendDownTakesOnlyItsRoutes() async throws {
+            try await GatewayHarness.run { harness in
+                try await waitUntilReady(harness)
+                let user = try await harness.signedUpUser()
+                let bearer = HTTPClient.bearer(user.token)
+                // What each route needs. Sessions are checked in the gateway from Accounts' events,
+                // so a signed-in route needs Accounts once that view is stale; `/api/me` reads the
+                // terms status from Audit; the legal pages and /api/terms come from memory.
+                let routes: [(path: String, needs: Set<String>)] = [
+                    ("/api/documents", ["Documents", "Accounts"]), ("/api/me/consents", ["Audit", "Accounts"]),
+                    ("/api/me", ["Accounts", "Audit"]), (Self.legalRoute, ["Legal"]),
+                ]
+                for route in routes { #expect(try await harness.http.get(route.path, headers: bearer).status == 200, "\(route.path)") }
+                var down: Set<String> = []
+                for backend in ["Documents", "Audit", "Accounts", "Legal"] {
+                    harness.kill(backend)
+                    down.insert(backend)
+                    for route in routes where route.needs.contains(backend) {
+                        let http = harness.http
+                        let refused = try await withTimeout(.seconds(20), "\(route.path) turning 503 with \(backend) down") {
+                            while true {
+                                let reply = try await http.get(route.path, headers: bearer)
+                                if reply.status == 503 { return reply }
+                                try await Task.sleep(for: .milliseconds(100))
+                            }
+                        }
+                        #expect(refused.header("Retry-After") == "1", "\(route.path)")
+                    }
+                    for route in routes where route.needs.isDisjoint(with: down) {
+                        let reply = try await harness.http.get(route.path, headers: bearer)
+                        #expect(reply.status == 200, "\(route.path) with \(down.sorted()) down: \(reply.status) \(reply.text)")
+                    }
+                    let terms = try await harness.http.get("/legal/terms")
+                    #expect(terms.status == 200, "the terms page with \(down.sorted()) down")
+                    let ready = try await harness.http.get("/readyz")
+                    #expect(ready.status == (down.count == 4 ? 503 : 200), "readiness with \(down.sorted()) down")
+                }
             }
         }
 

@@ -46,7 +46,7 @@ extension GatewayIntegration {
                     ("post", "/api/apple/notifications"),
                     ("get", "/api/legal/{type}"), ("get", "/api/legal/{type}/outline"), ("get", "/api/legal/{type}/versions"),
                     ("get", "/api/legal/{type}/versions/{version}"),
-                    ("get", "/api/me"), ("post", "/api/me/eligibility"), ("get", "/api/me/deletion/preview"), ("post", "/api/me/deletion"),
+                    ("get", "/api/me"), ("patch", "/api/me"), ("get", "/api/me/export"), ("post", "/api/me/eligibility"), ("get", "/api/me/deletion/preview"), ("post", "/api/me/deletion"),
                     ("post", "/api/me/deletion/{requestId}/confirm"), ("delete", "/api/me/deletion/{requestId}"),
                     ("get", "/api/me/consents"), ("get", "/api/me/consents/history"), ("post", "/api/me/consents/{type}/{action}"),
                     ("post", "/api/receipts/verify"), ("get", "/legal/privacy"), ("get", "/legal/terms"),
@@ -60,6 +60,7 @@ extension GatewayIntegration {
                     ("get", "/storage/v1/object/{bucket}/{path}"), ("get", "/storage/v1/object/authenticated/{bucket}/{path}"),
                     ("get", "/storage/v1/object/public/{bucket}/{path}"), ("post", "/storage/v1/object/sign/{bucket}/{path}"),
                     ("get", "/storage/v1/object/sign/{bucket}/{path}"),
+                    ("post", "/auth/v1/token"), ("post", "/auth/v1/logout"), ("get", "/auth/v1/user"),
                 ]
                 for (method, path) in expected {
                     #expect(paths[path]?[method] != nil, "\(method.uppercased()) \(path) missing from /openapi.json")

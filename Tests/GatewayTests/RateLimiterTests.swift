@@ -103,6 +103,7 @@ struct RateLimiterTests {
         let defaults = try GatewaySettings(environment: EnvironmentReader([:])).rateLimits
         #expect(defaults.signInPerIP == RateLimitRule(count: 60, period: .seconds(60), burst: 30))
         #expect(defaults.acceptPerUser == RateLimitRule(count: 20, period: .seconds(60), burst: 10))
+        #expect(defaults.exportPerUser == RateLimitRule(count: 6, period: .seconds(3600), burst: 2))
         #expect(defaults.maxKeys == 100_000)
         let off = try GatewaySettings(environment: EnvironmentReader(["GATEWAY_RATE_LIMIT_ACCEPT_PER_IP": "off", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER": "0"])).rateLimits
         #expect(off.acceptPerIP == nil && off.signInPerUser == nil && off.signInPerIP != nil)

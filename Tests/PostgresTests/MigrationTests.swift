@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import Hex
 import Postgres
 import TestSupport
 import Testing
@@ -34,7 +36,7 @@ struct MigrationTests {
         let migrations = try Migration.load(directory: Self.directory(Self.files))
         #expect(migrations.map(\.name) == ["0001_create_documents", "0002_add_owner", "0010_index"])
         #expect(migrations.map(\.version) == [1, 2, 10])
-        #expect(migrations[1].checksum == SHA256.hex(Array(Self.files["0002_add_owner.sql"]!.utf8)))
+        #expect(migrations[1].checksum == Hex.string(SHA256.hash(data: Array(Self.files["0002_add_owner.sql"]!.utf8))))
         let duplicate = try Self.directory(["0001_a.sql": "SELECT 1", "001_b.sql": "SELECT 2"])
         #expect(throws: MigrationError.duplicateVersion("0001_a", "001_b")) { try Migration.load(directory: duplicate) }
     }

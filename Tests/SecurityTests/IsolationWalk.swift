@@ -47,6 +47,8 @@ enum IsolationWalk {
         "OPTIONS /api/uploads": "tus discovery: protocol version and limits only",
         "OPTIONS /api/uploads/:id": "tus discovery: protocol version and limits only",
         "GET /api/shared/:token": "the share token is the credential (guessing: ShareLinkTests)",
+        "POST /auth/v1/token": "Supabase Auth: the Apple identity token or B's refresh token (never shown to A) in the body is the credential",
+        "POST /auth/v1/logout": "Supabase Auth: ends the bearer's own sessions (scope local, global or others: all the bearer's)",
     ]
 
     /// A's requests, by catalog route (`METHOD /path/:param`).
@@ -70,6 +72,7 @@ enum IsolationWalk {
             ],
             // The caller's own account: no id in the path; B's id slipped into bodies is ignored.
             "GET /api/me": [Probe(method: "GET", path: "/api/me?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
+            "GET /auth/v1/user": [Probe(method: "GET", path: "/auth/v1/user?id=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/eligibility": [Probe(
                 method: "POST", path: "/api/me/eligibility",
                 json: ["userId": b.user.id, "apple_id": b.appleId, "state": "AL", "eligibilityCertified": true, "tosVersion": terms],
@@ -82,6 +85,9 @@ enum IsolationWalk {
                     refused: ownOnly, mustNotContain: bIds, endsSession: true),
                 Probe(method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id], refused: ownOnly, mustNotContain: bIds),
             ],
+            "PATCH /api/me": [Probe(method: "PATCH", path: "/api/me", json: ["userId": b.user.id, "id": b.user.id, "name": "Mallory"], refused: ownOnly, mustNotContain: bIds)],
+            // Stored (uncompressed) ZIP entries: an id of B's in the archive would show in the bytes.
+            "GET /api/me/export": [Probe(method: "GET", path: "/api/me/export?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion": [Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)],
             "POST /api/me/deletion/:requestId/confirm": [Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])],

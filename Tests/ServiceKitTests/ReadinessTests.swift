@@ -24,6 +24,22 @@ struct ReadinessTests {
         #expect(cache.snapshot.json == #"{"ready":false,"status":"running","checks":{"bus":"disk on fire"}}"#)
     }
 
+    @Test func aDegradedCheckStillTakesTrafficAndSaysWhy() async {
+        let cache = ReadinessCache()
+        let poller = ReadinessPoller(
+            checks: [ReadinessCheck("bus.legal") { .degraded("not connected") }, ReadinessCheck("database") { .ready }],
+            cache: cache, logger: logger)
+        await poller.pollOnce()
+        #expect(cache.snapshot.isReady)
+        #expect(cache.snapshot.json == #"{"ready":true,"status":"running","checks":{"bus.legal":"degraded: not connected","database":"ok"}}"#)
+        let failing = ReadinessCache()
+        await ReadinessPoller(
+            checks: [ReadinessCheck("bus.legal") { .degraded("not connected") }, ReadinessCheck("backends") { .notReady("none") }],
+            cache: failing, logger: logger
+        ).pollOnce()
+        #expect(!failing.snapshot.isReady)
+    }
+
     @Test func aHungCheckTimesOutWithoutHoldingUpThePoller() async {
         let cache = ReadinessCache()
         // Ignores cancellation for a minute: the poller must not wait for it. The bound below is far

@@ -60,6 +60,7 @@ struct Up: AsyncParsableCommand {
             throw ExitCode(1)
         }
         ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? ""))
+        ConsoleOutput.say(Self.hints(databaseURL: needsLocalDatabase ? environment["DATABASE_URL"] : nil, corsOrigins: environment["GATEWAY_CORS_ORIGINS"] ?? ""))
         if members.contains(where: { $0.httpPort != nil }), let anonKey = try? await Self.anonKey(binFolder, environment) {
             ConsoleOutput.say("anon key (the apikey Supabase clients send; public reads only): \(anonKey)")
         }
@@ -81,6 +82,22 @@ struct Up: AsyncParsableCommand {
         return try await offPool {
             try Command.run(gateway, ["--print-anon-key"], environment: environment).trimmingCharacters(in: .whitespacesAndNewlines)
         }
+    }
+
+    /// How to reach the local database with psql (its URL carries no password: the cluster trusts
+    /// local connections) and how to let a browser origin call the API.
+    static func hints(databaseURL: String?, corsOrigins: String) -> String {
+        var lines: [String] = []
+        if let databaseURL {
+            lines += ["  psql            export DATABASE_URL=\(databaseURL)",
+                      "                  then e.g.: psql \"$DATABASE_URL\" -c \"SELECT id, email, state FROM users\"  (users: read-only view of accounts.users)"]
+        }
+        if corsOrigins.isEmpty {
+            lines.append("  CORS            no browser origin allowed; allow one with: GATEWAY_CORS_ORIGINS=http://localhost:5173 deploy/run")
+        } else {
+            lines.append("  CORS            browser origins allowed: \(corsOrigins)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     static func summary(_ layout: StackLayout, _ members: [StackLayout.Member], databaseURL: String) -> String {

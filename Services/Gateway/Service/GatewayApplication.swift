@@ -19,11 +19,17 @@ public enum GatewayApplication {
     ) async throws {
         let logger = runtime.logger
         let services = try await ServiceClients.connect(peers, peers: settings.peers, timeout: settings.busTimeout, logger: logger)
+        // Ready while any backend serves: a backend that is down turns only its own routes to 503
+        // (with Retry-After), and the legal texts are served from memory. Pulling every gateway
+        // out of rotation because Legal alone is down would take the whole API down with it.
         for peer in peers {
-            runtime.addReadinessCheck("bus.\(peer.rawValue)") {
-                guard services.isConnected(peer) else { throw BusError(.unavailable, "not connected") }
-            }
+            runtime.addReadinessCheck(ReadinessCheck("bus.\(peer.rawValue)") {
+                services.isConnected(peer) ? .ready : .degraded("not connected: its routes answer 503")
+            })
         }
+        runtime.addReadinessCheck(ReadinessCheck("backends") {
+            peers.contains(where: services.isConnected) ? .ready : .notReady("no backend connected")
+        })
         if settings.legacyUnauthenticatedClients {
             logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
         }
@@ -66,6 +72,8 @@ public enum GatewayApplication {
         legalTexts: LegalTexts = LegalTexts()
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
+        // Outermost, so error answers carry the CORS headers too.
+        if !settings.corsOrigins.isEmpty { router.add(middleware: CORSPolicy(origins: settings.corsOrigins)) }
         router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
@@ -79,6 +87,7 @@ public enum GatewayApplication {
         SeedRoutes(services: services, acceptances: acceptances, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
             .register(on: router, catalog: catalog)
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         LegalRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
@@ -90,6 +99,8 @@ public enum GatewayApplication {
         TusRoutes(services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize)
             .register(on: router, catalog: catalog)
         StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        PersonalDataRoutes(services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize, maxBodyBytes: settings.maxBodyBytes)
+            .register(on: router, catalog: catalog)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
         return router
     }

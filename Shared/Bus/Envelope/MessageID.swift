@@ -1,4 +1,5 @@
 import Foundation
+import Hex
 import Locks
 #if canImport(Glibc)
 import Glibc
@@ -25,8 +26,7 @@ public enum MessageID {
         withUnsafeBytes(of: id.uuid) { raw in
             for (index, byte) in raw.enumerated() {
                 if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
+                Hex.append(byte, to: &out)
             }
         }
     }
@@ -39,13 +39,11 @@ public enum MessageID {
         while out.count < count * 2 {
             let (high, low) = RandomPool.shared.withLock { $0.nextPair() }
             for word in [high, low] {
-                for shift in stride(from: 60, through: 0, by: -4) { out.append(hexDigits[Int((word >> UInt64(shift)) & 0xf)]) }
+                for shift in stride(from: 60, through: 0, by: -4) { out.append(Hex.digit(UInt8((word >> UInt64(shift)) & 0xf))) }
             }
         }
         return String(decoding: out.prefix(count * 2), as: UTF8.self)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     public static func text(of id: UUID) -> String {
         var out: [UInt8] = []

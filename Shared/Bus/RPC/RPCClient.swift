@@ -110,9 +110,14 @@ public final class RPCClient: Sendable {
     ) async throws -> (envelope: Envelope, attachments: [Data]) {
         let timeout = timeout ?? options.defaultTimeout
         let clock = ContinuousClock()
-        let overall = clock.now + timeout
+        var overall = clock.now + timeout
+        // Inside a handler, the call ends before the request being served must be answered.
+        if let inherited = CallDeadline.current { overall = min(overall, inherited - CallDeadline.replyMargin) }
+        guard overall > clock.now else {
+            throw BusError(.deadlineExceeded, "no time left of the caller's deadline to call \(request.type)")
+        }
         let now = Date()
-        let deadline = now.addingTimeInterval(timeout.inSeconds)
+        let deadline = now.addingTimeInterval((overall - clock.now).inSeconds)
         var attempt = 0
         // The last `unavailable` the server answered: when the deadline runs out while retrying
         // it, the caller gets the server's reason (e.g. "the database is read-only") rather than
@@ -133,13 +138,15 @@ public final class RPCClient: Sendable {
                     continue
                 }
                 return reply
-            } catch let error as BusError where retry && error.code == .deadlineExceeded {
-                if clock.now < overall {
+            } catch let error as BusError where error.code == .deadlineExceeded {
+                if retry, clock.now < overall {
                     metrics.increment("bus_rpc_retries_total", [("type", request.type)])
                     logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
                     continue
                 }
                 if let lastRefusal { return lastRefusal }
+                // No connection at all is not a slow server: say so, so the caller answers 503.
+                guard isConnected else { throw BusError(.unavailable, "the \(name) service is unreachable") }
                 throw error
             }
         }

@@ -262,10 +262,14 @@ public final class RPCServer: Sendable {
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
             attachments: routed.attachments, servicesActingForUsers: options.servicesActingForUsers, logger: logger)
         let route = routed.route
+        // The caller's deadline, on this process's clock: calls the handler makes end before it.
+        let deadline = envelope.deadline.map { ContinuousClock.now + .milliseconds(Int64($0.timeIntervalSinceNow * 1000)) }
         let work: @Sendable () async -> Void = { [self] in
             let outcome: IdempotencyCache.Outcome
             do {
-                let (payload, attachments) = try await registered.handler(envelope, context)
+                let (payload, attachments) = try await CallDeadline.$current.withValue(deadline) {
+                    try await registered.handler(envelope, context)
+                }
                 outcome = .init(payload: payload, attachments: attachments, error: nil)
             } catch let error as BusError {
                 outcome = .init(payload: nil, attachments: [], error: error)

@@ -45,9 +45,14 @@ public enum AccountsSignInWithApple: RPCMethod {
         /// With an `authorizationCode`: whether Apple's refresh token was obtained and stored
         /// (false: the exchange failed, logged; the sign-in stands). Nil without a code.
         public var appleTokenStored: Bool?
+        /// The account's id, or for an Apple id without an account the id it will get when
+        /// eligibility is confirmed (what Supabase Auth clients know the user by). Nil only from
+        /// an Accounts that predates it.
+        public var accountId: UUID?
 
         public init(user: AccountUser, sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
-                    appleTokenStored: Bool? = nil) {
+                    appleTokenStored: Bool? = nil, accountId: UUID? = nil) {
+            self.accountId = accountId
             self.appleTokenStored = appleTokenStored
             self.user = user
             self.sessionId = sessionId
@@ -66,8 +71,17 @@ public struct SessionGrant: Codable, Sendable, Equatable {
     public var sessionToken: String
     public var sessionExpiresAt: Date
     public var refreshToken: String
+    /// The session's account, nil while the Apple id has none.
+    public var userId: UUID?
+    /// The account's id or the one it will get (see `AccountsSignInWithApple.Reply.accountId`).
+    public var accountId: UUID?
+    public var appleId: String?
 
-    public init(sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String) {
+    public init(sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
+                userId: UUID? = nil, accountId: UUID? = nil, appleId: String? = nil) {
+        self.userId = userId
+        self.accountId = accountId
+        self.appleId = appleId
         self.sessionId = sessionId
         self.sessionToken = sessionToken
         self.sessionExpiresAt = sessionExpiresAt
@@ -88,25 +102,36 @@ public enum AccountsRefreshSession: RPCMethod {
     public static let isIdempotent = false
 }
 
-/// `accounts.sign_out`: revokes a session, named by its refresh token or its id (exactly one).
-/// Session tokens already issued are refused by `accounts.verify_session` at once. A `user`
-/// principal may end only its own sessions. Repeating it is harmless; `not_found` when no such
-/// session exists.
+/// `accounts.sign_out`: revokes a session, named by its refresh token or its id (exactly one),
+/// and with `scope` the user's other sessions too. Session tokens already issued are refused by
+/// `accounts.verify_session` at once. A `user` principal may end only its own sessions.
+/// Repeating it is harmless; `not_found` when no such session exists.
 public enum AccountsSignOut: RPCMethod {
+    /// Which sessions end (Supabase Auth's `scope`): the named one (`local`, the default), every
+    /// open session of its user or Apple id (`global`), or all of those but the named one (`others`).
+    public enum Scope: String, Codable, Sendable, Equatable {
+        case local, global, others
+    }
     public struct Request: Codable, Sendable, Equatable {
         public var refreshToken: String?
         public var sessionId: UUID?
-        public init(refreshToken: String? = nil, sessionId: UUID? = nil) {
+        public var scope: Scope?
+        public init(refreshToken: String? = nil, sessionId: UUID? = nil, scope: Scope? = nil) {
             self.refreshToken = refreshToken
             self.sessionId = sessionId
+            self.scope = scope
         }
     }
     public struct Reply: Codable, Sendable, Equatable {
+        /// The named session; revoked unless the scope was `others`.
         public var sessionId: UUID
-        public var revokedAt: Date
-        public init(sessionId: UUID, revokedAt: Date) {
+        public var revokedAt: Date?
+        /// With a scope: every session this call ended (each also announced as `session.revoked`).
+        public var ended: [SessionRevoked]?
+        public init(sessionId: UUID, revokedAt: Date?, ended: [SessionRevoked]? = nil) {
             self.sessionId = sessionId
             self.revokedAt = revokedAt
+            self.ended = ended
         }
     }
     public static let type = "accounts.sign_out"
@@ -128,7 +153,10 @@ public enum AccountsVerifySession: RPCMethod {
         public var sessionId: UUID
         /// When the token expires (the session itself may last longer, through refreshes).
         public var expiresAt: Date
-        public init(userId: UUID?, appleId: String, sessionId: UUID, expiresAt: Date) {
+        /// The account's id or the one it will get (see `AccountsSignInWithApple.Reply.accountId`).
+        public var accountId: UUID?
+        public init(userId: UUID?, appleId: String, sessionId: UUID, expiresAt: Date, accountId: UUID? = nil) {
+            self.accountId = accountId
             self.userId = userId
             self.appleId = appleId
             self.sessionId = sessionId

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Hex
 import Logging
 import _CryptoExtras
 
@@ -75,20 +76,7 @@ public struct AppleIdentityVerifier: Sendable {
 
     /// Whether the token's nonce is `expected` or the SHA-256 hex of `expected`.
     static func nonce(_ tokenNonce: String, matches expected: String) -> Bool {
-        let hashed = SHA256.hash(data: Data(expected.utf8)).hexString
+        let hashed = Hex.string(SHA256.hash(data: Data(expected.utf8)))
         return constantTimeEquals(tokenNonce.utf8, hashed.utf8) || constantTimeEquals(tokenNonce.utf8, expected.utf8)
-    }
-}
-
-extension Sequence where Element == UInt8 {
-    /// Lowercase hex, the form Apple (and we) use for SHA-256 values in text.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

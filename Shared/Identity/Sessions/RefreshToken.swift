@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Hex
 
 /// An opaque refresh token: 256 random bits, handed to the app once, stored only as its SHA-256.
 ///
@@ -20,7 +21,7 @@ public struct RefreshToken: Sendable, CustomStringConvertible {
 
     /// The stored form of a token the app presents.
     public static func hash(of token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).hexString
+        Hex.string(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// Only the hash: the token itself must not reach a log through interpolation.

@@ -16,9 +16,12 @@ public struct SessionClaims: Sendable, Equatable, Codable {
     /// knows the caller's Apple id without asking Accounts. Absent from tokens issued before it
     /// was added; such a token is verified by Accounts.
     public let appleSub: String?
+    /// `authenticated`, as in a Supabase Auth access token, so Supabase clients that read the
+    /// token's claims see a signed-in user. Informational: verification does not depend on it.
+    public let role: String?
 
     enum CodingKeys: String, CodingKey {
-        case sub, sid, iss, aud, iat, exp
+        case sub, sid, iss, aud, iat, exp, role
         case appleSub = "apple_sub"
     }
 
@@ -70,7 +73,7 @@ public struct SessionTokens: Sendable {
         let issuedAt = NumericDate(now)
         let claims = SessionClaims(
             sub: userID, sid: sessionID, iss: issuer, aud: Audience([audience]), iat: issuedAt,
-            exp: NumericDate(issuedAt.date.addingTimeInterval(lifetime)), appleSub: appleSubject)
+            exp: NumericDate(issuedAt.date.addingTimeInterval(lifetime)), appleSub: appleSubject, role: "authenticated")
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let header = try encoder.encode(Header(kid: keys.current.id))

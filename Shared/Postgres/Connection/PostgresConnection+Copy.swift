@@ -1,4 +1,5 @@
 import CLibPQ
+import Hex
 
 /// Streams data into a running `COPY … FROM STDIN`: raw bytes, or rows in PostgreSQL's text
 /// COPY format. Buffers up to 64 KiB per `PQputCopyData` call.
@@ -30,11 +31,7 @@ public struct PostgresCopyWriter {
             if parameter.format == .binary {
                 // Only bytea is sent in binary; its text form is \x + hex, backslash escaped.
                 buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")])
-                let hex = Array("0123456789abcdef".utf8)
-                for byte in parameter.bytes {
-                    buffer.append(hex[Int(byte >> 4)])
-                    buffer.append(hex[Int(byte & 0x0f)])
-                }
+                for byte in parameter.bytes { Hex.append(byte, to: &buffer) }
                 continue
             }
             for byte in parameter.bytes {

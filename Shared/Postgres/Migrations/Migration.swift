@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import Hex
 
 /// One migration file: `NNNN_description.sql`, applied once, in version order.
 public struct Migration: Sendable, Hashable {
@@ -16,7 +18,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hex(Array(sql.utf8))
+        self.checksum = Hex.string(SHA256.hash(data: Array(sql.utf8)))
     }
 
     /// Loads every `NNNN_name.sql` file of `directory`, sorted by version. Other files are

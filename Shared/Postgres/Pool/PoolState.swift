@@ -1,28 +1,30 @@
-/// The pool's bookkeeping, guarded by the pool's `LockedValue` lock.
-struct PoolState {
-    /// Connections open or being opened (idle + busy + connecting).
-    var open = 0
-    var idle: [PostgresConnection] = []
+/// The pool's bookkeeping as a state machine with no I/O: every decision the pool makes (give an
+/// idle connection, open a new one, queue the caller, hand a returned connection or a freed slot
+/// to the oldest waiter, close) is a mutating call here that says what to do, and the pool does
+/// it outside the lock. Generic over the connection and the waiter so it is tested with plain
+/// values (`Tests/PostgresTests/PoolStateTests.swift`), the way postgres-nio tests its pool.
+///
+/// Invariant: `open` counts connections idle, busy and being opened; it never exceeds `limit`,
+/// and a slot handed to a waiter (``SlotOutcome/handOver(_:)``) stays counted.
+struct PoolState<Connection, Waiter> {
+    let limit: Int
+    private(set) var open = 0
+    private(set) var idle: [Connection] = []
     /// Callers waiting for a connection, oldest first.
-    var waiters: [Waiter] = []
-    var nextWaiterID = 0
-    var closed = false
+    private(set) var waiters: [(id: Int, waiter: Waiter)] = []
+    private var nextWaiterID = 0
+    private(set) var closed = false
 
-    /// What a caller gets: a connection to use, or permission to open one (a reserved slot).
-    enum Grant: Sendable {
-        case connection(PostgresConnection)
-        case create
+    init(limit: Int) {
+        precondition(limit > 0, "a pool needs at least one connection")
+        self.limit = limit
     }
 
-    struct Waiter {
-        let id: Int
-        let continuation: CheckedContinuation<Grant, any Error>
-        var timeout: Task<Void, Never>?
-    }
+    struct Closed: Error {}
 
     /// A grant available right now, or `nil` when the caller must wait.
-    mutating func take(limit: Int) throws -> Grant? {
-        if closed { throw PostgresPool.closedError }
+    mutating func take() throws(Closed) -> PoolGrant<Connection>? {
+        if closed { throw Closed() }
         if let connection = idle.popLast() { return .connection(connection) }
         if open < limit {
             open += 1
@@ -31,8 +33,85 @@ struct PoolState {
         return nil
     }
 
+    /// A number for a caller about to wait, so its timeout or cancellation can find it.
+    mutating func makeWaiterID() -> Int {
+        nextWaiterID += 1
+        return nextWaiterID
+    }
+
+    /// ``take()``, or else queues `waiter` (made only if it must wait) under `id`.
+    mutating func takeOrWait(id: Int, _ waiter: () -> Waiter) throws(Closed) -> PoolGrant<Connection>? {
+        if let grant = try take() { return grant }
+        waiters.append((id, waiter()))
+        return nil
+    }
+
+    /// Changes a queued waiter (to attach its timeout); false when it is no longer queued.
+    mutating func updateWaiter(_ id: Int, _ change: (inout Waiter) -> Void) -> Bool {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+        change(&waiters[index].waiter)
+        return true
+    }
+
+    /// Takes a waiter out of the queue (timed out or cancelled); `nil` when it was already served.
     mutating func removeWaiter(_ id: Int) -> Waiter? {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return waiters.remove(at: index)
+        return waiters.remove(at: index).waiter
+    }
+
+    enum CheckinOutcome {
+        /// Give the connection to this waiter.
+        case handOver(Waiter)
+        /// Kept idle for the next caller.
+        case keptIdle
+        /// The pool is closed: close the connection (its slot is already given up).
+        case close
+    }
+
+    /// A healthy connection comes back.
+    mutating func checkin(_ connection: Connection) -> CheckinOutcome {
+        if closed {
+            open -= 1
+            return .close
+        }
+        if !waiters.isEmpty { return .handOver(waiters.removeFirst().waiter) }
+        idle.append(connection)
+        return .keptIdle
+    }
+
+    enum SlotOutcome {
+        /// The slot passes to this waiter, which opens a connection in it (`open` unchanged).
+        case handOver(Waiter)
+        case freed
+    }
+
+    /// A connection is gone (broken, or failed to open): its slot frees up.
+    mutating func freeSlot() -> SlotOutcome {
+        guard !closed, !waiters.isEmpty else {
+            open -= 1
+            return .freed
+        }
+        return .handOver(waiters.removeFirst().waiter)
+    }
+
+    /// Closes the pool: every idle connection (to close) and every waiter (to fail). Busy
+    /// connections give up their slots as they come back.
+    mutating func close() -> (idle: [Connection], waiters: [Waiter]) {
+        closed = true
+        defer {
+            open -= idle.count
+            idle = []
+            waiters = []
+        }
+        return (idle, waiters.map(\.waiter))
     }
 }
+
+/// What a pool caller gets: a connection to use, or permission to open one (a reserved slot).
+enum PoolGrant<Connection> {
+    case connection(Connection)
+    case create
+}
+
+extension PoolState: Sendable where Connection: Sendable, Waiter: Sendable {}
+extension PoolGrant: Sendable where Connection: Sendable {}

@@ -4,7 +4,8 @@ extension PostgresPool {
     /// A healthy connection for exclusive use; give it back with ``checkin(_:reusable:)``.
     func checkout() async throws -> PostgresConnection {
         let deadline = ContinuousClock.now + checkoutTimeout
-        var grant = try state.withLock { try $0.take(limit: maxConnections) }
+        var grant: PoolGrant<PostgresConnection>?
+        do { grant = try state.withLock { try $0.take() } } catch { throw Self.closedError }
         if grant == nil { grant = try await waitForGrant(until: deadline) }
         guard var grant else { preconditionFailure("waitForGrant returns a grant or throws") }
         while true {
@@ -29,53 +30,36 @@ extension PostgresPool {
     /// the caller) frees its slot; either goes to the oldest waiter first.
     func checkin(_ connection: PostgresConnection, reusable: Bool) {
         guard reusable else { return freeSlot() }
-        let (waiter, closeIt) = state.withLock { state -> (PoolState.Waiter?, Bool) in
-            if state.closed {
-                state.open -= 1
-                return (nil, true)
-            }
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false) }
-            state.idle.append(connection)
-            return (nil, false)
-        }
-        if let waiter {
+        switch state.withLock({ $0.checkin(connection) }) {
+        case .handOver(let waiter):
             waiter.timeout?.cancel()
             waiter.continuation.resume(returning: .connection(connection))
-        } else if closeIt {
+        case .keptIdle:
+            break
+        case .close:
             Task { await connection.close() }
         }
     }
 
     /// Gives up a slot: the oldest waiter may open a connection in it.
     func freeSlot() {
-        let waiter = state.withLock { state -> PoolState.Waiter? in
-            guard !state.closed, !state.waiters.isEmpty else {
-                state.open -= 1
-                return nil
-            }
-            return state.waiters.removeFirst()  // the slot passes to it: `open` is unchanged
-        }
-        waiter?.timeout?.cancel()
-        waiter?.continuation.resume(returning: .create)
+        guard case .handOver(let waiter) = state.withLock({ $0.freeSlot() }) else { return }
+        waiter.timeout?.cancel()
+        waiter.continuation.resume(returning: .create)
     }
 
     /// Queues the caller until a connection or slot frees up, the deadline passes (a
     /// `.checkoutTimeout` error) or the task is cancelled (`CancellationError`).
-    private func waitForGrant(until deadline: ContinuousClock.Instant) async throws -> PoolState.Grant {
-        let id = state.withLock { state in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
+    private func waitForGrant(until deadline: ContinuousClock.Instant) async throws -> PoolGrant<PostgresConnection> {
+        let id = state.withLock { $0.makeWaiterID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Result<PoolState.Grant, any Error>? in
+                let ready = state.withLock { state -> Result<PoolGrant<PostgresConnection>, any Error>? in
                     do {
-                        if let grant = try state.take(limit: maxConnections) { return .success(grant) }
+                        return try state.takeOrWait(id: id) { PoolWaiter(continuation: continuation) }.map { .success($0) }
                     } catch {
-                        return .failure(error)
+                        return .failure(Self.closedError)
                     }
-                    state.waiters.append(PoolState.Waiter(id: id, continuation: continuation))
-                    return nil
                 }
                 if let ready { return continuation.resume(with: ready) }
                 if Task.isCancelled { return fail(waiter: id, with: CancellationError()) }
@@ -83,11 +67,7 @@ extension PostgresPool {
                     guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
                     fail(waiter: id, with: timeoutError())
                 }
-                let registered = state.withLock { state -> Bool in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
-                    state.waiters[index].timeout = timeout
-                    return true
-                }
+                let registered = state.withLock { $0.updateWaiter(id) { $0.timeout = timeout } }
                 if !registered { timeout.cancel() }
             }
         } onCancel: {

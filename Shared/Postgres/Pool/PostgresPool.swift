@@ -17,7 +17,7 @@ public final class PostgresPool: Sendable {
     public let maxConnections: Int
     public let checkoutTimeout: Duration
     let logger: Logger
-    let state = LockedValue(PoolState())
+    let state: LockedValue<PoolState<PostgresConnection, PoolWaiter>>
 
     /// Creates the pool; no connection is opened until the first checkout.
     public init(
@@ -29,6 +29,7 @@ public final class PostgresPool: Sendable {
         self.maxConnections = maxConnections
         self.checkoutTimeout = checkoutTimeout
         self.logger = logger
+        state = LockedValue(PoolState(limit: maxConnections))
     }
 
     /// Runs `body` synchronously on a checked-out connection's own thread: several statements
@@ -61,20 +62,18 @@ public final class PostgresPool: Sendable {
     /// Closes idle connections and fails waiting callers; busy connections close when
     /// released. Later checkouts throw a `.closed` error.
     public func close() async {
-        let (idle, waiters) = state.withLock { state in
-            state.closed = true
-            defer {
-                state.open -= state.idle.count
-                state.idle = []
-                state.waiters = []
-            }
-            return (state.idle, state.waiters)
-        }
+        let (idle, waiters) = state.withLock { $0.close() }
         for waiter in waiters {
             waiter.timeout?.cancel()
             waiter.continuation.resume(throwing: Self.closedError)
         }
         for connection in idle { await connection.close() }
+    }
+
+    /// A caller waiting for a connection or a slot.
+    struct PoolWaiter {
+        let continuation: CheckedContinuation<PoolGrant<PostgresConnection>, any Error>
+        var timeout: Task<Void, Never>?
     }
 
     static let closedError = PostgresError(

@@ -1,15 +1,25 @@
 /// The outcome of one readiness check: `ok`, or why the service should not get traffic yet.
 public enum ReadinessStatus: Sendable, Equatable, CustomStringConvertible {
     case ready
+    /// Serving, but part of what the check covers is down: traffic still belongs here (the
+    /// gateway with one backend down serves every other route), and `/readyz` shows why.
+    case degraded(String)
     /// Not ready, with a short reason an operator can act on, e.g. `unreachable: connection refused`.
     case notReady(String)
 
-    /// `ok`, or the reason: the value shown per check by `/readyz`.
+    /// `ok`, `degraded: <reason>`, or the reason: the value shown per check by `/readyz`.
     public var description: String {
         switch self {
         case .ready: "ok"
+        case .degraded(let reason): "degraded: " + reason
         case .notReady(let reason): reason
         }
+    }
+
+    /// Whether this check lets the service take traffic: ready or degraded.
+    public var allowsTraffic: Bool {
+        if case .notReady = self { return false }
+        return true
     }
 }
 

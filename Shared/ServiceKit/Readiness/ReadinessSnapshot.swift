@@ -18,9 +18,9 @@ public struct ReadinessSnapshot: Sendable, Equatable {
         self.checks = checks
     }
 
-    /// Ready for traffic: checks running and every one of them ok.
+    /// Ready for traffic: checks running and every one of them ok or degraded.
     public var isReady: Bool {
-        phase == .running && checks.values.allSatisfy { $0 == .ready }
+        phase == .running && checks.values.allSatisfy(\.allowsTraffic)
     }
 
     /// `{"ready":false,"status":"running","checks":{"bus":"unreachable: ...","database":"ok"}}`,

@@ -41,13 +41,14 @@ public enum AppleStandIn {
     /// An identity token for `subject`; the arguments spoil one aspect at a time.
     public static func token(
         subject: String, audience: String = bundleID, issuer: String = "https://appleid.apple.com",
-        issuedAt: Date = Date(), lifetime: TimeInterval = 600, signer: _RSA.Signing.PrivateKey = key
+        issuedAt: Date = Date(), lifetime: TimeInterval = 600, signer: _RSA.Signing.PrivateKey = key, nonce: String? = nil
     ) throws -> String {
         let seconds = Int(issuedAt.timeIntervalSince1970)
-        let claims: [String: Any] = [
+        var claims: [String: Any] = [
             "iss": issuer, "aud": audience, "sub": subject, "iat": seconds, "exp": seconds + Int(lifetime),
             "auth_time": seconds, "email": "x7q2@privaterelay.appleid.com", "email_verified": "true",
         ]
+        if let nonce { claims["nonce"] = nonce }
         let header = try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": kid], options: [.sortedKeys])
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
         let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Identity
 import ServiceKit
 
@@ -41,6 +42,6 @@ struct AppleNotificationHandler: Sendable {
     static func key(_ notification: AppleServerNotification) -> String {
         let milliseconds = Int64((notification.eventTime.timeIntervalSince1970 * 1000).rounded())
         let text = "\(notification.type)\n\(notification.subject)\n\(milliseconds)"
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        return Hex.string(SHA256.hash(data: Data(text.utf8)))
     }
 }

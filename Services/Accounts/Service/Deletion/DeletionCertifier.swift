@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Identity
 
 /// How a deletion was asked for.
@@ -70,7 +71,7 @@ public struct DeletionCertifier: Sendable {
     /// `SHA-256("recruiting-compass.deletion.v1:" + salt + ":" + lowercase user id)`, hex.
     public static func subjectDigest(userId: UUID, salt: String) -> String {
         let digest = SHA256.hash(data: Data("recruiting-compass.deletion.v1:\(salt):\(userId.uuidString.lowercased())".utf8))
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Hex.string(digest)
     }
 
     /// A stored certificate (our own token: its payload is read, not re-verified).

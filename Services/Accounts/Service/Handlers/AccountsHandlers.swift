@@ -49,6 +49,7 @@ struct AccountsHandlers: Sendable {
             try Self.authorize(context, for: request.userId)
             return try await terms.act(.decline, request, key: context.idempotencyKey)
         }
+        ProfileHandlers(store: store, rules: rules, peers: peers).register(on: server)
         server.register(AccountsRestrictedUsers.self) { request, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "the restricted-users list is for operators") }
             guard (1...1000).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 1000") }

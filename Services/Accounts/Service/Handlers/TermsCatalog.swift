@@ -9,7 +9,7 @@ import Locks
 /// Loaded from `legal.history` (summaries only, future versions included) on first use, kept up to
 /// date by `legal.published` events (``TermsCatalogFollower``) and reloaded every few seconds in case
 /// an event was lost. The version in effect is worked out at each call from the versions'
-/// `effectiveAt`, as Legal does (newest in effect, the later publication on a tie), so a version
+/// `effectiveAt` by Legal's own rule (``LegalVersionSummary/inEffect(_:at:)``), so a version
 /// published for a later date takes over on time without any event. A version the catalog does not
 /// hold as current is checked with Legal itself before it is refused, so a client that accepts a
 /// version the moment it is published is not refused while the event is on its way.
@@ -29,16 +29,7 @@ final class TermsCatalog: Sendable {
     func cachedCurrent(at now: Date = Date()) -> String? {
         state.withLock { state -> String? in
             guard state.loaded else { return nil }
-            var best: LegalVersionSummary?
-            for summary in state.versions.values where summary.effectiveAt <= now {
-                guard let chosen = best else { best = summary; continue }
-                if summary.effectiveAt > chosen.effectiveAt
-                    || summary.effectiveAt == chosen.effectiveAt && summary.publishedAt > chosen.publishedAt
-                {
-                    best = summary
-                }
-            }
-            return best?.version
+            return LegalVersionSummary.inEffect(state.versions.values, at: now)?.version
         }
     }
 

@@ -65,7 +65,8 @@ struct SessionHandlers: Sendable {
         var stored: Bool?
         if let code = request.authorizationCode { stored = await storeAppleToken(code: code, appleId: claims.subject, logger: logger) }
         return .init(user: user, sessionId: grant.sessionId, sessionToken: grant.sessionToken,
-                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, appleTokenStored: stored)
+                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, appleTokenStored: stored,
+                     accountId: grant.accountId)
     }
 
     /// Exchanges the authorization code at Apple and stores the refresh token sealed; false (logged
@@ -116,11 +117,21 @@ struct SessionHandlers: Sendable {
         case .anonymous:
             guard request.refreshToken != nil else { throw BusError(.unauthenticated, "ending a session by id needs a signed-in principal") }
         }
-        guard let revoked = try await store.revokeSession(found.id, outbox: outbox), let at = revoked.revokedAt else {
-            throw BusError(.notFound, "no such session")
+        switch request.scope ?? .local {
+        case .local:
+            guard let revoked = try await store.revokeSession(found.id, outbox: outbox), let at = revoked.revokedAt else {
+                throw BusError(.notFound, "no such session")
+            }
+            outbox.committed()
+            return .init(sessionId: revoked.id, revokedAt: at)
+        case .global, .others:
+            // A session already ended cannot speak for the others (Supabase Auth answers 401 too).
+            guard found.isOpen() else { throw BusError(.unauthenticated, "the session was signed out or has expired") }
+            let except = request.scope == .others ? found.id : nil
+            let ended = try await store.revokeAllSessions(of: found.userId, appleId: found.appleId, except: except, outbox: outbox)
+            outbox.committed()
+            return .init(sessionId: found.id, revokedAt: ended.first { $0.sessionId == found.id }?.revokedAt, ended: ended)
         }
-        outbox.committed()
-        return .init(sessionId: revoked.id, revokedAt: at)
     }
 
     /// The token's signature and expiry, then the session row: open, and (through the cascade)
@@ -134,7 +145,7 @@ struct SessionHandlers: Sendable {
         let session = try await store.bindPending(found)
         guard session.revokedAt == nil else { throw BusError(.unauthenticated, "the session was signed out") }
         guard session.isOpen() else { throw BusError(.unauthenticated, "the session has expired; sign in again") }
-        return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt)
+        return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt, accountId: session.accountID)
     }
 
     /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account
@@ -142,7 +153,9 @@ struct SessionHandlers: Sendable {
     private func issue(_ session: StoredSession, refresh: RefreshToken) throws -> SessionGrant {
         let subject = session.userId.map { $0.uuidString.lowercased() } ?? "apple:\(session.appleId)"
         let (token, claims) = try tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased(), appleSubject: session.appleId)
-        return SessionGrant(sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token)
+        return SessionGrant(
+            sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token,
+            userId: session.userId, accountId: session.accountID, appleId: session.appleId)
     }
 
     static func gatewayOnly(_ context: RequestContext, _ method: String) throws {

@@ -12,13 +12,20 @@ public struct StoredSession: Sendable, Equatable {
     public var appleId: String
     public var expiresAt: Date
     public var revokedAt: Date?
+    /// The id the Apple id's account will get when created (nil for sessions opened before ids
+    /// were given out at sign-in); see ``accountID``.
+    public var reservedAccountId: UUID?
 
-    static let columns = "id, user_id, apple_id, expires_at, revoked_at"
+    static let columns = "id, user_id, apple_id, expires_at, revoked_at, account_id"
 
     static func decode(_ row: PostgresRow) throws -> StoredSession {
-        let (id, userId, appleId, expiresAt, revokedAt) = try row.decode(UUID.self, UUID?.self, String.self, Date.self, Date?.self)
-        return StoredSession(id: id, userId: userId, appleId: appleId, expiresAt: expiresAt, revokedAt: revokedAt)
+        let (id, userId, appleId, expiresAt, revokedAt, reserved) = try row.decode(
+            UUID.self, UUID?.self, String.self, Date.self, Date?.self, UUID?.self)
+        return StoredSession(id: id, userId: userId, appleId: appleId, expiresAt: expiresAt, revokedAt: revokedAt, reservedAccountId: reserved)
     }
+
+    /// The account's id, or the one it will get: what a Supabase Auth client knows the user by.
+    public var accountID: UUID? { userId ?? reservedAccountId }
 
     /// Neither revoked nor past its end.
     public func isOpen(at now: Date = Date()) -> Bool { revokedAt == nil && expiresAt > now }
@@ -27,15 +34,27 @@ public struct StoredSession: Sendable, Equatable {
 /// The SQL over `sessions`. Refresh tokens are stored only as their SHA-256 hex.
 extension AccountsStore {
     /// Opens a session for `appleId`, bound to its user if one exists by the time of the insert.
+    /// Without a user, the session carries the id the account will get: the one an open session
+    /// of the Apple id already holds, else a new one.
     public func openSession(appleId: String, refreshHash: String, lifetimeSeconds: Int) async throws -> StoredSession {
         let sql = """
-            INSERT INTO \(sessions) (id, user_id, apple_id, refresh_token_hash, expires_at)
-            VALUES ($1, (SELECT id FROM \(users) WHERE apple_id = $2), $2, $3, now() + $4::bigint * interval '1 second')
+            WITH account AS (SELECT id FROM \(users) WHERE apple_id = $2)
+            INSERT INTO \(sessions) (id, user_id, apple_id, refresh_token_hash, expires_at, account_id)
+            VALUES ($1, (SELECT id FROM account), $2, $3, now() + $4::bigint * interval '1 second',
+                    coalesce((SELECT id FROM account), (\(Self.reservedAccountIdSQL(sessions, appleId: "$2"))), $5))
             RETURNING \(StoredSession.columns)
             """
         return try await pool.withConnection { db in
-            try StoredSession.decode(db.query(sql, UUID(), appleId, refreshHash, lifetimeSeconds)[0])
+            try StoredSession.decode(db.query(sql, UUID(), appleId, refreshHash, lifetimeSeconds, UUID())[0])
         }
+    }
+
+    /// The account id an open session of an Apple id without an account holds (the earliest).
+    static func reservedAccountIdSQL(_ sessions: String, appleId parameter: String) -> String {
+        """
+        SELECT account_id FROM \(sessions) WHERE apple_id = \(parameter) AND user_id IS NULL AND revoked_at IS NULL
+            AND expires_at > now() AND account_id IS NOT NULL ORDER BY created_at LIMIT 1
+        """
     }
 
     /// Replaces an open session's refresh token (rotation) and extends it; nil when the token is
@@ -67,7 +86,7 @@ extension AccountsStore {
         let sql = """
             UPDATE \(sessions) SET user_id = u.id FROM \(users) u
             WHERE \(sessions).id = $1 AND \(sessions).user_id IS NULL AND u.apple_id = \(sessions).apple_id
-            RETURNING \(sessions).id, \(sessions).user_id, \(sessions).apple_id, \(sessions).expires_at, \(sessions).revoked_at
+            RETURNING \(sessions).id, \(sessions).user_id, \(sessions).apple_id, \(sessions).expires_at, \(sessions).revoked_at, \(sessions).account_id
             """
         return try await pool.withConnection { db in try db.query(sql, session.id).first.map(StoredSession.decode) } ?? session
     }
@@ -97,14 +116,16 @@ extension AccountsStore {
     /// the account existed); their refresh tokens stop working in the same statement. Each is
     /// announced (`session.revoked`) in the same transaction. Sessions opened later are not
     /// touched: signing in again works. The sessions ended.
-    public func revokeAllSessions(of user: UUID, appleId: String, outbox: Outbox) async throws -> [SessionRevoked] {
+    /// `except` stays open (a sign-out of the user's other sessions); a nil `user` (no account
+    /// yet) ends the Apple id's sessions.
+    public func revokeAllSessions(of user: UUID?, appleId: String, except: UUID? = nil, outbox: Outbox) async throws -> [SessionRevoked] {
         let sessions = self.sessions
         return try await pool.withTransaction { db in
             let sql = """
                 UPDATE \(sessions) SET revoked_at = date_trunc('milliseconds', now())
-                WHERE (user_id = $1 OR apple_id = $2) AND revoked_at IS NULL RETURNING id, revoked_at
+                WHERE (user_id = $1 OR apple_id = $2) AND revoked_at IS NULL AND id IS DISTINCT FROM $3 RETURNING id, revoked_at
                 """
-            let ended = try db.query(sql, user, appleId).map { row in
+            let ended = try db.query(sql, user, appleId, except).map { row in
                 let (id, at) = try row.decode(UUID.self, Date.self)
                 return SessionRevoked(sessionId: id, userId: user, revokedAt: at)
             }

@@ -3,7 +3,8 @@ import Foundation
 import Postgres
 
 /// The SQL of the Accounts service over `users` and `eligibility_confirmations`; deletion in
-/// `AccountsStore+Deletion.swift`, sessions in `AccountsStore+Sessions.swift`. The schema is
+/// `AccountsStore+Deletion.swift`, sessions in `AccountsStore+Sessions.swift`, corrections and the
+/// export in `AccountsStore+Profile.swift`. The schema is
 /// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
 public struct AccountsStore: Sendable {
     public let pool: PostgresPool
@@ -15,6 +16,7 @@ public struct AccountsStore: Sendable {
     let appleTokens: String
     let appleNotifications: String
     let deletionCertificates: String
+    let profileCorrections: String
     /// ServiceKit's outbox table of this schema (read for the sequence revocations are complete up to).
     let outbox: String
 
@@ -30,6 +32,7 @@ public struct AccountsStore: Sendable {
         self.appleTokens = "\(schema).apple_tokens"
         self.appleNotifications = "\(schema).apple_notifications"
         self.deletionCertificates = "\(schema).deletion_certificates"
+        self.profileCorrections = "\(schema).profile_corrections"
         self.outbox = "\(schema).outbox"
     }
 
@@ -56,8 +59,11 @@ public struct AccountsStore: Sendable {
     /// already taken (a concurrent sign-up won), returns that user and `created` false.
     public func insert(_ new: NewUser) async throws -> (user: StoredUser, created: Bool) {
         let (users, confirmations, sessions) = (self.users, self.confirmations, self.sessions)
-        let id = UUID()
+        let fresh = UUID()
         return try await pool.withTransaction { db in
+            // The id a sign-in already gave out for this Apple id (Supabase Auth clients hold it), else a new one.
+            let reserved = try db.query(AccountsStore.reservedAccountIdSQL(sessions, appleId: "$1"), new.appleId).first
+            let id = try reserved?.decode(UUID.self, column: 0) ?? fresh
             let insert = """
                 INSERT INTO \(users) (id, apple_id, email, name, state, eligibility_confirmed_at, eligibility_rules_version, tos_version)
                 VALUES ($1, $2, $3, $4, $5, date_trunc('milliseconds', now()), $6, $7)

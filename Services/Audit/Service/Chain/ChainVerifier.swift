@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Hex
 import Postgres
 
 /// Recomputes every record's hash from what is stored and checks each link, and each signed
@@ -50,7 +51,7 @@ struct ChainVerifier: Sendable {
         var expected: Int64 = 1
         var count: Int64 = 0
         func report(_ position: Int64?, _ problem: String?) -> AuditVerify.ChainReport {
-            .init(chain: chain, records: count, headHash: headHash.hexString, firstBrokenPosition: position, problem: problem)
+            .init(chain: chain, records: count, headHash: Hex.string(headHash), firstBrokenPosition: position, problem: problem)
         }
         while true {
             let (from, limit) = (expected, pageSize)
@@ -120,7 +121,7 @@ struct ChainVerifier: Sendable {
         let linked = try row.decode([UInt8]?.self, column: 13) ?? ChainedFields.genesis
         let matches = fields.documentType == receipt.documentType.rawValue && fields.version == receipt.version
             && fields.digest == receipt.digest && fields.action == receipt.action.rawValue && fields.chain == receipt.chain
-            && fields.position == receipt.position && hash.hexString == receipt.hash
+            && fields.position == receipt.position && Hex.string(hash) == receipt.hash
             && fields.recordedMilliseconds == receipt.recordedAt.millisecondsSince1970
         guard matches else { return .init(valid: false, reason: "the stored record differs from the receipt") }
         guard fields.hash(previous: previous) == hash, previous == linked else {

@@ -60,15 +60,3 @@ func personalHMAC(_ value: String?, secret: [UInt8]) -> [UInt8]? {
     guard let value else { return nil }
     return Array(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: SymmetricKey(data: secret)))
 }
-
-extension Sequence<UInt8> {
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Hex
 
 /// The Audit service's bus API: validates each request, then hands it to the committer, the
 /// reader, the verifier or erasure. Bad input is refused here, before anything is written.
@@ -122,6 +123,6 @@ struct AuditHandlers: Sendable {
 
     /// Scoped to the user, so two users' keys never collide; hashed, so the key itself is not kept.
     static func idempotencyHash(_ user: UUID, _ key: String) -> String {
-        Array(SHA256.hash(data: Array((user.uuidString.lowercased() + "\n" + key).utf8))).hexString
+        Hex.string(SHA256.hash(data: Array((user.uuidString.lowercased() + "\n" + key).utf8)))
     }
 }

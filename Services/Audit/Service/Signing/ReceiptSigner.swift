@@ -1,6 +1,7 @@
 import Contracts
 import Crypto
 import Foundation
+import Hex
 
 /// Signs receipts and checkpoints with the service's Ed25519 key, and checks signatures against
 /// it and any earlier keys still trusted after a rotation.
@@ -36,7 +37,7 @@ struct ReceiptSigner: Sendable {
 
     /// The text a checkpoint signature covers.
     static func checkpointText(chain: Int, position: Int64, headHash: [UInt8], milliseconds: Int64) -> String {
-        ["recruiting-compass-checkpoint-v1", String(chain), String(position), headHash.hexString, String(milliseconds)]
+        ["recruiting-compass-checkpoint-v1", String(chain), String(position), Hex.string(headHash), String(milliseconds)]
             .joined(separator: "\n")
     }
 }

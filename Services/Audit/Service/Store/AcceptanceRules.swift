@@ -12,15 +12,15 @@ enum AcceptanceRules {
     }
 
     /// - `versions`: every published version of the type.
-    /// - Returns the status now: the version in effect is the newest by `effectiveAt` at or before
-    ///   `now`; the user needs to accept when they never did, last declined, or a **material**
+    /// - Returns the status now: the version in effect is Legal's
+    ///   (``LegalVersionSummary/inEffect(_:at:)``); the user needs to accept when they never did, last declined, or a **material**
     ///   version took effect (by `now`) after the version they accepted took effect. Editorial
     ///   versions never set it; neither do versions not yet in effect.
     static func status(
         of type: LegalDocumentType, versions: [LegalVersionSummary], last: LastAction?, now: Date
     ) -> AcceptanceStatus {
-        let inEffect = versions.filter { $0.effectiveAt <= now }.sorted { ($0.effectiveAt, $0.publishedAt) < ($1.effectiveAt, $1.publishedAt) }
-        let current = inEffect.last
+        let inEffect = versions.filter { $0.effectiveAt <= now }
+        let current = LegalVersionSummary.inEffect(inEffect, at: now)
         let needs: Bool
         if let last, last.action != .decline {
             if let accepted = versions.first(where: { $0.version == last.version }) {

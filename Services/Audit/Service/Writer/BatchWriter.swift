@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Hex
 import Postgres
 
 /// Writes one batch of records to one chain in the caller's transaction: one pipelined round trip
@@ -65,7 +66,7 @@ struct BatchWriter: Sendable {
             receipts[record.idempotencyHash] = ConsentReceipt(
                 recordId: fields.recordID, documentType: request.documentType, version: request.version,
                 digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
-                hash: hash.hexString, signature: "")
+                hash: Hex.string(hash), signature: "")
             previous = hash
         }
         if !rows.isEmpty {
@@ -130,6 +131,6 @@ struct BatchWriter: Sendable {
             digest: try row.decode(String.self, column: first + 3), action: action,
             recordedAt: Date(millisecondsSince1970: try row.decode(Int64.self, column: first + 5)),
             chain: try row.decode(Int.self, column: first + 6), position: try row.decode(Int64.self, column: first + 7),
-            hash: try row.decode([UInt8].self, column: first + 8).hexString, signature: "")
+            hash: Hex.string(try row.decode([UInt8].self, column: first + 8)), signature: "")
     }
 }

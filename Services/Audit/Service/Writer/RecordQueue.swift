@@ -63,6 +63,9 @@ final class RecordQueue: Sendable {
         }
     }
 
+    /// Writers waiting for records (for tests).
+    var idleWriterCount: Int { state.withLock { $0.idleWriters.count } }
+
     /// Refuses new records and wakes every writer so it drains what is left and stops.
     func close() {
         let writers = state.withLock { state -> [CheckedContinuation<Void, Never>] in

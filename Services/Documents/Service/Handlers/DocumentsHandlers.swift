@@ -4,7 +4,7 @@ import Foundation
 import ServiceKit
 
 /// The `documents.*` methods besides share links: upload (create, append, status), read, find
-/// (get, list, select, position), delete and usage.
+/// (get, list, select, position), delete, usage and the data export's listing.
 struct DocumentsHandlers: Sendable {
     let store: DocumentsStore
     let settings: DocumentsSettings
@@ -82,6 +82,20 @@ struct DocumentsHandlers: Sendable {
             try Authorization.authorize(context, for: request.ownerId)
             let (documents, total) = try await store.select(owner: request.ownerId, request.query)
             return DocumentsSelect.Reply(documents: documents.map(\.contract), total: total)
+        }
+        server.register(DocumentsExport.self) { request, context in
+            try Authorization.authorize(context, for: request.ownerId)
+            let limit = request.limit ?? Self.defaultPageSize
+            guard (1...Self.maximumPageSize).contains(limit) else {
+                throw BusError(.invalidArgument, "limit must be 1 to \(Self.maximumPageSize)")
+            }
+            var after: CollectionKey?
+            if let cursor = request.after {
+                guard let key = CollectionKey(cursor: cursor) else { throw BusError(.invalidArgument, "after is not a cursor this service gave") }
+                after = key
+            }
+            let (page, links, next) = try await store.export(owner: request.ownerId, limit: limit, after: after)
+            return DocumentsExport.Reply(documents: page.map(\.contract), shareLinks: links, nextCursor: next?.cursor)
         }
         server.register(DocumentsPosition.self) { request, context in
             try Authorization.authorize(context, for: request.filter.ownerId)

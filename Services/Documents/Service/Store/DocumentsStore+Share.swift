@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Identity
 import Postgres
 
@@ -107,5 +108,5 @@ extension DocumentsStore {
     }
 
     /// Only this is stored: a 256-bit random token needs no salt or slow hash.
-    static func tokenHash(_ token: String) -> String { hex(Crypto.SHA256.hash(data: Data(token.utf8))) }
+    static func tokenHash(_ token: String) -> String { Hex.string(Crypto.SHA256.hash(data: Data(token.utf8))) }
 }

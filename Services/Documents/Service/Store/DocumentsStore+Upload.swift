@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Postgres
 
 /// A document about to be created: validated metadata and its declared length.
@@ -49,7 +50,7 @@ extension DocumentsStore {
             let row = try db.query(
                 insert, id, new.ownerId, new.type.rawValue, new.title, new.description, FileURL.make(id: id, fileName: new.fileName),
                 new.fileType, new.version, new.schoolId, new.length, Int64(oid),
-                complete ? Self.hex(Crypto.SHA256.hash(data: [UInt8]())) : nil, complete ? BytesState.available.rawValue : BytesState.uploading.rawValue,
+                complete ? Hex.string(Crypto.SHA256.hash(data: [UInt8]())) : nil, complete ? BytesState.available.rawValue : BytesState.uploading.rawValue,
                 complete && new.fileType == "application/pdf")
             return try StoredDocument.decode(row[0])
         }
@@ -97,7 +98,7 @@ extension DocumentsStore {
                 )[0].decode(Date.self, column: 0)
                 return (document, hash)
             }
-            document.sha256 = Self.hex(hash.finalize())
+            document.sha256 = Hex.string(hash.finalize())
             document.state = .available
             if document.fileType == "application/pdf" {
                 try object.seek(to: max(0, end - Int64(MagicNumbers.pdfTailLength)))
@@ -132,10 +133,5 @@ extension DocumentsStore {
             done += Int64(piece.count)
         }
         return hash
-    }
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
     }
 }

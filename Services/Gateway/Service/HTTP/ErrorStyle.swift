@@ -12,11 +12,14 @@ import Hummingbird
 /// - `storage`: Supabase Storage's `{"statusCode": "404", "error": "not_found", "message": "…"}` under `/storage/v1`.
 /// - `native`: everything else, `{"error": "<code>", "message": "…", "details": {…}, "requestId": "…"}`,
 ///   `error` being one of the bus's closed set of codes (`invalid_argument`, `not_found`, …).
+/// - `gotrue`: Supabase Auth's `{"code", "error_code", "msg"}` under `/auth/v1` (``GoTrueError``).
 enum ErrorStyle {
-    case seed, postgrest, storage, native
+    case seed, postgrest, storage, gotrue, native
 
     init(path: String) {
-        if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
+        if path.hasPrefix("/auth/v1/") {
+            self = .gotrue
+        } else if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
             self = .postgrest
         } else if path.hasPrefix("/storage/v1/") {
             self = .storage
@@ -31,9 +34,23 @@ enum ErrorStyle {
 /// Turns anything a route throws into a JSON error response.
 enum ErrorResponses {
     static func response(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
+        var response = body(for: error, style: style, requestID: requestID, logger: logger)
+        // A backend that is down or a database that refuses for now: tell clients when to try
+        // again (the bus reconnects within a second), unless the error said so itself.
+        if response.status == .serviceUnavailable, response.headers[.retryAfter] == nil {
+            response.headers[.retryAfter] = String(retryAfterSeconds)
+        }
+        return response
+    }
+
+    /// Seconds a 503 asks the client to wait.
+    static let retryAfterSeconds = 1
+
+    private static func body(for error: any Error, style: ErrorStyle, requestID: String, logger: Logger) -> Response {
         if let rest = error as? PostgRESTError { return rest.response() }
         if let tus = error as? TusVersionMismatch { return tus.response(requestID: requestID) }
         if let limited = error as? RateLimited { return limited.response(style: style, requestID: requestID) }
+        if style == .gotrue { return GoTrueError.from(error, logger: logger).response(versioned: false) }
         let busError = busError(from: error, logger: logger)
         let status = HTTPResponse.Status(code: busError.code.httpStatus)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
@@ -52,7 +69,7 @@ enum ErrorResponses {
                 "statusCode": .string(String(busError.code.httpStatus)), "error": .string(StorageRoutes.errorName(busError.code)),
                 "message": .string(busError.message),
             ])
-        case .native:
+        case .gotrue, .native:
             var members: [String: JSONValue] = ["error": .string(busError.code.rawValue), "message": .string(busError.message), "requestId": .string(requestID)]
             if let details = busError.details { members["details"] = .object(details.mapValues { .string($0) }) }
             body = JSONBodies.object(members)

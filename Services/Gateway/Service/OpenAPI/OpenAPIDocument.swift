@@ -40,6 +40,14 @@ enum OpenAPIDocument {
                             "message": .object(["type": .string("string")]),
                         ]),
                     ]),
+                    "GoTrueError": .object([
+                        "type": .string("object"),
+                        "description": .string("Supabase Auth's error: {code: <status>, error_code, msg}, or {code: <error code>, message} with X-Supabase-Api-Version 2024-01-01 or later."),
+                        "properties": .object([
+                            "code": .object([:]), "error_code": .object(["type": .string("string")]),
+                            "msg": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
+                        ]),
+                    ]),
                     "PostgRESTError": .object([
                         "type": .string("object"), "required": .array([.string("code"), .string("message")]),
                         "properties": .object([
@@ -95,7 +103,7 @@ enum OpenAPIDocument {
             }
         } else if ["POST", "PUT", "PATCH"].contains(entry.method) {
             operation["requestBody"] = .object([
-                "required": .bool(entry.path != "/api/auth/sign-out"),
+                "required": .bool(entry.path != "/api/auth/sign-out" && entry.path != "/auth/v1/logout"),
                 "content": .object(["application/json": .object(["schema": .object(["type": .string("object")])])]),
             ])
         }
@@ -120,6 +128,8 @@ enum OpenAPIDocument {
         "/storage/v1/object/sign/:bucket/**": [("token", .object(["type": .string("string")])), ("download", .object(["type": .string("string")]))],
         "/rest/v1/documents": postgrestRead,
         "/rest/v1/legal_acceptances": postgrestRead,
+        "/auth/v1/token": [("grant_type", .object(["type": .string("string"), "enum": .array([.string("id_token"), .string("refresh_token")])]))],
+        "/auth/v1/logout": [("scope", .object(["type": .string("string"), "enum": .array([.string("global"), .string("local"), .string("others")])]))],
         "/rest/v1/legal_documents": [
             ("select", .object(["type": .string("string")])), ("type", .object(["type": .string("string")])),
             ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
@@ -153,6 +163,9 @@ enum OpenAPIDocument {
             "DELETE /api/uploads/:id": [("Tus-Resumable", tusVersion)],
             "GET /api/documents/:reference/content": ranges,
             "GET /api/shared/:token": ranges,
+            "POST /auth/v1/token": [("apikey", text), ("X-Supabase-Api-Version", text)],
+            "POST /auth/v1/logout": [("apikey", text), ("X-Supabase-Api-Version", text)],
+            "GET /auth/v1/user": [("apikey", text), ("X-Supabase-Api-Version", text)],
             "GET /storage/v1/object/:bucket/**": ranges,
             "GET /storage/v1/object/authenticated/:bucket/**": ranges,
             "GET /storage/v1/object/sign/:bucket/**": ranges,
@@ -181,6 +194,7 @@ enum OpenAPIDocument {
             case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
             case .seed: .object(["type": .string("object"), "required": .array([.string("error")]), "properties": .object(["error": .object(["type": .string("string")])])])
             case .storage: .object(["$ref": .string("#/components/schemas/StorageError")])
+            case .gotrue: .object(["$ref": .string("#/components/schemas/GoTrueError")])
             case .native: .object(["$ref": .string("#/components/schemas/Error")])
             }
         // A HEAD answer carries no body, so its errors document none.
@@ -202,7 +216,7 @@ enum OpenAPIDocument {
         var responses: [String: JSONValue] = ["default": error]
         if RateLimits.guardedRoutes.contains(entry.method + " " + entry.path) {
             responses["429"] = .object([
-                "description": .string("Rate limited (sign-in or acceptance writes, per address or per user): retry after Retry-After seconds."),
+                "description": .string("Rate limited (sign-in, acceptance writes or data exports, per address or per user): retry after Retry-After seconds."),
                 "headers": .object([
                     "Retry-After": .object([
                         "description": .string("Whole seconds until the request would be allowed (at least 1)."),
@@ -226,6 +240,13 @@ enum OpenAPIDocument {
             ])
             return .object(responses)
         }
+        if entry.path == "/api/me/export" {
+            responses["200"] = .object([
+                "description": .string("The export: a ZIP archive (README.txt, manifest.json, documents/…), streamed."),
+                "content": .object(["application/zip": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
+            ])
+            return .object(responses)
+        }
         if entry.path.hasPrefix("/api/uploads") {
             // tus answers with headers only.
             let status = ["OPTIONS": "204", "POST": "201", "HEAD": "200", "PATCH": "204", "DELETE": "204"][entry.method] ?? "200"
@@ -234,7 +255,7 @@ enum OpenAPIDocument {
             return .object(responses)
         }
         let successStatus =
-            entry.method == "DELETE" ? "204"
+            entry.method == "DELETE" || entry.path == "/auth/v1/logout" ? "204"
             : entry.path == "/api/me/deletion" || entry.path.hasPrefix("/api/me/consents/:")
                 || (entry.method == "POST" && (entry.path == "/api/documents" || entry.path.hasSuffix("/share-links"))) ? "201" : "200"
         responses[successStatus] = successStatus == "204" ? .object(["description": .string("Done.")]) : success

@@ -1,3 +1,5 @@
+import Contracts
+
 /// A small, safe Markdown-to-HTML renderer for the subset the legal texts use: headings (`#` to
 /// `###`), paragraphs, unordered (`-`, `*`) and ordered (`1.`) lists, block quotes (`>`, the
 /// contact box), `**strong**`, `*emphasis*` / `_emphasis_`, `` `code` `` and `[links](url)`.
@@ -5,22 +7,32 @@
 /// Safety: every piece of text is HTML-escaped; raw HTML in the source is shown as text, never
 /// passed through; link targets are kept only for `https:`, `http:`, `mailto:` and in-page `#`
 /// anchors (anything else, `javascript:` included, renders as plain text); no attribute comes from
-/// the source except an escaped `href` and heading ids made of `[a-z0-9-]`. So whatever a
-/// published document contains, the page runs no script and loads nothing.
+/// the source except an escaped `href` and escaped heading ids made of letters, digits and
+/// hyphens. So whatever a published document contains, the page runs no script and loads nothing.
 ///
-/// Headings: the first `#` heading is the page's one `<h1>`; any later `#` is demoted to `<h2>`,
-/// so the page keeps a single h1 and an ordered outline. h2/h3 get ids (slugs) for links.
+/// Headings are recognised as Legal's ``Outline`` recognises them (at most three spaces of
+/// indentation, none inside fenced code, which is shown as `<pre>`). The first `#` heading is the
+/// page's one `<h1>`; any later `#` is demoted to `<h2>`, so the page keeps a single h1. `##` and
+/// `###` headings get the outline's anchors as ids (``Slug``, ``AnchorSet``, ``InlineText``: one
+/// rule for both), so every outline entry Legal serves links to its heading on the page; headings
+/// the outline leaves out (in quotes, below `###`, demoted `#`) get none.
 public struct MarkdownRenderer: Sendable {
     public init() {}
 
     /// The rendered body and the text of the document's first `#` heading, if any.
     public func render(_ markdown: String) -> (html: String, title: String?) {
+        render(markdown, outlined: true)
+    }
+
+    /// `outlined`: whether `##`/`###` headings are outline entries (not inside a quote).
+    private func render(_ markdown: String, outlined: Bool) -> (html: String, title: String?) {
         var html = ""
         var title: String?
         var paragraph: [String] = []
         var list: (ordered: Bool, items: [String])?
         var quote: [String] = []
-        var usedIDs: Set<String> = []
+        var anchors = AnchorSet()
+        var fence: (opening: Fence, lines: [String])?
 
         func flushParagraph() {
             guard !paragraph.isEmpty else { return }
@@ -35,7 +47,7 @@ public struct MarkdownRenderer: Sendable {
         }
         func flushQuote() {
             guard !quote.isEmpty else { return }
-            let inner = render(quote.joined(separator: "\n")).html
+            let inner = render(quote.joined(separator: "\n"), outlined: false).html
             html += "<blockquote>\n" + inner + "</blockquote>\n"
             quote = []
         }
@@ -47,6 +59,20 @@ public struct MarkdownRenderer: Sendable {
 
         for rawLine in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = rawLine.hasSuffix("\r") ? String(rawLine.dropLast()) : String(rawLine)
+            if let open = fence {
+                if open.opening.isClosed(by: Substring(line)) {
+                    html += "<pre><code>" + HTMLText.escape(open.lines.joined(separator: "\n")) + "</code></pre>\n"
+                    fence = nil
+                } else {
+                    fence?.lines.append(line)
+                }
+                continue
+            }
+            if let opening = Fence(opening: Substring(line)) {
+                flushAll()
+                fence = (opening, [])
+                continue
+            }
             let trimmed = line.trimmingLeadingSpaces()
             if trimmed.hasPrefix(">") {
                 flushParagraph()
@@ -62,15 +88,19 @@ public struct MarkdownRenderer: Sendable {
                 flushList()
                 continue
             }
-            if let (level, text) = heading(trimmed) {
+            if let (level, raw) = Outline.heading(Substring(line)) {
                 flushAll()
+                let text = String(raw)
+                let plain = InlineText.plain(raw)
                 if level == 1, title == nil {
                     title = text
                     html += "<h1>" + inline(text) + "</h1>\n"
+                } else if outlined, level == 2 || level == 3, !plain.isEmpty {
+                    let id = HTMLText.escape(anchors.claim(Slug.make(plain)))
+                    html += "<h\(level) id=\"\(id)\">" + inline(text) + "</h\(level)>\n"
                 } else {
-                    let shown = max(level, 2)
-                    let id = uniqueID(slug(text), &usedIDs)
-                    html += "<h\(shown) id=\"\(id)\">" + inline(text) + "</h\(shown)>\n"
+                    let shown = min(max(level, 2), 3)
+                    html += "<h\(shown)>" + inline(text) + "</h\(shown)>\n"
                 }
                 continue
             }
@@ -93,22 +123,14 @@ public struct MarkdownRenderer: Sendable {
             paragraph.append(trimmed)
         }
         flushAll()
+        if let open = fence {
+            // An unclosed fence runs to the end, as in the outline.
+            html += "<pre><code>" + HTMLText.escape(open.lines.joined(separator: "\n")) + "</code></pre>\n"
+        }
         return (html, title)
     }
 
     // MARK: Blocks
-
-    func heading(_ line: String) -> (Int, String)? {
-        var level = 0
-        for character in line {
-            guard character == "#" else { break }
-            level += 1
-        }
-        guard (1...6).contains(level) else { return nil }
-        let rest = line.dropFirst(level)
-        guard rest.hasPrefix(" ") else { return nil }
-        return (min(level, 3), rest.trimmingLeadingSpaces().trimmingTrailingHashes())
-    }
 
     func listItem(_ line: String) -> (ordered: Bool, text: String)? {
         if line.hasPrefix("- ") || line.hasPrefix("* ") || line.hasPrefix("+ ") { return (false, String(line.dropFirst(2)).trimmingLeadingSpaces()) }
@@ -117,34 +139,6 @@ public struct MarkdownRenderer: Sendable {
         let rest = line.dropFirst(digits.count)
         guard rest.hasPrefix(". ") || rest.hasPrefix(") ") else { return nil }
         return (true, String(rest.dropFirst(2)).trimmingLeadingSpaces())
-    }
-
-    /// `1. Introduction` → `1-introduction`: lower-case ASCII letters and digits, runs of anything
-    /// else one hyphen.
-    func slug(_ text: String) -> String {
-        var out = ""
-        var pendingHyphen = false
-        for scalar in text.lowercased().unicodeScalars {
-            if scalar.isASCII, CharacterSetSubset.isAlphanumeric(scalar) {
-                if pendingHyphen, !out.isEmpty { out += "-" }
-                pendingHyphen = false
-                out.unicodeScalars.append(scalar)
-            } else {
-                pendingHyphen = true
-            }
-        }
-        return out.isEmpty ? "section" : out
-    }
-
-    func uniqueID(_ base: String, _ used: inout Set<String>) -> String {
-        var candidate = base
-        var counter = 2
-        while used.contains(candidate) {
-            candidate = "\(base)-\(counter)"
-            counter += 1
-        }
-        used.insert(candidate)
-        return candidate
     }
 
     // MARK: Inline
@@ -280,22 +274,6 @@ public enum HTMLText {
     }
 }
 
-enum CharacterSetSubset {
-    static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
-        (0x30...0x39).contains(scalar.value) || (0x61...0x7a).contains(scalar.value)
-    }
-}
-
 extension StringProtocol {
     func trimmingLeadingSpaces() -> String { String(drop { $0 == " " || $0 == "\t" }) }
-    func trimmingTrailingHashes() -> String {
-        var text = String(self)
-        while text.hasSuffix(" ") { text.removeLast() }
-        if text.hasSuffix("#") {
-            let stripped = String(text.reversed().drop { $0 == "#" }.reversed())
-            if stripped.hasSuffix(" ") { text = stripped }
-        }
-        while text.hasSuffix(" ") { text.removeLast() }
-        return text
-    }
 }

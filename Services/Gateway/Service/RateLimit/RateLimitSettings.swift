@@ -17,17 +17,23 @@ public struct RateLimitSettings: Sendable, Equatable {
     public var acceptPerIP: RateLimitRule?
     /// Acceptance writes per signed-in person.
     public var acceptPerUser: RateLimitRule?
+    /// Data exports per signed-in user (each reads every byte the user stored).
+    public var exportPerUser: RateLimitRule?
     /// Keys each rule tracks at most (memory bound against address rotation).
     public var maxKeys: Int
 
     /// All rules off: for benchmarks and tests that drive one address hard.
-    public static let off = RateLimitSettings(signInPerIP: nil, signInPerUser: nil, acceptPerIP: nil, acceptPerUser: nil, maxKeys: 100_000)
+    public static let off = RateLimitSettings(signInPerIP: nil, signInPerUser: nil, acceptPerIP: nil, acceptPerUser: nil, exportPerUser: nil, maxKeys: 100_000)
 
-    public init(signInPerIP: RateLimitRule?, signInPerUser: RateLimitRule?, acceptPerIP: RateLimitRule?, acceptPerUser: RateLimitRule?, maxKeys: Int) {
+    public init(
+        signInPerIP: RateLimitRule?, signInPerUser: RateLimitRule?, acceptPerIP: RateLimitRule?, acceptPerUser: RateLimitRule?,
+        exportPerUser: RateLimitRule? = nil, maxKeys: Int
+    ) {
         self.signInPerIP = signInPerIP
         self.signInPerUser = signInPerUser
         self.acceptPerIP = acceptPerIP
         self.acceptPerUser = acceptPerUser
+        self.exportPerUser = exportPerUser
         self.maxKeys = maxKeys
     }
 
@@ -44,6 +50,9 @@ public struct RateLimitSettings: Sendable, Equatable {
         acceptPerUser = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", default: "20/60s,burst=10",
             "Acceptance writes per signed-in user (from the verified session, never from the path or body): COUNT/PERIOD[,burst=N] or off.")
+        exportPerUser = try Self.rule(
+            env, "GATEWAY_RATE_LIMIT_EXPORT_PER_USER", default: "6/1h,burst=2",
+            "Data exports (GET /api/me/export) per signed-in user: COUNT/PERIOD[,burst=N] or off. Each export reads every document the user stored.")
         maxKeys = try env.int(
             "GATEWAY_RATE_LIMIT_MAX_KEYS", default: 100_000, in: 100...10_000_000,
             "Keys (addresses, users) each rate-limit rule tracks at most; past it the nearest-to-idle are forgotten. Bounds memory (~100 bytes a key).")

@@ -22,6 +22,10 @@ extension RateLimited {
             response = Self.json(JSONBodies.object(["error": .string(message)]))
         case .storage:
             response = Self.json(JSONBodies.object(["statusCode": .string("429"), "error": .string("rate_limited"), "message": .string(message)]))
+        case .gotrue:
+            var refusal = GoTrueError(.tooManyRequests, "over_request_rate_limit", message)
+            refusal.retryAfterSeconds = retryAfterSeconds
+            return refusal.response(versioned: false)
         case .native:
             response = Self.json(JSONBodies.object([
                 "error": .string("rate_limited"), "message": .string(message), "requestId": .string(requestID),

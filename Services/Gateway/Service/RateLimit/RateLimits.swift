@@ -14,6 +14,7 @@ public struct RateLimits: Sendable {
     let signInPerUser: RateLimiter?
     let acceptPerIP: RateLimiter?
     let acceptPerUser: RateLimiter?
+    let exportPerUser: RateLimiter?
 
     public init(_ settings: RateLimitSettings, clock: (@Sendable () -> Duration)? = nil) {
         func limiter(_ name: String, _ rule: RateLimitRule?) -> RateLimiter? {
@@ -23,12 +24,14 @@ public struct RateLimits: Sendable {
         signInPerUser = limiter("sign_in_per_user", settings.signInPerUser)
         acceptPerIP = limiter("accept_per_ip", settings.acceptPerIP)
         acceptPerUser = limiter("accept_per_user", settings.acceptPerUser)
+        exportPerUser = limiter("export_per_user", settings.exportPerUser)
     }
 
     /// The routes these limits guard (`METHOD path` as registered), for the OpenAPI document's 429.
     static let guardedRoutes: Set<String> = [
-        "POST /api/auth/apple", "POST /api/auth/refresh", "POST /api/users",
+        "POST /api/auth/apple", "POST /api/auth/refresh", "POST /auth/v1/token", "POST /api/users",
         "PUT /api/users/:id/accept-tos", "POST /api/me/consents/:type/:action", "POST /rest/v1/legal_acceptances",
+        "GET /api/me/export",
     ]
 
     /// A sign-in attempt from the request's client address.
@@ -54,6 +57,11 @@ public struct RateLimits: Sendable {
     func accept(appleId: String, writes: Int = 1) throws(RateLimited) {
         guard let acceptPerUser else { return }
         try acceptPerUser.take(appleId, cost: max(1, min(writes, acceptPerUser.rule.burst)))
+    }
+
+    /// A data export by the signed-in user `userId` (each reads every document's bytes).
+    func export(userId: UUID) throws(RateLimited) {
+        try exportPerUser?.take(userId.uuidString.lowercased())
     }
 
     /// The key of a client address: the address itself for IPv4, its /64 network for IPv6 (one

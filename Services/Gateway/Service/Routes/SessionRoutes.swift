@@ -58,7 +58,7 @@ struct SessionRoutes {
                 throw BusError(.unauthenticated, "send the session token or {\"refreshToken\": …}")
             }
             // Refused here at once; other gateways learn it from Accounts' event.
-            authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: out.revokedAt))
+            if let at = out.revokedAt { authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: at)) }
             return try JSONBodies.response(out)
         }
     }

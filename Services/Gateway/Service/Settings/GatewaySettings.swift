@@ -18,6 +18,7 @@ import ServiceKit
 /// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
 /// | `GATEWAY_LEGAL_REFRESH` | `5s` | How often the copy of the legal texts is revalidated with Legal (bounds a lost event). |
 /// | `GATEWAY_RATE_LIMIT_*` | see ``RateLimitSettings`` | Sign-in and acceptance-write limits per address and per user. |
+/// | `GATEWAY_CORS_ORIGINS` | (empty) | Browser origins allowed to call the API cross-origin (``CORSPolicy``). |
 public struct GatewaySettings: EnvironmentSettings {
     public var httpHost: String
     public var httpPort: Int
@@ -45,6 +46,8 @@ public struct GatewaySettings: EnvironmentSettings {
     public var peers: GatewayPeers
     /// Sign-in and acceptance-write rate limits.
     public var rateLimits: RateLimitSettings
+    /// Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin; empty: none.
+    public var corsOrigins: [String]
 
     public init(environment env: EnvironmentReader) throws {
         httpHost = env.string("GATEWAY_HTTP_HOST", default: "127.0.0.1", "Numeric address the HTTP server binds (0.0.0.0 in containers).")
@@ -93,5 +96,11 @@ public struct GatewaySettings: EnvironmentSettings {
         }
         peers = try GatewayPeers(environment: env)
         rateLimits = try RateLimitSettings(environment: env)
+        corsOrigins = env.list(
+            "GATEWAY_CORS_ORIGINS", default: [],
+            "Browser origins allowed to call the API from a web page (comma-separated, exact `scheme://host[:port]`, e.g. https://app.example.com); empty: no CORS headers, browsers keep cross-origin calls out.")
+        for origin in corsOrigins where !CORSPolicy.isOrigin(origin) {
+            throw ConfigurationError(variable: "GATEWAY_CORS_ORIGINS", value: origin, expected: "origins like https://app.example.com (scheme://host[:port], no path)")
+        }
     }
 }

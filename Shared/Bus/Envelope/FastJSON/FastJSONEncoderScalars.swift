@@ -1,4 +1,5 @@
 import Foundation
+import Hex
 
 /// Scalars as Foundation's `JSONEncoder` writes them (swift-foundation's `JSONWriter`): numbers
 /// by their `description` (a float's trailing `.0` dropped), strings with `"` `\` and control
@@ -86,8 +87,6 @@ extension FastJSONEncoderState {
         return flags
     }
 
-    private static let lowerHex = Array("0123456789abcdef".utf8)
-
     private func appendEscaping(_ byte: UInt8) {
         switch byte {
         case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
@@ -99,8 +98,7 @@ extension FastJSONEncoderState {
         case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
         case 0..<0x20:
             appendASCII("\\u00")
-            bytes.append(Self.lowerHex[Int(byte >> 4)])
-            bytes.append(Self.lowerHex[Int(byte & 0x0F)])
+            Hex.append(byte, to: &bytes)
         default: bytes.append(byte)
         }
     }

@@ -1,9 +1,9 @@
 /// Anchors for headings, the way readers expect from GitHub-style markdown: lower case, letters
 /// and digits kept, every run of anything else one hyphen, none at either end.
 /// `"7. Your Rights (GDPR & CCPA)"` becomes `"7-your-rights-gdpr-ccpa"`.
-enum Slug {
+public enum Slug {
     /// The anchor of a title; `"section"` when nothing usable is left (a title of punctuation).
-    static func make(_ title: String) -> String {
+    public static func make(_ title: String) -> String {
         var slug = ""
         var pendingHyphen = false
         for character in title.lowercased() {
@@ -25,11 +25,13 @@ enum Slug {
 /// The anchors already used in one document, so each new one is unique: a repeated slug gets
 /// `-1`, `-2`, … (skipping any suffix a heading already took literally). Remembers the last
 /// suffix per slug, so many equal headings cost linear time, not quadratic.
-struct AnchorSet {
+public struct AnchorSet: Sendable {
     private var used: Set<String> = []
     private var lastSuffix: [String: Int] = [:]
 
-    mutating func claim(_ slug: String) -> String {
+    public init() {}
+
+    public mutating func claim(_ slug: String) -> String {
         var candidate = slug
         var suffix = lastSuffix[slug] ?? 0
         while used.contains(candidate) {
@@ -43,13 +45,13 @@ struct AnchorSet {
 }
 
 /// Heading text as a reader sees it: inline markup removed, the words kept.
-enum InlineText {
+public enum InlineText {
     /// Drops emphasis and code markers (`*`, `**`, `__`, `` ` ``), keeps link text without its
     /// target (`[text](url)` → `text`), resolves backslash escapes (`\#` → `#`) and collapses
     /// whitespace. Single `_` is left alone: it is common inside words and e-mail addresses.
     /// Linear in the length of the text, whatever it holds (an operator's 1 MiB heading of
     /// brackets must not stall every read).
-    static func plain(_ text: Substring) -> String {
+    public static func plain(_ text: Substring) -> String {
         let characters = Array(text)
         let count = characters.count
         // For each position, where the next "]" and ")" are (or `count`): lookups in O(1).

@@ -1,10 +1,9 @@
-import Contracts
-
 /// The outline of a markdown document: its h2 sections and h3 subsections, in order, each with
 /// an anchor a client can link to (the app's heading navigation, the gateway's HTML pages).
 ///
 /// A pure function of the content, so it is computed on read and never stored: a fix to the
-/// parser applies to every version at once. It follows CommonMark for what it looks at:
+/// parser applies to every version at once. Legal serves it, and the gateway's pages give their
+/// headings these same anchors (one rule, here), so an outline entry links to its heading. It follows CommonMark for what it looks at:
 ///
 /// - An ATX heading is up to three spaces of indentation, exactly two or three `#`, then a space,
 ///   a tab or the end of the line. `#` alone and `####`… are not in the outline; `##x` and
@@ -44,7 +43,7 @@ public enum Outline {
     }
 
     /// The level (1–6) and raw text of an ATX heading line, or `nil` when it is not one.
-    static func heading(_ line: Substring) -> (level: Int, text: Substring)? {
+    public static func heading(_ line: Substring) -> (level: Int, text: Substring)? {
         guard let start = indentationEnd(line) else { return nil }
         let rest = line[start...]
         let level = rest.prefix { $0 == "#" }.count
@@ -63,13 +62,13 @@ public enum Outline {
 
     /// Where the text starts after at most three spaces of indentation; `nil` for four or more
     /// (an indented code block) or a leading tab.
-    static func indentationEnd(_ line: Substring) -> Substring.Index? {
+    public static func indentationEnd(_ line: Substring) -> Substring.Index? {
         let spaces = line.prefix { $0 == " " }.count
         guard spaces <= 3, line.dropFirst(spaces).first != "\t" else { return nil }
         return line.index(line.startIndex, offsetBy: spaces)
     }
 
-    static func trimmed(_ text: Substring) -> Substring {
+    public static func trimmed(_ text: Substring) -> Substring {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {
             return text[text.endIndex...]
@@ -79,13 +78,13 @@ public enum Outline {
 }
 
 /// An open fenced code block: its fence character and length.
-struct Fence {
+public struct Fence: Sendable {
     let character: Character
     let length: Int
 
     /// The fence a line opens, if it opens one (` ``` `, `~~~~ swift`; a backtick fence's info
     /// string may not contain a backtick, so `` ```x``` `` is inline code, not a fence).
-    init?(opening line: Substring) {
+    public init?(opening line: Substring) {
         guard let start = Outline.indentationEnd(line), let character = line[start...].first,
             character == "`" || character == "~"
         else { return nil }
@@ -97,7 +96,7 @@ struct Fence {
     }
 
     /// Whether `line` closes this fence: the same character, at least as many, nothing after but spaces.
-    func isClosed(by line: Substring) -> Bool {
+    public func isClosed(by line: Substring) -> Bool {
         guard let start = Outline.indentationEnd(line) else { return false }
         let run = line[start...].prefix { $0 == character }.count
         return run >= length && Outline.trimmed(line[start...].dropFirst(run)).isEmpty

@@ -1,0 +1,75 @@
+import Bus
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// An error as Supabase Auth (GoTrue) answers it, so the Supabase clients raise their own auth
+/// errors (`AuthApiError` with its `code`, supabase-swift's `AuthError.api` / `.sessionMissing`).
+///
+/// GoTrue has two bodies, chosen by the request's `X-Supabase-Api-Version`: from `2024-01-01` on
+/// (what current clients send) `{"code": "<error code>", "message": "…"}` with the same header on
+/// the response; before it (or without the header) `{"code": <status>, "error_code": "…", "msg": "…"}`.
+struct GoTrueError: Error, Sendable {
+    let status: HTTPResponse.Status
+    /// GoTrue's error code (`validation_failed`, `bad_jwt`, `session_not_found`, …).
+    let code: String
+    let message: String
+    var retryAfterSeconds: Int?
+
+    static let apiVersionHeader = HTTPField.Name("X-Supabase-Api-Version")!
+    static let currentAPIVersion = "2024-01-01"
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    /// Whether the request asks for the 2024-01-01 error body (a `YYYY-MM-DD` at or after it).
+    static func wantsVersionedBody(_ request: Request) -> Bool {
+        guard let version = request.headers[apiVersionHeader], version.utf8.count == 10,
+            version.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") })
+        else { return false }
+        return version >= currentAPIVersion
+    }
+
+    func response(versioned: Bool) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        let body: [String: JSONValue]
+        if versioned {
+            headers[Self.apiVersionHeader] = Self.currentAPIVersion
+            body = ["code": .string(code), "message": .string(message)]
+        } else {
+            body = ["code": .int(Int64(status.code)), "error_code": .string(code), "msg": .string(message)]
+        }
+        if let retryAfterSeconds { headers[RateLimited.retryAfterHeader] = String(retryAfterSeconds) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONBodies.object(body))))
+    }
+
+    /// GoTrue's counterpart of anything else a route threw: bus and HTTP errors by their status.
+    static func from(_ error: any Error, logger: Logger) -> GoTrueError {
+        switch error {
+        case let error as GoTrueError: return error
+        case let limited as RateLimited:
+            var refusal = GoTrueError(.tooManyRequests, "over_request_rate_limit", limited.message)
+            refusal.retryAfterSeconds = limited.retryAfterSeconds
+            return refusal
+        default:
+            let busError = ErrorResponses.busError(from: error, logger: logger)
+            let status = HTTPResponse.Status(code: busError.code.httpStatus)
+            let code: String =
+                switch busError.code {
+                case .invalidArgument, .payloadTooLarge, .unsupportedMediaType: "validation_failed"
+                case .unauthenticated: "no_authorization"
+                case .forbidden: "not_admin"
+                case .notFound: "user_not_found"
+                case .conflict: "conflict"
+                case .unavailable: "unexpected_failure"
+                case .deadlineExceeded: "request_timeout"
+                default: "unexpected_failure"
+                }
+            return GoTrueError(status, code, busError.message)
+        }
+    }
+}

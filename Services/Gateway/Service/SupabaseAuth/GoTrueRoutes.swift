@@ -1,0 +1,187 @@
+import Bus
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Identity
+
+/// Supabase Auth (GoTrue) under `/auth/v1`, so an app built on supabase-swift, supabase-js or
+/// supabase-py signs in unchanged: `signInWithIdToken(provider: .apple, idToken:, nonce:)`, the
+/// refresh-token grant, `signOut(scope:)` and `getUser()`. A translation of the native session
+/// routes (`/api/auth/…`) onto the same Accounts methods, so the same account, sessions, rotation,
+/// revocation and rate limits, whichever door a user comes in by.
+///
+/// Every request carries the `apikey` header (the anon key) as Supabase's gateway demands; errors
+/// are GoTrue's bodies (``GoTrueError``). These routes stay open to users who have not confirmed
+/// eligibility or accepted the terms: they are how such a user gets a session at all.
+struct GoTrueRoutes {
+    let services: ServiceClients
+    let authenticator: Authenticator
+    let limits: RateLimits
+    let maxBodyBytes: Int
+
+    static let apikeyHeader = HTTPField.Name("apikey")!
+
+    struct IDTokenBody: Decodable {
+        let provider: String?
+        let id_token: String?
+        let nonce: String?
+    }
+
+    struct RefreshBody: Decodable { let refresh_token: String? }
+
+    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+        catalog.add(router, .post, "/auth/v1/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.", public: true) { request, context in
+            try await gotrue(request, context) {
+                switch request.uri.queryParameters.get("grant_type") {
+                case "id_token": return try await signIn(request, context)
+                case "refresh_token": return try await refresh(request, context)
+                default: throw GoTrueError(.badRequest, "unsupported_grant_type", "grant_type must be id_token or refresh_token")
+                }
+            }
+        }
+        catalog.add(router, .post, "/auth/v1/logout", "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true) { request, context in
+            try await gotrue(request, context) { try await logout(request, context) }
+        }
+        catalog.add(router, .get, "/auth/v1/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
+            try await gotrue(request, context) { try await user(request, context) }
+        }
+    }
+
+    /// Checks the `apikey`, runs `body`, and answers any error in GoTrue's shape.
+    private func gotrue(_ request: Request, _ context: GatewayContext, _ body: () async throws -> Response) async throws -> Response {
+        do {
+            if let key = authenticator.anonymousKey {
+                guard let presented = request.headers[Self.apikeyHeader], !presented.isEmpty else {
+                    throw GoTrueError(.unauthorized, "no_api_key", "No API key found in request: send the anon key in the apikey header")
+                }
+                guard key.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
+            }
+            return try await body()
+        } catch {
+            return GoTrueError.from(error, logger: context.logger).response(versioned: GoTrueError.wantsVersionedBody(request))
+        }
+    }
+
+    /// `grant_type=id_token`: Apple's identity token, with the app's raw nonce when it used one
+    /// (the token's `nonce` must be its SHA-256 hex, as Apple writes it).
+    private func signIn(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        try limits.signIn(from: context)
+        let body = try await JSONBodies.decode(IDTokenBody.self, from: request, limit: maxBodyBytes, decoder: JSONDecoder())
+        guard let idToken = body.id_token, !idToken.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "id_token is required") }
+        guard body.provider == "apple" || body.provider == "https://appleid.apple.com" else {
+            throw GoTrueError(.badRequest, "validation_failed", "provider must be apple: the one identity provider enabled here")
+        }
+        // As GoTrue: a nonce on one side only is refused (Accounts then checks the pair).
+        guard (body.nonce?.isEmpty ?? true) == (Self.tokenNonce(idToken) == nil) else {
+            throw GoTrueError(.badRequest, "validation_failed", "Passed nonce and nonce in id_token should either both exist or not.")
+        }
+        if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(idToken) { try limits.signIn(appleId: appleId) }
+        let reply: AccountsSignInWithApple.Reply
+        do {
+            reply = try await services.call(
+                .accounts, AccountsSignInWithApple.self,
+                .init(identityToken: idToken, nonce: body.nonce, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                principal: .service("gateway"), context: context)
+        } catch let error as BusError where error.code == .unauthenticated {
+            // GoTrue answers a refused ID token (signature, audience, expiry, nonce) with 400.
+            let nonce = error.message.contains("nonce")
+            throw GoTrueError(.badRequest, "validation_failed", nonce ? "Nonces mismatch: \(error.message)" : "Bad ID token: \(error.message)")
+        }
+        guard let accountId = reply.accountId ?? reply.user.id else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
+        let user = GoTrueUser(accountId: accountId, appleId: reply.user.appleId, user: reply.user)
+        return try JSONBodies.response(GoTrueSession(token: reply.sessionToken, expiresAt: reply.sessionExpiresAt, refreshToken: reply.refreshToken, user: user))
+    }
+
+    /// `grant_type=refresh_token`: rotation, as `/api/auth/refresh`.
+    private func refresh(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        try limits.signIn(from: context)
+        let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes, decoder: JSONDecoder())
+        guard let token = body.refresh_token, !token.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "refresh_token is required") }
+        let grant: SessionGrant
+        do {
+            grant = try await services.call(.accounts, AccountsRefreshSession.self, .init(refreshToken: token), principal: .service("gateway"), context: context)
+        } catch let error as BusError where error.code == .unauthenticated {
+            throw GoTrueError(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: \(error.message)")
+        }
+        guard let accountId = grant.accountId, let appleId = grant.appleId else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
+        let account = try await grant.userId.asyncMap { try await accountUser($0, context) }
+        let user = GoTrueUser(accountId: accountId, appleId: appleId, user: account)
+        return try JSONBodies.response(GoTrueSession(token: grant.sessionToken, expiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, user: user))
+    }
+
+    /// `POST /logout?scope=global|local|others` with the session's access token: 204.
+    private func logout(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        let scopeText = request.uri.queryParameters.get("scope") ?? "global"
+        guard let scope = AccountsSignOut.Scope(rawValue: scopeText) else {
+            throw GoTrueError(.badRequest, "validation_failed", "scope must be global, local or others")
+        }
+        let (sessionId, _) = try await session(request, context)
+        let out: AccountsSignOut.Reply
+        do {
+            out = try await services.call(.accounts, AccountsSignOut.self, .init(sessionId: sessionId, scope: scope), principal: .service("gateway"), context: context)
+        } catch let error as BusError where error.code == .unauthenticated || error.code == .notFound {
+            throw GoTrueError(.notFound, "session_not_found", "Session not found: \(error.message)")
+        }
+        // Refused here at once; other gateways learn it from Accounts' events.
+        if let at = out.revokedAt { authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: at)) }
+        for ended in out.ended ?? [] { authenticator.sessions.revoked(ended) }
+        return Response(status: .noContent)
+    }
+
+    /// `GET /user`: the account (or, before eligibility, the user as far as the session knows it).
+    private func user(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        let (_, credential) = try await session(request, context)
+        guard case .session(let userId, let appleId, _) = credential else { throw GoTrueError(.forbidden, "bad_jwt", "a session token is required") }
+        if let userId {
+            return try JSONBodies.response(GoTrueUser(accountId: userId, appleId: appleId, user: try await accountUser(userId, context)))
+        }
+        // No account yet: Accounts names the id it will get.
+        guard let token = bearerToken(request) else { throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token") }
+        let verified = try await services.call(.accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
+        guard let accountId = verified.accountId else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
+        return try JSONBodies.response(GoTrueUser(accountId: accountId, appleId: appleId, user: nil))
+    }
+
+    /// The bearer's session (a session token, not the anon key or an Apple token), or GoTrue's 401/403.
+    private func session(_ request: Request, _ context: GatewayContext) async throws -> (UUID, Credential) {
+        guard let token = bearerToken(request) else { throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token") }
+        let credential: Credential
+        do {
+            credential = try await authenticator.credential(token: token, context: context)
+        } catch let error as BusError where error.code == .unauthenticated {
+            throw GoTrueError(.forbidden, "session_not_found", "Session not found: \(error.message)")
+        }
+        guard case .session(_, _, let sessionId) = credential else {
+            throw GoTrueError(.forbidden, "bad_jwt", "invalid JWT: a session's access token is required, not an API key")
+        }
+        return (sessionId, credential)
+    }
+
+    /// The `nonce` claim of a JWT, read without verifying it (Accounts verifies the token).
+    static func tokenNonce(_ token: String) -> String? {
+        struct Claims: Decodable { let nonce: String? }
+        guard let jws = try? CompactJWS(parsing: token), let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload) else { return nil }
+        return claims.nonce.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        let token = Authenticator.trimmingOptionalWhitespace(header.dropFirst(7))
+        return token.isEmpty ? nil : token
+    }
+
+    private func accountUser(_ userId: UUID, _ context: GatewayContext) async throws -> AccountUser {
+        try await services.call(.accounts, AccountsGet.self, .init(userId: userId), principal: Credential.principal(for: userId), context: context)
+    }
+}
+
+extension Optional {
+    /// `map` with an async transform.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        switch self {
+        case .some(let value): try await transform(value)
+        case .none: nil
+        }
+    }
+}
