@@ -81,6 +81,33 @@ def test_the_anon_key_cannot_write(stack):
     assert refused.value.code == "42501"
 
 
+def test_own_acceptances_filtered_ordered_and_counted(stack):
+    user_id, token = stack.signed_up_user()
+    other_id, _ = stack.signed_up_user()
+    supabase = client(stack, token)
+    version = client(stack).from_("legal_documents").select("version").eq("type", "privacy_policy").single().execute().data["version"]
+    row = {"user_id": user_id, "document_type": "privacy_policy", "version": version}
+    # A retried insert with ignore-duplicates lands once.
+    headers = {"apikey": stack.anon_key, "Authorization": "Bearer " + token,
+               "Prefer": "return=representation,resolution=ignore-duplicates"}
+    first = stack.request("POST", "/rest/v1/legal_acceptances", body=[row], headers=headers)
+    second = stack.request("POST", "/rest/v1/legal_acceptances", body=[row], headers=headers)
+    assert first[0] == 201 and second[0] == 201 and first[1][0]["id"] == second[1][0]["id"]
+    response = (supabase.from_("legal_acceptances").select("document_type, action, accepted_at", count="exact")
+                .in_("document_type", ["privacy_policy", "terms_of_service"]).order("accepted_at", desc=True).execute())
+    assert response.count == 2 and len(response.data) == 2
+    assert response.data[0]["document_type"] == "privacy_policy" and response.data[0]["action"] == "acknowledge"
+    page = supabase.from_("legal_acceptances").select("id", count="exact").range(0, 0).execute()
+    assert page.count == 2 and len(page.data) == 1
+    either = (supabase.from_("legal_acceptances").select("action")
+              .or_("action.eq.acknowledge,and(document_type.eq.terms_of_service,version.neq.none)").execute())
+    assert sorted(r["action"] for r in either.data) == ["accept", "acknowledge"]
+    assert supabase.from_("legal_acceptances").select("id").eq("user_id", other_id).execute().data == []
+    with pytest.raises(APIError) as refused:
+        supabase.from_("legal_acceptances").select("id").filter("version", "fts", "x").execute()
+    assert refused.value.code == "PGRST100"
+
+
 # Supabase Auth (/auth/v1): the client signs in with an Apple identity token, refreshes, uses
 # rest/v1 and storage with the session, and signs out; the gateway then refuses the old token.
 

@@ -54,7 +54,7 @@ extension GatewayIntegration {
                     ("post", "/api/me/deletion/{requestId}/confirm"), ("delete", "/api/me/deletion/{requestId}"),
                     ("get", "/api/me/consents"), ("get", "/api/me/consents/history"), ("post", "/api/me/consents/{type}/{action}"),
                     ("post", "/api/receipts/verify"), ("get", "/legal/privacy"), ("get", "/legal/terms"),
-                    ("get", "/rest/v1/legal_documents"), ("post", "/rest/v1/legal_acceptances"),
+                    ("get", "/rest/v1/legal_documents"), ("get", "/rest/v1/legal_acceptances"), ("post", "/rest/v1/legal_acceptances"),
                     ("post", "/api/documents"), ("get", "/api/documents"), ("get", "/api/documents/{reference}"),
                     ("delete", "/api/documents/{reference}"), ("get", "/api/documents/{reference}/position"),
                     ("get", "/api/documents/{reference}/content"), ("post", "/api/documents/{reference}/share-links"),

@@ -35,8 +35,11 @@ extension GatewayIntegration {
                 #expect(badId.status == 400 && badId.json["code"] as? String == "22P02")
                 let column = try await http.get("/rest/v1/documents?select=secret", headers: keys)
                 #expect(column.status == 400 && column.json["code"] as? String == "42703")
+                // like on a uuid column: PostgreSQL's undefined operator, as PostgREST answers it.
                 let op = try await http.get("/rest/v1/documents?id=like.abc", headers: keys)
-                #expect(op.status == 400 && op.json["code"] as? String == "PGRST100")
+                #expect(op.status == 404 && op.json["code"] as? String == "42883")
+                let unsupported = try await http.get("/rest/v1/documents?title=fts.abc", headers: keys)
+                #expect(unsupported.status == 400 && unsupported.json["code"] as? String == "PGRST100")
                 // The anon key sees no one's documents; no key at all is 401.
                 let anon = try PostgRESTTests.anonKey()
                 let anonymous = try await http.get("/rest/v1/documents?select=id", headers: ["apikey": anon, "Authorization": "Bearer " + anon])

@@ -103,6 +103,11 @@ enum IsolationWalk {
                 Probe(method: "POST", path: "/rest/v1/legal_acceptances", jsonArray: [["user_id": b.user.id, "document_type": "terms_of_service", "version": terms, "action": "decline"]], refused: [403]),
                 Probe(method: "POST", path: "/rest/v1/legal_acceptances", json: ["user_id": b.user.id, "document_type": "privacy_policy", "version": privacy], refused: [403]),
             ],
+            "GET /rest/v1/legal_acceptances": [
+                Probe(method: "GET", path: "/rest/v1/legal_acceptances?select=*", refused: ownOnly, mustNotContain: bIds),
+                Probe(method: "GET", path: "/rest/v1/legal_acceptances?user_id=eq.\(b.user.id)", refused: ownOnly, mustNotContain: bIds),
+                Probe(method: "GET", path: "/rest/v1/legal_acceptances?or=(user_id.eq.\(b.user.id),user_id.is.not_null)", refused: ownOnly, mustNotContain: bIds),
+            ],
             "GET /rest/v1/documents": [
                 Probe(method: "GET", path: "/rest/v1/documents?id=eq.\(doc)", refused: ownOnly, mustNotContain: bIds),
                 Probe(method: "GET", path: "/rest/v1/documents?select=*&user_id=eq.\(b.user.id)", refused: ownOnly, mustNotContain: bIds),

@@ -101,7 +101,8 @@ public enum GatewayApplication {
         let publicBase = PublicBaseURL(configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
         let fileLinks = FileLinks(settings: settings)
         PostgRESTRoutes(
-            services: services, texts: legalTexts, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
+            services: services, texts: legalTexts, authenticator: authenticator, acceptances: acceptances, limits: limits, maxBodyBytes: settings.maxBodyBytes,
+            publicBase: publicBase,
             fileLinks: fileLinks
         ).register(on: router, catalog: catalog)
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))

@@ -27,6 +27,12 @@ struct AuditHandlers: Sendable {
             for index in reply.records.indices { reply.records[index].receipt = signer.signed(reply.records[index].receipt) }
             return reply
         }
+        server.register(AuditSelect.self) { request, context in
+            try Self.authorize(context, for: request.userId)
+            var reply = try await reader.select(request)
+            reply.receipts = reply.receipts.map(signer.signed)
+            return reply
+        }
         server.register(AuditVerifyReceipt.self) { receipt, _ in try await verifier.verify(receipt) }
         server.register(AuditVerify.self) { _, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "verifying the chains is for operators") }

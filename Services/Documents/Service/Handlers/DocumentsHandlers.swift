@@ -4,7 +4,7 @@ import Foundation
 import ServiceKit
 
 /// The `documents.*` methods besides share links: upload (create, append, status), read, find
-/// (get, list, position), delete, usage and the data export's listing.
+/// (get, list, select, position), delete, usage and the data export's listing.
 struct DocumentsHandlers: Sendable {
     let store: DocumentsStore
     let settings: DocumentsSettings
@@ -77,6 +77,11 @@ struct DocumentsHandlers: Sendable {
             }
             let (page, next, total) = try await store.list(request.filter, limit: limit, after: after)
             return DocumentsList.Reply(documents: page.map(\.contract), nextCursor: next?.cursor, total: total)
+        }
+        server.register(DocumentsSelect.self) { request, context in
+            try Authorization.authorize(context, for: request.ownerId)
+            let (documents, total) = try await store.select(owner: request.ownerId, request.query)
+            return DocumentsSelect.Reply(documents: documents.map(\.contract), total: total)
         }
         server.register(DocumentsExport.self) { request, context in
             try Authorization.authorize(context, for: request.ownerId)

@@ -82,7 +82,9 @@ enum OpenAPIDocument {
         let pathParameters: [JSONValue] = parameters(of: entry.path).map { name in
             .object(["name": .string(name), "in": .string("path"), "required": .bool(true), "schema": .object(["type": .string("string")])])
         }
-        let queryParameters: [JSONValue] = (Self.queryParameters[entry.path] ?? []).map { name, schema in
+        // Query parameters are those of reads (a PostgREST insert takes its rows in the body).
+        let reads = entry.method == "GET" || !entry.path.hasPrefix("/rest/v1/")
+        let queryParameters: [JSONValue] = ((reads ? Self.queryParameters[entry.path] : nil) ?? []).map { name, schema in
             .object(["name": .string(name), "in": .string("query"), "required": .bool(false), "schema": schema])
         }
         if !entry.isPublic { operation["security"] = .array([.object(["bearer": .array([])])]) }
@@ -124,12 +126,8 @@ enum OpenAPIDocument {
         "/api/documents/:reference/content": [("download", .object(["type": .string("string")]))],
         "/storage/v1/object/:bucket/**": [("download", .object(["type": .string("string")]))],
         "/storage/v1/object/sign/:bucket/**": [("token", .object(["type": .string("string")])), ("download", .object(["type": .string("string")]))],
-        "/rest/v1/documents": [
-            ("select", .object(["type": .string("string")])), ("id", .object(["type": .string("string")])),
-            ("type", .object(["type": .string("string")])), ("school_id", .object(["type": .string("string")])),
-            ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
-            ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
-        ],
+        "/rest/v1/documents": postgrestRead,
+        "/rest/v1/legal_acceptances": postgrestRead,
         "/auth/v1/token": [("grant_type", .object(["type": .string("string"), "enum": .array([.string("id_token"), .string("refresh_token")])]))],
         "/auth/v1/logout": [("scope", .object(["type": .string("string"), "enum": .array([.string("global"), .string("local"), .string("others")])]))],
         "/rest/v1/legal_documents": [
@@ -137,6 +135,14 @@ enum OpenAPIDocument {
             ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
             ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
         ],
+    ]
+
+    /// A PostgREST read's query: `select`, `order`, `limit`, `offset`, `or`/`and` trees; column
+    /// filters (`col=op.value`) are open-ended and documented in the gateway README.
+    static let postgrestRead: [(String, JSONValue)] = [
+        ("select", .object(["type": .string("string")])), ("order", .object(["type": .string("string")])),
+        ("limit", .object(["type": .string("integer"), "minimum": .int(0)])), ("offset", .object(["type": .string("integer"), "minimum": .int(0)])),
+        ("or", .object(["type": .string("string")])), ("and", .object(["type": .string("string")])),
     ]
 
     static let documentTypeSchema: JSONValue = .object([
@@ -163,6 +169,9 @@ enum OpenAPIDocument {
             "GET /storage/v1/object/:bucket/**": ranges,
             "GET /storage/v1/object/authenticated/:bucket/**": ranges,
             "GET /storage/v1/object/sign/:bucket/**": ranges,
+            "GET /rest/v1/documents": [("Range", text), ("Range-Unit", text), ("Prefer", text)],
+            "GET /rest/v1/legal_acceptances": [("Range", text), ("Range-Unit", text), ("Prefer", text)],
+            "POST /rest/v1/legal_acceptances": [("Prefer", text), ("Idempotency-Key", text)],
         ]
     }()
 

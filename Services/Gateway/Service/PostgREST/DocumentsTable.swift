@@ -10,12 +10,7 @@ import Foundation
 /// the Storage bucket and path), `file_type`, `file_size`, `version`, `school_id`, `created_at`,
 /// `sha256`, `bytes_state`, `possibly_corrupt`, `is_video`, `is_image`, `is_pdf`, `can_preview`.
 enum DocumentsTable {
-    static let columns = [
-        "id", "user_id", "type", "title", "description", "file_url", "file_type", "file_size", "version", "school_id", "created_at",
-        "sha256", "bytes_state", "possibly_corrupt", "is_video", "is_image", "is_pdf", "can_preview",
-    ]
-    /// Columns holding UUIDs: their filter values are compared case-insensitively, like `uuid`.
-    static let uuidColumns: Set<String> = ["id", "user_id"]
+    static let schema = RestTables.documents
 
     static func row(_ document: Document) -> [String: JSONValue] {
         let optional = { (value: String?) in value.map { JSONValue.string($0) } ?? .null }
@@ -29,43 +24,11 @@ enum DocumentsTable {
         ]
     }
 
-    /// The query with UUID filter values lowercased; 22P02 for a value that is not a UUID.
-    static func normalized(_ query: PostgRESTQuery) throws(PostgRESTError) -> PostgRESTQuery {
-        var query = query
-        for index in query.filters.indices where uuidColumns.contains(query.filters[index].column) {
-            guard let id = UUID(uuidString: query.filters[index].value) else {
-                throw PostgRESTError(status: .badRequest, code: "22P02", message: "invalid input syntax for type uuid: \"\(query.filters[index].value)\"")
-            }
-            query.filters[index].value = id.uuidString.lowercased()
-        }
-        return query
-    }
-
-    /// The caller's rows the query can match: one `documents.get` for an `id=eq.` filter, else
-    /// the caller's collection (with `type`/`school_id` filters passed on), page by page.
-    static func rows(for query: PostgRESTQuery, user: UUID, services: ServiceClients, context: GatewayContext) async throws -> [[String: JSONValue]] {
-        let principal = Credential.principal(for: user)
-        if let id = query.filters.first(where: { $0.column == "id" }).flatMap({ UUID(uuidString: $0.value) }) {
-            do {
-                return [row(try await services.call(.documents, DocumentsGet.self, .init(id: id), principal: principal, context: context))]
-            } catch let error as BusError where error.code == .notFound {
-                return []
-            }
-        }
-        let type = query.filters.first { $0.column == "type" }.map(\.value)
-        if let type, DocumentType(rawValue: type) == nil {
-            throw PostgRESTError(status: .badRequest, code: "22P02", message: "invalid input value for enum document_type: \"\(type)\"")
-        }
-        let filter = CollectionFilter(ownerId: user, type: type.flatMap(DocumentType.init(rawValue:)), schoolId: query.filters.first { $0.column == "school_id" }?.value)
-        var rows: [[String: JSONValue]] = []
-        var after: String?
-        // At most 50 pages of 200 (Documents' largest page): 10,000 rows.
-        for _ in 0..<50 {
-            let page = try await services.call(.documents, DocumentsList.self, .init(filter: filter, limit: 200, after: after), principal: principal, context: context)
-            rows += page.documents.map(row)
-            guard let next = page.nextCursor else { break }
-            after = next
-        }
-        return rows
+    /// The caller's rows the query selects, from Documents' SQL (`documents.select`): only the
+    /// rows of the answer cross the bus, and `total` when `query.count` asked for it.
+    static func select(_ query: RestQuery, user: UUID, services: ServiceClients, context: GatewayContext) async throws -> (rows: [[String: JSONValue]], total: Int?) {
+        let reply = try await services.call(
+            .documents, DocumentsSelect.self, .init(ownerId: user, query: query), principal: Credential.principal(for: user), context: context)
+        return (reply.documents.map(row), reply.total)
     }
 }

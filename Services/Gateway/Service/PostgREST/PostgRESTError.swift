@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import Hummingbird
 
@@ -29,8 +30,22 @@ struct PostgRESTError: Error, Sendable {
     }
 
     /// PGRST100: the query string could not be parsed or uses what is not supported.
-    static func badQuery(_ message: String, details: String? = nil) -> PostgRESTError {
-        PostgRESTError(status: .badRequest, code: "PGRST100", message: message, details: details)
+    static func badQuery(_ message: String, details: String? = nil, hint: String? = nil) -> PostgRESTError {
+        PostgRESTError(status: .badRequest, code: "PGRST100", message: message, details: details, hint: hint)
+    }
+
+    /// Runs a table-schema check, its refusal as this error (same code, status and texts).
+    static func converting<T>(_ body: () throws(RestQueryError) -> T) throws(PostgRESTError) -> T {
+        do { return try body() } catch {
+            throw PostgRESTError(status: .init(code: error.status), code: error.code, message: error.message, details: error.details, hint: error.hint)
+        }
+    }
+
+    /// PGRST103 (416): an offset past the rows that match.
+    static func rangeNotSatisfiable(offset: Int, total: Int) -> PostgRESTError {
+        PostgRESTError(
+            status: .rangeNotSatisfiable, code: "PGRST103", message: "Requested range not satisfiable",
+            details: "An offset of \(offset) was requested, but there are only \(total) rows.")
     }
 
     /// The PostgREST code closest to a bus error code: JWT problems are PGRST301, row-level

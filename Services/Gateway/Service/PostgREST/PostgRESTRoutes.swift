@@ -5,22 +5,30 @@ import HTTPTypes
 import Hummingbird
 
 /// The Supabase-compatible subset under `/rest/v1` that seeds 000–002 call with the official
-/// Supabase client: reading `legal_documents` and the caller's `documents`, and inserting into
-/// `legal_acceptances`.
+/// Supabase client: reading `legal_documents`, the caller's `documents` and `legal_acceptances`,
+/// and inserting into `legal_acceptances`.
+///
+/// Reads of users' tables are done by the service that owns them (``PostgRESTQuery`` parsed and
+/// checked here, `documents.select` / `audit.select` there): only the rows of the answer cross
+/// the bus. At most ``RestQuery/maximumRows`` rows per answer; `Content-Range` always says which
+/// rows came (and of how many, with `Prefer: count=exact`; 206 when that is not all of them).
 ///
 /// Keys: Supabase clients send `apikey` and `Authorization: Bearer`. The `apikey` must be the
 /// deployment's anon key or a session token (401 otherwise); the bearer token decides who the
 /// caller is: the anon key reads public data only, a session token acts for its user.
-/// An insert into `legal_acceptances` becomes an Audit record of the caller and no one else (the
-/// terms' accept and decline through Accounts, ``TermsRecording``; reading `documents` needs the
-/// terms in effect accepted, ``TermsGate``): a
-/// row naming another `user_id` is refused as PostgREST refuses a row-level-security violation
-/// (403, 42501). The row's `accepted_at` and `ip_address` are not trusted: the record gets the
-/// time Audit commits it and the address the gateway saw.
+/// An insert into `legal_acceptances` is the caller's act and no one else's: a row naming another
+/// `user_id` is refused as PostgREST refuses a row-level-security violation (403, 42501). Terms
+/// accepts and declines go through Accounts exactly as the native accept does (so the user's
+/// stored terms version follows); privacy-policy rows become Audit records. The row's
+/// `accepted_at` and `ip_address` are not trusted: the record gets the time Audit commits it and
+/// the address the gateway saw. A retried insert lands once with an `Idempotency-Key` header,
+/// or with `Prefer: resolution=ignore-duplicates` (one record per user, document type, version
+/// and action).
 struct PostgRESTRoutes {
     let services: ServiceClients
     let texts: LegalTexts
     let authenticator: Authenticator
+    let acceptances: AcceptanceBatcher
     let limits: RateLimits
     let maxBodyBytes: Int
     /// `file_url` as absolute signed links.
@@ -31,7 +39,7 @@ struct PostgRESTRoutes {
 
     static let objectMediaType = "application/vnd.pgrst.object+json"
     static let apiKeyHeader = HTTPField.Name("apikey")!
-    static let preferHeader = HTTPField.Name("Prefer")!
+    static let contentRangeHeader = HTTPField.Name("Content-Range")!
 
     struct AcceptanceRow: Decodable {
         let user_id: UUID
@@ -47,57 +55,130 @@ struct PostgRESTRoutes {
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
         }
-        catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents (select, id=eq., type=eq., school_id=eq., order, limit; object media type for .single()).", public: false) { request, context in
-            let query = try DocumentsTable.normalized(try PostgRESTQuery(rawQuery: request.uri.query))
-            // Unknown columns are refused before anything is fetched.
-            _ = try PostgRESTTable.apply(query, to: [], table: "documents", columns: DocumentsTable.columns)
-            var rows: [[String: JSONValue]] = []
-            // Row-level security: a session sees its own documents, the anon key none.
-            if case .session(let userId?, _, _) = try await caller(request, context) {
-                try await authenticator.terms.require(userId, context: context)
-                rows = try await DocumentsTable.rows(for: query, user: userId, services: services, context: context)
-            }
+        catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.", public: false) { request, context in
+            // Reading one's documents needs the terms in effect accepted (``TermsGate``); each row's
+            // `file_url` goes out as an absolute signed link.
             let base = publicBase.base(for: request, context: context)
-            rows = rows.map { fileLinks.presented(row: $0, base: base) }
-            return try respond(try PostgRESTTable.apply(query, to: rows, table: "documents", columns: DocumentsTable.columns), request: request, status: .ok)
+            return try await read(request, context, schema: DocumentsTable.schema, select: DocumentsTable.select, needsTerms: true) {
+                fileLinks.presented(row: $0, base: base)
+            }
         }
-        catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (an Audit record); Prefer: return=representation.", public: false) { request, context in
-            try limits.accept(from: context)
-            guard case .session(let userId?, let appleId, let sessionId) = try await caller(request, context) else {
-                throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
+        catalog.add(router, .get, "/rest/v1/legal_acceptances", "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false) { request, context in
+            try await read(request, context, schema: LegalAcceptancesTable.schema, select: LegalAcceptancesTable.select)
+        }
+        catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.", public: false) { request, context in
+            try await insertAcceptances(request, context)
+        }
+    }
+
+    typealias Select = @Sendable (RestQuery, UUID, ServiceClients, GatewayContext) async throws -> (rows: [[String: JSONValue]], total: Int?)
+
+    /// A read of a user's table: parsed and checked here, run by the owning service; the anon key
+    /// sees no rows (row-level security). `present` turns a stored row into what the client sees.
+    func read(
+        _ request: Request, _ context: GatewayContext, schema: RestTableSchema, select: Select, needsTerms: Bool = false,
+        present: (@Sendable ([String: JSONValue]) -> [String: JSONValue])? = nil
+    ) async throws -> Response {
+        let parsed = try PostgRESTQuery(rawQuery: request.uri.query)
+        let preferences = PostgRESTPreferences(request.headers)
+        let range = ItemRange(header: request.headers[.range])
+        let query = try parsed.restQuery(for: schema, range: range, count: preferences.count)
+        var rows: [[String: JSONValue]] = []
+        var total: Int? = query.count ? 0 : nil
+        if case .session(let userId?, _, _) = try await caller(request, context) {
+            if needsTerms { try await authenticator.terms.require(userId, context: context) }
+            (rows, total) = try await select(query, userId, services, context)
+        }
+        if let present { rows = rows.map(present) }
+        if let select = parsed.select {
+            rows = rows.map { row in row.filter { select.contains($0.key) } }
+        }
+        return try respondRead(rows, offset: query.offset, total: total, request: request)
+    }
+
+    /// PostgREST's answer to a read: `Content-Range: first-last/total` (`*/total` when empty,
+    /// `*` for an uncounted total), 206 when a counted total holds more rows than came, 416
+    /// (PGRST103) for an offset past a counted total; one object for `.single()`.
+    func respondRead(_ rows: [[String: JSONValue]], offset: Int, total: Int?, request: Request) throws -> Response {
+        let totalText = total.map(String.init) ?? "*"
+        let contentRange = rows.isEmpty || total == 0 ? "*/\(totalText)" : "\(offset)-\(offset + rows.count - 1)/\(totalText)"
+        var status = HTTPResponse.Status.ok
+        if let total {
+            if offset > total { throw PostgRESTError.rangeNotSatisfiable(offset: offset, total: total) }
+            if rows.count < total { status = .partialContent }
+        }
+        var response: Response
+        if request.headers[.accept]?.contains(Self.objectMediaType) == true {
+            guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
+            response = try JSONBodies.response(JSONValue.object(rows[0]), status: .ok, headers: [.contentType: Self.objectMediaType])
+        } else {
+            response = try JSONBodies.response(JSONValue.array(rows.map { .object($0) }), status: status)
+        }
+        response.headers[Self.contentRangeHeader] = contentRange
+        return response
+    }
+
+    /// `POST /rest/v1/legal_acceptances`: each row is the caller's act, recorded once per key.
+    func insertAcceptances(_ request: Request, _ context: GatewayContext) async throws -> Response {
+        try limits.accept(from: context)
+        guard case .session(let userId?, let appleId, let sessionId) = try await caller(request, context) else {
+            throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
+        }
+        let preferences = PostgRESTPreferences(request.headers)
+        if preferences.resolution == .mergeDuplicates {
+            throw PostgRESTError.badQuery(
+                "resolution=merge-duplicates is not supported for legal_acceptances", details: "acceptances are append-only records",
+                hint: "use resolution=ignore-duplicates (or an Idempotency-Key) to make a retried insert land once")
+        }
+        let rows = try await decodeRows(request)
+        for row in rows where row.user_id != userId {
+            throw PostgRESTError(status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
+        }
+        if !rows.isEmpty { try limits.accept(appleId: appleId, writes: rows.count) }
+        var inserted: [[String: JSONValue]] = []
+        for (index, row) in rows.enumerated() {
+            let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
+            let key = AcceptanceKeys.key(
+                of: request, user: userId, type: row.document_type, version: row.version, action: action,
+                ignoreDuplicates: preferences.resolution == .ignoreDuplicates, index: index, requestID: context.requestID)
+            if let receipt = try await record(action, row, key: key, user: userId, session: sessionId, request: request, context: context) {
+                inserted.append(LegalAcceptancesTable.row(receipt, user: userId))
+            } else if preferences.returns == .representation {
+                inserted += try await LegalAcceptancesTable.select(
+                    RestQuery(filters: [
+                        .condition(.init("document_type", .eq, [row.document_type.rawValue])), .condition(.init("version", .eq, [row.version])),
+                        .condition(.init("action", .eq, [action.rawValue])),
+                    ], order: [RestOrder("accepted_at", descending: true)], limit: 1),
+                    user: userId, services: services, context: context).rows
             }
-            let rows = try await decodeRows(request)
-            guard !rows.isEmpty else { return try respond([], request: request, status: .created) }
-            for row in rows where row.user_id != userId {
-                throw PostgRESTError(status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
-            }
-            try limits.accept(appleId: appleId, writes: rows.count)
-            var inserted: [[String: JSONValue]] = []
-            for (index, row) in rows.enumerated() {
-                let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
-                let key = IdempotencyKeys.key(of: request, scope: userId).map { "\($0):\(index)" }
-                    ?? "rest:\(userId.uuidString.lowercased()):\(context.requestID):\(index)"
-                let receipt: ConsentReceipt
-                if row.document_type == .termsOfService, action != .acknowledge {
-                    // Through Accounts, like every acceptance of the terms (``TermsRecording``).
-                    receipt = try await TermsRecording(services: services, sessions: authenticator.sessions).record(
-                        action, version: row.version, user: userId, sessionId: sessionId, clientIP: context.clientIP,
-                        userAgent: request.headers[.userAgent], key: key, context: context)
-                } else {
-                    receipt = try await services.call(
-                        .audit, AuditRecord.self,
-                        .init(userId: userId, documentType: row.document_type, version: row.version, action: action,
-                              clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-                        principal: Credential.principal(for: userId), context: context, idempotencyKey: key)
-                }
-                inserted.append([
-                    "id": .string(receipt.recordId.uuidString.lowercased()), "user_id": .string(userId.uuidString.lowercased()),
-                    "document_type": .string(receipt.documentType.rawValue), "version": .string(receipt.version),
-                    "action": .string(receipt.action.rawValue), "accepted_at": .string(Timestamp.format(receipt.recordedAt)),
-                    "content_sha256": .string(receipt.digest),
-                ])
-            }
-            return try respond(inserted, request: request, status: .created)
+        }
+        guard preferences.returns == .representation else { return Response(status: .created) }
+        return try JSONBodies.response(JSONValue.array(inserted.map { .object($0) }), status: .created)
+    }
+
+    /// Records one row: a terms accept through the ``AcceptanceBatcher`` (Accounts, as the native
+    /// accept), a terms decline through `accounts.decline_terms`, anything else (the privacy
+    /// policy) through Audit, whose receipt comes back. Nil when Accounts recorded it.
+    func record(
+        _ action: AcceptanceAction, _ row: AcceptanceRow, key: String, user: UUID, session: UUID, request: Request, context: GatewayContext
+    ) async throws -> ConsentReceipt? {
+        let terms = AccountsTermsRequest(userId: user, tosVersion: row.version, clientIP: context.clientIP, userAgent: request.headers[.userAgent])
+        switch (row.document_type, action) {
+        case (.termsOfService, .accept):
+            _ = try await acceptances.accept(.init(request: terms, idempotencyKey: key), traceparent: context.traceparent)
+            return nil
+        case (.termsOfService, .decline):
+            _ = try await services.call(.accounts, AccountsDeclineTerms.self, terms, principal: .service("gateway"), context: context, idempotencyKey: key)
+            // Declining signed the user out everywhere: this session is refused here at once; the
+            // others by Accounts' `session.revoked` events.
+            authenticator.sessions.revoked(SessionRevoked(sessionId: session, userId: user, revokedAt: Date()))
+            return nil
+        default:
+            return try await services.call(
+                .audit, AuditRecord.self,
+                .init(userId: user, documentType: row.document_type, version: row.version, action: action,
+                      clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                principal: Credential.principal(for: user), context: context, idempotencyKey: key)
         }
     }
 
@@ -110,11 +191,11 @@ struct PostgRESTRoutes {
             let query = try PostgRESTQuery(rawQuery: request.uri.query)
             var rows: [[String: JSONValue]] = []
             for type in LegalDocumentType.allCases {
-                if let wanted = query.filters.first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
+                if let wanted = try query.equalities(table: "legal_documents").first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
                 let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
                 rows.append(LegalDocumentsTable.row(document))
             }
-            return try respond(try LegalDocumentsTable.apply(query, to: rows), request: request, status: .ok)
+            return try respondRead(try LegalDocumentsTable.apply(query, to: rows), offset: query.offset, total: nil, request: request)
         }
         let key = (wantsObject ? "object?" : "array?") + (request.uri.query ?? "")
         let answer: LegalTexts.RESTBody
@@ -169,20 +250,5 @@ struct PostgRESTRoutes {
         do { return [try decoder.decode(AcceptanceRow.self, from: data)] } catch let error as DecodingError {
             throw PostgRESTError(status: .badRequest, code: "PGRST102", message: "Invalid body: \(JSONBodies.describe(error))")
         }
-    }
-
-    /// Rows as JSON, or one object for `Accept: application/vnd.pgrst.object+json` (406 PGRST116
-    /// unless exactly one row), or nothing for inserts under `Prefer: return=minimal` (the default).
-    func respond(_ rows: [[String: JSONValue]], request: Request, status: HTTPResponse.Status) throws -> Response {
-        let prefer = request.headers[values: Self.preferHeader].joined(separator: ",")
-        if request.method == .post, !prefer.contains("return=representation") {
-            return Response(status: status)
-        }
-        let wantsObject = request.headers[.accept]?.contains(Self.objectMediaType) == true
-        if wantsObject {
-            guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
-            return try JSONBodies.response(JSONValue.object(rows[0]), status: status, headers: [.contentType: Self.objectMediaType])
-        }
-        return try JSONBodies.response(JSONValue.array(rows.map { .object($0) }), status: status)
     }
 }

@@ -1,0 +1,25 @@
+import Contracts
+import Crypto
+import Foundation
+import Hummingbird
+
+/// The idempotency key of one row of a `legal_acceptances` insert, scoped to its user:
+/// - with an `Idempotency-Key` header: that key and the row's index, so a retried request
+///   records each of its rows once;
+/// - with `Prefer: resolution=ignore-duplicates`: the natural key (user, document type, version,
+///   action), hashed to a fixed length, so the same act is recorded once however often it is sent;
+/// - otherwise a key of this request alone (every insert records).
+enum AcceptanceKeys {
+    static func key(
+        of request: Request, user: UUID, type: LegalDocumentType, version: String, action: AcceptanceAction,
+        ignoreDuplicates: Bool, index: Int, requestID: String
+    ) -> String {
+        let scope = user.uuidString.lowercased()
+        if let key = IdempotencyKeys.key(of: request, scope: user) { return "\(key):\(index)" }
+        if ignoreDuplicates {
+            let natural = [scope, type.rawValue, version, action.rawValue].joined(separator: "\n")
+            return "rest:" + SHA256.hash(data: Data(natural.utf8)).map { String(format: "%02x", $0) }.joined()
+        }
+        return "rest:\(scope):\(requestID):\(index)"
+    }
+}
