@@ -136,7 +136,8 @@ class Stack:
                                   DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
                                   GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID,
                                   GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
-                                  GATEWAY_CORS_ORIGINS=CORS_ORIGIN, READINESS_INTERVAL="100ms")
+                                  GATEWAY_CORS_ORIGINS=CORS_ORIGIN, READINESS_INTERVAL="100ms",
+                                  GATEWAY_PUBLIC_OPERATIONS="true")
             port = next(int(field[5:]) for field in gateway.ready_line.split() if field.startswith("http="))
             self.url = f"http://127.0.0.1:{port}"
             self.anon_key = subprocess.check_output(

@@ -103,6 +103,8 @@ public final class GatewayHarness: Sendable {
             gatewayEnvironment["GATEWAY_JWT_SECRET"] = jwtSecret
             gatewayEnvironment["GATEWAY_TRUSTED_PROXIES"] = "127.0.0.1"
             gatewayEnvironment["GATEWAY_BUS_TIMEOUT"] = "3s"
+            // The tests read readiness and metrics on the API port.
+            gatewayEnvironment["GATEWAY_PUBLIC_OPERATIONS"] = "true"
             gatewayEnvironment["READINESS_INTERVAL"] = "100ms"
             // Every test signs in and accepts from 127.0.0.1: limits only where a test sets them.
             for name in rateLimitVariables { gatewayEnvironment[name] = "off" }
@@ -167,6 +169,15 @@ public final class GatewayHarness: Sendable {
     public func pid(of name: String) -> Int32? { processes.withLock { $0[name]?.process.processIdentifier } }
 
     public func output(of name: String) -> String { processes.withLock { $0[name]?.output ?? "" } }
+
+    /// The health port a process named in its ready line (`health=<port>`).
+    public func healthPort(of name: String) throws -> Int {
+        let line = processes.withLock { $0[name]?.readyLine } ?? ""
+        guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("health=") }), let port = Int(field.dropFirst(7)) else {
+            throw TestSupportError("no health port in the ready line of \(name): \(line)")
+        }
+        return port
+    }
 
     // MARK: Helpers
 

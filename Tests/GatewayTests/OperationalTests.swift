@@ -1,4 +1,5 @@
 import Foundation
+import Locks
 import GatewayTestSupport
 import Testing
 import TestSupport
@@ -25,6 +26,18 @@ extension GatewayIntegration {
                 let metrics = try await harness.http.get("/metrics")
                 #expect(metrics.status == 200 && metrics.text.contains("gateway_http_requests_total"))
                 #expect(metrics.text.contains("route=\"/api/terms\""))
+            }
+        }
+
+        /// By default the API port shows liveness only: readiness details and metrics are on the
+        /// health port, for the orchestrator and the operator.
+        @Test func readinessAndMetricsAreNotPublicByDefault() async throws {
+            try await GatewayHarness.run(gateway: ["GATEWAY_PUBLIC_OPERATIONS": "false"]) { harness in
+                #expect(try await harness.http.get("/healthz").status == 200)
+                #expect(try await harness.http.get("/readyz").status == 404)
+                #expect(try await harness.http.get("/metrics").status == 404)
+                let metrics = try await HTTPClient(port: try harness.healthPort(of: "Gateway")).get("/metrics")
+                #expect(metrics.status == 200 && metrics.text.contains("gateway_http_requests_total"))
             }
         }
 
@@ -107,12 +120,20 @@ extension GatewayIntegration {
                     down.insert(backend)
                     for route in routes where route.needs.contains(backend) {
                         let http = harness.http
-                        let refused = try await withTimeout(.seconds(20), "\(route.path) turning 503 with \(backend) down") {
-                            while true {
-                                let reply = try await http.get(route.path, headers: bearer)
-                                if reply.status == 503 { return reply }
-                                try await Task.sleep(for: .milliseconds(100))
+                        let last = LockedValue("")
+                        let refused: HTTPReply
+                        do {
+                            refused = try await withTimeout(.seconds(20), "\(route.path) turning 503 with \(backend) down") {
+                                while true {
+                                    let reply = try await http.get(route.path, headers: bearer)
+                                    if reply.status == 503 { return reply }
+                                    last.withLock { $0 = "\(reply.status) \(reply.text.prefix(200))" }
+                                    try await Task.sleep(for: .milliseconds(100))
+                                }
                             }
+                        } catch {
+                            Issue.record("\(route.path) with \(backend) down never answered 503; last: \(last.withLock { $0 })")
+                            throw error
                         }
                         #expect(refused.header("Retry-After") == "1", "\(route.path)")
                     }

@@ -45,7 +45,9 @@ extension GatewayIntegration {
                 let user = try await harness.user()
                 let id = try await harness.upload(GatewayHarness.randomBytes(1000), as: user)
                 let rest = ["apikey": user.token, "Authorization": "Bearer " + user.token]
-                let fileUrl = try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String)
+                let signedURL = try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String)
+                // The Storage object path (`documents/<id>/<name>`) inside the signed file URL.
+                let fileUrl = try #require(URL(string: signedURL)?.path.replacingOccurrences(of: "/storage/v1/object/sign/", with: ""))
 
                 // Accepted at sign-up: open; after the first check, judged from memory.
                 #expect(try await http.get("/api/documents", headers: user.auth).status == 200)

@@ -87,7 +87,7 @@ public enum GatewayApplication {
             services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed),
             terms: TermsGate(services: services, sessions: sessions, texts: legalTexts))
         let limits = RateLimits(settings.rateLimits)
-        OperationalRoutes(runtime: runtime).register(on: router, catalog: catalog)
+        OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: router, catalog: catalog)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
         SeedRoutes(services: services, acceptances: acceptances, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
             .register(on: router, catalog: catalog)

@@ -137,6 +137,8 @@ public final class RPCClient: Sendable {
                     try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
                     continue
                 }
+                // A retry that ran out of time says less than the refusal before it.
+                if let lastRefusal, reply.envelope.error?.code == .deadlineExceeded { return lastRefusal }
                 return reply
             } catch let error as BusError where error.code == .deadlineExceeded {
                 if retry, clock.now < overall {

@@ -304,12 +304,19 @@ public final class RPCServer: Sendable {
         }
     }
 
+    /// The ZAP name of the operator's key (`compass keys generate` names it so): the only peer
+    /// whose `operator` principal is honoured.
+    static let operatorPeer = "operator"
+
     private func trustedPrincipal(_ claimed: Principal?, peer: String?) -> Principal {
         guard security.isCurve else { return claimed ?? .anonymous }
         guard let peer else { return .anonymous }
         let mayAssert = options.principalAsserters.map { $0.contains(peer) } ?? true
-        if mayAssert, let claimed { return claimed }
-        return .service(peer)
+        guard mayAssert, let claimed else { return .service(peer) }
+        // Only the operator's own key claims the operator role: the gateway and Accounts assert
+        // users' principals, and a stolen key of theirs must not make its holder an operator.
+        if claimed.kind == .operator, peer != Self.operatorPeer { return .service(peer) }
+        return claimed
     }
 
     private func finishOne() {

@@ -30,14 +30,13 @@ struct StoredDocument: Sendable, Equatable {
     /// reads as `missing` (seed 002: "File no longer available"), found by one index probe.
     static let columns = """
         id, owner_id, type, title, description, file_url, file_type, version, school_id, created_at, length, committed, \
-        lo_oid, sha256, \(stateExpression), possibly_corrupt, updated_at
+        lo_oid, sha256, \(stateExpression), possibly_corrupt, updated_at, file_name
         """
 
     /// The state as readers see it: `missing` for a complete document whose large object is gone.
     static let stateExpression = """
         CASE WHEN state = 'available' AND NOT EXISTS (SELECT 1 FROM pg_largeobject_metadata m WHERE m.oid = lo_oid::oid) \
-        THEN 'missing' ELSE state END, \
-        possibly_corrupt, updated_at, file_name
+        THEN 'missing' ELSE state END
         """
 
     /// How many columns ``columns`` names (a query's next column is at this index).

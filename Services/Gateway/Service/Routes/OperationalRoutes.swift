@@ -2,17 +2,22 @@ import Foundation
 import Hummingbird
 import ServiceKit
 
-/// `/healthz` (the process answers), `/readyz` (every bus peer connected; 503 otherwise and during
-/// shutdown) and `/metrics` (Prometheus text) on the gateway's HTTP port. They read what the
-/// ServiceKit runtime keeps, which also serves them on `HEALTH_PORT` like every service.
+/// `/healthz` (the process answers) on the gateway's HTTP port; with `GATEWAY_PUBLIC_OPERATIONS`
+/// also `/readyz` (some backend connected; 503 when none is and during shutdown) and `/metrics`
+/// (Prometheus text). All three read what the ServiceKit runtime keeps, which serves them on
+/// `HEALTH_PORT` like every service: that port is for the orchestrator and the operator, and
+/// readiness details and metrics say too much about the system to publish by default.
 struct OperationalRoutes {
     let runtime: ServiceRuntime
+    /// Whether `/readyz` and `/metrics` are served here too.
+    let includeDetails: Bool
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .get, "/healthz", "Liveness: the process answers.", public: true) { _, _ in
             try JSONBodies.response(["status": "ok", "service": runtime.identity.name, "version": runtime.identity.version])
         }
-        catalog.add(router, .get, "/readyz", "Readiness: every bus peer is connected.", public: true) { _, _ in
+        guard includeDetails else { return }
+        catalog.add(router, .get, "/readyz", "Readiness: some backend is connected (each one's state in checks).", public: true) { _, _ in
             let snapshot = runtime.readiness.snapshot
             struct Body: Encodable { let ready: Bool; let status: String; let checks: [String: String] }
             let body = Body(ready: snapshot.isReady, status: snapshot.phase.rawValue, checks: snapshot.checks.mapValues(\.description))

@@ -48,6 +48,9 @@ public struct GatewaySettings: EnvironmentSettings {
     /// `legal.published` events: the bound on how long a lost event can leave it behind.
     public var legalRefresh: Duration
     public var legacyUnauthenticatedClients: Bool
+    /// Whether `/readyz` and `/metrics` are served on the API port too (they always are on
+    /// `HEALTH_PORT`, which is not published).
+    public var publicOperations: Bool
     public var appleBundleID: String?
     public var appleKeySet: AppleKeySource
     public var jwtSecret: Secret<String>
@@ -107,6 +110,9 @@ public struct GatewaySettings: EnvironmentSettings {
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
+        publicOperations = try env.bool(
+            "GATEWAY_PUBLIC_OPERATIONS", default: false,
+            "Also serve /readyz and /metrics on the API port; off: only /healthz is there, and readiness details and metrics stay on HEALTH_PORT for the operator, not the internet.")
         let bundle = env.string("GATEWAY_APPLE_BUNDLE_ID", default: "", "Audience (bundle id) of Apple identity tokens accepted as credentials on the seed routes; empty: not accepted.")
         appleBundleID = bundle.isEmpty ? nil : bundle
         let keySet = env.string("GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
