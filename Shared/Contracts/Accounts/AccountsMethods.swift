@@ -36,6 +36,7 @@ public enum AccountsGetOrCreate: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.get_or_create"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.get`: one user by id (`not_found` when unknown). A user principal reads only itself.
@@ -47,6 +48,7 @@ public enum AccountsGet: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.get"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// What `accounts.accept_terms` and `accounts.decline_terms` take (seed 004 `PUT .../accept-tos`).
@@ -73,6 +75,7 @@ public enum AccountsAcceptTerms: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.accept_terms"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.decline_terms`: records the refusal through Audit; the user then needs to accept.
@@ -81,6 +84,7 @@ public enum AccountsDeclineTerms: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.decline_terms"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// One user who lives in a state the rules in force restrict (`accounts.restricted_users`).
@@ -123,4 +127,5 @@ public enum AccountsRestrictedUsers: RPCMethod {
     }
     public static let type = "accounts.restricted_users"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

@@ -58,6 +58,7 @@ public enum AccountsSignInWithApple: RPCMethod {
     }
     public static let type = "accounts.sign_in_with_apple"
     public static let isIdempotent = false
+    public static let cachesReply = false
 }
 
 /// A new session token and refresh token for a session (`accounts.refresh_session`).
@@ -86,6 +87,7 @@ public enum AccountsRefreshSession: RPCMethod {
     public typealias Reply = SessionGrant
     public static let type = "accounts.refresh_session"
     public static let isIdempotent = false
+    public static let cachesReply = false
 }
 
 /// `accounts.sign_out`: revokes a session, named by its refresh token or its id (exactly one).
@@ -111,6 +113,7 @@ public enum AccountsSignOut: RPCMethod {
     }
     public static let type = "accounts.sign_out"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.verify_session` (for the gateway): who a session token speaks for. Checks the
@@ -137,4 +140,5 @@ public enum AccountsVerifySession: RPCMethod {
     }
     public static let type = "accounts.verify_session"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

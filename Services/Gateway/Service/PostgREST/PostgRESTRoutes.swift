@@ -67,7 +67,7 @@ struct PostgRESTRoutes {
             var inserted: [[String: JSONValue]] = []
             for (index, row) in rows.enumerated() {
                 let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
-                let key = IdempotencyKeys.key(of: request, scope: userId).map { "\($0):\(index)" }
+                let key = try IdempotencyKeys.key(of: request, scope: userId).map { "\($0):\(index)" }
                     ?? "rest:\(userId.uuidString.lowercased()):\(context.requestID):\(index)"
                 let receipt = try await services.call(
                     .audit, AuditRecord.self,
