@@ -170,7 +170,7 @@ extension GatewayIntegration {
                 let user = try await harness.signedUpUser()
                 let bearer = HTTPClient.bearer(user.token)
                 let preview = try await harness.http.get("/api/me/deletion/preview", headers: bearer)
-                #expect(preview.status == 200 && (preview.json["deleted"] as? [Any])?.isEmpty == false)
+                #expect(preview.status == 200 && (preview.json["deleted"] as? [Any])?.isEmpty == false, "\(preview.status) \(preview.text)")
                 let first = try await harness.http.send("POST", "/api/me/deletion", headers: bearer)
                 #expect(first.status == 201)
                 let firstId = try #require(first.json["requestId"] as? String)
