@@ -36,3 +36,11 @@ public enum IdempotencyKeyRule {
         return hasher.finalize()
     }
 }
+
+/// A request whose idempotency digest covers what it asks for, not how it was observed: a retry
+/// (or another path recording the same act under the same key) may come from another address or
+/// client, and is still the same request. Requests that do not conform are digested whole.
+public protocol IdempotencyFingerprinted {
+    /// Feeds the members that make the request what it is (not client address or agent).
+    func hashFingerprint(into hasher: inout Hasher)
+}

@@ -26,6 +26,8 @@ public final class RPCServer: Sendable {
         var succeeded: Counter
         /// Whether replies are kept to answer a retry with the same key (``RPCMethod/cachesReply``).
         var cachesReply: Bool
+        /// The digest that tells a retry from another request under the same key.
+        var digest: @Sendable (Envelope, [Data]) -> Int = { IdempotencyKeyRule.digest(payload: $0.payload, attachments: $1) }
     }
     private let state = LockedValue(State())
     private let loop = LockedValue<SocketLoop?>(nil)
@@ -68,6 +70,18 @@ public final class RPCServer: Sendable {
             let request = try envelope.decodePayload(M.Request.self)
             let (reply, attachments) = try await handler(request, context)
             return (try BusJSON.encodeBytes(reply), attachments)
+        }
+        if M.cachesReply, M.Request.self is any IdempotencyFingerprinted.Type {
+            handlers.withLock { registered in
+                registered[M.type]?.digest = { envelope, attachments in
+                    guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted else {
+                        return IdempotencyKeyRule.digest(payload: envelope.payload, attachments: attachments)
+                    }
+                    var hasher = Hasher()
+                    fingerprinted.hashFingerprint(into: &hasher)
+                    return hasher.finalize()
+                }
+            }
         }
     }
 
@@ -228,7 +242,7 @@ public final class RPCServer: Sendable {
         if registered.cachesReply, let key = envelope.idempotencyKey {
             let scoped = IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key)
             let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
-            let digest = IdempotencyKeyRule.digest(payload: envelope.payload, attachments: routed.attachments)
+            let digest = registered.digest(envelope, routed.attachments)
             switch idempotency.admit(key: scoped, digest: digest, waiter: waiter) {
             case .run:
                 break

@@ -129,3 +129,11 @@ public enum AccountsRestrictedUsers: RPCMethod {
     public static let isIdempotent = true
     public static let cachesReply = false
 }
+
+/// The user and version acted on; the address and agent are metadata (see ``IdempotencyFingerprinted``).
+extension AccountsTermsRequest: IdempotencyFingerprinted {
+    public func hashFingerprint(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(tosVersion)
+    }
+}

@@ -194,3 +194,14 @@ public enum AuditPublicKey: RPCMethod {
     public static let isIdempotent = true
     public static let cachesReply = false
 }
+
+/// The act recorded (who, what, which version, how); the address and agent it came from are
+/// metadata: a retry from elsewhere is the same record.
+extension AuditRecord.Request: IdempotencyFingerprinted {
+    public func hashFingerprint(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(documentType.rawValue)
+        hasher.combine(version)
+        hasher.combine(action.rawValue)
+    }
+}
