@@ -40,29 +40,6 @@ import TestSupport
         await client.close()
         await server.shutdown()
     }
-
-    /// A refusal that says when to come back (a lock or statement timeout in the database) is
-    /// answered at once: retrying it within the deadline would only queue the same wait again.
-    @Test func aRefusalWithARetryHintIsReturnedAtOnce() async throws {
-        let logger = testLogger()
-        let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
-        let runs = Tally()
-        server.register(AlwaysRefused.self) { (_: Empty, _: RequestContext) async throws -> Empty in
-            runs.add()
-            throw BusError(.unavailable, "the data is locked by another operation; try again shortly", details: ["retryAfterSeconds": "2"])
-        }
-        try await server.start()
-        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
-        let began = ContinuousClock.now
-        let error = await #expect(throws: BusError.self) {
-            _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .seconds(5))
-        }
-        #expect(error?.code == .unavailable && error?.details?["retryAfterSeconds"] == "2")
-        #expect(runs.count == 1)
-        #expect(ContinuousClock.now - began < .seconds(2))
-        await client.close()
-        await server.shutdown()
-    }
 }
 
 /// Counts handler runs from the server's tasks.

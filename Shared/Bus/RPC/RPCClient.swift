@@ -127,11 +127,7 @@ public final class RPCClient: Sendable {
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall
             do {
                 let reply = try await attemptOnce(envelope, payload: payload, attachments: attachments, until: attemptEnd)
-                // An `unavailable` that says when to come back (a lock or statement timeout) is
-                // returned at once: retrying it sooner only queues the same work again.
-                if retry, let error = reply.envelope.error, error.code == .unavailable, error.details?["retryAfterSeconds"] == nil,
-                    clock.now + .milliseconds(20) < overall
-                {
+                if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
                     lastRefusal = reply
                     try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
                     continue

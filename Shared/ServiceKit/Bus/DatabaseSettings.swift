@@ -29,7 +29,7 @@ public struct DatabaseSettings: Sendable {
             "PostgreSQL `statement_timeout` of this service's sessions: a statement running longer is cancelled and the request answered `unavailable` (HTTP 503 with Retry-After). 0 turns it off. Migrations run without it.")
         lockTimeout = try env.duration(
             "DATABASE_LOCK_TIMEOUT", default: .milliseconds(750),
-            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter. 0 turns it off.")
+            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter; a refused retryable call is retried by its client within its deadline. 0 turns it off.")
         idleInTransactionTimeout = try env.duration(
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default: .seconds(30),
             "PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction that long is ended by the server, releasing its locks. 0 turns it off.")
