@@ -258,6 +258,7 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests", dependencies: [
                 "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
+                "GatewayTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/ReliabilityTests", swiftSettings: strict),
 

@@ -14,6 +14,7 @@ enum BenchEcho: RPCMethod {
     typealias Request = BenchRequest
     typealias Reply = BenchRequest
     static let type = "bench.echo"
+    static let cachesReply = false
 }
 
 /// The same, marked idempotent: each call carries a fresh idempotency key, which the server
@@ -23,6 +24,7 @@ enum BenchEchoIdempotent: RPCMethod {
     typealias Reply = BenchRequest
     static let type = "bench.echo_idempotent"
     static let isIdempotent = true
+    static let cachesReply = true
 }
 
 /// Envelope RPC round trips: `RPCClient` to an `RPCServer` whose handler echoes the payload.

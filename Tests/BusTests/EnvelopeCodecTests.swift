@@ -165,6 +165,6 @@ import Testing
         #expect(ErrorCode.restrictedState.httpStatus == 403)
         #expect(ErrorCode.gone.httpStatus == 410)
         #expect(ErrorCode.deadlineExceeded.httpStatus == 504)
-        #expect(Set(ErrorCode.allCases.map(\.httpStatus)).count == 11)
+        #expect(Set(ErrorCode.allCases.map(\.httpStatus)).count == 12)
     }
 }

@@ -110,6 +110,35 @@ import TestSupport
         await server.shutdown()
     }
 
+    /// Over real sockets: a method that does not cache (a read) runs for every call even with one
+    /// key, so fresh keys cost the server nothing; one that does refuses the key for another body.
+    @Test func readsAreNotRememberedAndAReusedKeyWithAnotherBodyIsRefused() async throws {
+        let server = try await startServer()
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        for number in 0..<3 {
+            let reply = try await client.call(TestEcho.self, EchoRequest(number: number), idempotencyKey: "same", timeout: .seconds(5))
+            #expect(reply.number == number, "a read with a used key runs again")
+        }
+        _ = try await client.call(TestCountedEcho.self, EchoRequest(number: 1), idempotencyKey: "k1", timeout: .seconds(5))
+        await #expect(throws: BusError.self) {
+            do {
+                _ = try await client.call(TestCountedEcho.self, EchoRequest(number: 2), idempotencyKey: "k1", timeout: .seconds(5))
+            } catch let error as BusError {
+                #expect(error.code == .idempotencyKeyReused && error.code.httpStatus == 422)
+                throw error
+            }
+        }
+        let tooLong = String(repeating: "k", count: IdempotencyKeyRule.busKeyMaximumBytes + 1)
+        await #expect(throws: BusError.self) {
+            do { _ = try await client.call(TestEcho.self, EchoRequest(number: 1), idempotencyKey: tooLong, timeout: .seconds(5)) } catch let error as BusError {
+                #expect(error.code == .invalidArgument)
+                throw error
+            }
+        }
+        await client.close()
+        await server.shutdown()
+    }
+
     @Test func attachmentsTravelAsFrames() async throws {
         let server = try await startServer()
         let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)

@@ -13,6 +13,7 @@ import TestSupport
         typealias Reply = Empty
         static let type = "test.always_refused"
         static let isIdempotent = true
+        static let cachesReply = true
     }
 
     @Test func deadlineDuringRetriesReturnsTheServersReason() async throws {

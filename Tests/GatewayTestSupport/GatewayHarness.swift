@@ -74,12 +74,14 @@ public final class GatewayHarness: Sendable {
             accountsEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             accountsEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             accountsEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
+            // The deletion preview asks this stack's Documents, not whatever listens on the default port.
+            let documentsRPC = ipcEndpoint()
+            accountsEnvironment["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
             accountsEnvironment["ACCOUNTS_APPLE_JWKS"] = AppleStandIn.jwksPath
             accountsEnvironment["ACCOUNTS_APPLE_BUNDLE_ID"] = AppleStandIn.bundleID
             accountsEnvironment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
             for (key, value) in accountsExtra { accountsEnvironment[key] = value }
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
-            let documentsRPC = ipcEndpoint()
             var documentsEnvironment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: documentsRPC, events: ipcEndpoint())
             documentsEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             documentsEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents

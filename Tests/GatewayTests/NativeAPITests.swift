@@ -27,15 +27,16 @@ extension GatewayIntegration {
                 #expect(eligible.status == 200 && eligible.json["hasConfirmedEligibility"] as? Bool == true)
                 let me = try await harness.http.get("/api/me", headers: HTTPClient.bearer(token))
                 #expect(me.status == 200 && me.json["state"] as? String == "OH" && me.json["appleId"] as? String == appleId)
-                // Refresh rotates; the old refresh token is refused.
+                // Refresh rotates (the old refresh token's reuse is refused, below and in
+                // aReusedRefreshTokenRevokesItsWholeSessionAtTheGateway).
                 let rotated = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": refresh])
                 #expect(rotated.status == 200 && rotated.json["refreshToken"] as? String != refresh)
-                #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": refresh]).status == 401)
                 // Sign out with the bearer session: its tokens stop working at once.
                 let newToken = try #require(rotated.json["sessionToken"] as? String)
                 let out = try await harness.http.send("POST", "/api/auth/sign-out", headers: HTTPClient.bearer(newToken))
                 #expect(out.status == 200)
                 #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(newToken)).status == 401)
+                #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": refresh]).status == 401)
                 #expect(try await harness.http.send("POST", "/api/auth/sign-out").status == 401)
                 // Sign-out by refresh token (no session header), then nothing of that session works.
                 let other = try await harness.signIn(appleId: appleId)
@@ -47,6 +48,34 @@ extension GatewayIntegration {
                 let forged = try await harness.http.send(
                     "POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "x", signer: AppleStandIn.otherKey)])
                 #expect(forged.status == 401 && forged.json["error"] as? String == "unauthenticated")
+            }
+        }
+
+        /// A refresh token used again after its rotation means two parties hold the session: the
+        /// reuse is refused and revokes the whole session, so the access and refresh tokens the
+        /// rotation issued stop working too, at the gateway's own session view as well.
+        @Test func aReusedRefreshTokenRevokesItsWholeSessionAtTheGateway() async throws {
+            try await GatewayHarness.run { harness in
+                let user = try await harness.signedUpUser()
+                let rotated = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": user.refresh])
+                #expect(rotated.status == 200)
+                let access = HTTPClient.bearer(try #require(rotated.json["sessionToken"] as? String))
+                let newRefresh = try #require(rotated.json["refreshToken"] as? String)
+                #expect(try await harness.http.get("/api/me", headers: access).status == 200)
+                // A second sign-in of the same user is another family and is left alone.
+                let other = try await harness.signIn(appleId: try #require(try await harness.http.get("/api/me", headers: access).json["appleId"] as? String))
+                let otherAccess = HTTPClient.bearer(try #require(other["sessionToken"] as? String))
+
+                let reuse = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": user.refresh])
+                #expect(reuse.status == 401)
+                let refused = try await harness.waitForStatus(401, of: "/api/me", headers: access)
+                #expect(refused.status == 401, "the rotated session's access token is refused at the gateway within \(refused.elapsed)")
+                #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": newRefresh]).status == 401)
+                #expect(try await harness.http.get("/api/me", headers: otherAccess).status == 200)
+                // Logged as a security event, naming the session, never a token.
+                let log = harness.output(of: "Accounts")
+                #expect(log.contains("refresh_token_reuse"))
+                #expect(!log.contains(user.refresh) && !log.contains(newRefresh))
             }
         }
 
@@ -92,6 +121,14 @@ extension GatewayIntegration {
                 #expect(ack.status == 201 && ack.json["action"] as? String == "acknowledge")
                 let again = try await harness.http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: headers)
                 #expect(again.json["recordId"] as? String == ack.json["recordId"] as? String)
+                // The same key for another body is a client error, not the first action's reply.
+                let reused = try await harness.http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy + "-other"], headers: headers)
+                #expect(reused.status == 422 && reused.json["error"] as? String == "idempotency_key_reused", "\(reused.status) \(reused.text)")
+                // A key longer than the one rule allows is refused, not ignored.
+                let long = bearer.merging(["Idempotency-Key": String(repeating: "k", count: 201)]) { _, key in key }
+                let tooLong = try await harness.http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: long)
+                #expect(tooLong.status == 400, "\(tooLong.status) \(tooLong.text)")
                 // Decline then accept the terms (through Accounts).
                 let decline = try await harness.http.send("POST", "/api/me/consents/terms_of_service/decline", json: ["version": terms], headers: bearer)
                 #expect(decline.status == 201 && decline.json["action"] as? String == "decline")
@@ -133,7 +170,7 @@ extension GatewayIntegration {
                 let user = try await harness.signedUpUser()
                 let bearer = HTTPClient.bearer(user.token)
                 let preview = try await harness.http.get("/api/me/deletion/preview", headers: bearer)
-                #expect(preview.status == 200 && (preview.json["deleted"] as? [Any])?.isEmpty == false)
+                #expect(preview.status == 200 && (preview.json["deleted"] as? [Any])?.isEmpty == false, "\(preview.status) \(preview.text)")
                 let first = try await harness.http.send("POST", "/api/me/deletion", headers: bearer)
                 #expect(first.status == 201)
                 let firstId = try #require(first.json["requestId"] as? String)

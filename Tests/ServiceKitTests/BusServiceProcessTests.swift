@@ -13,6 +13,7 @@ import TestSupport
         typealias Request = NoteRequest
         typealias Reply = NoteReply
         static let type = "example.record"
+        static let cachesReply = false
     }
 
     func environment(rpc: String, events: String) throws -> [String: String] {

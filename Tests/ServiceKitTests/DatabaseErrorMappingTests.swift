@@ -13,11 +13,13 @@ import TestSupport
         typealias Request = Empty
         typealias Reply = Empty
         static let type = "test.insert"
+        static let cachesReply = false
     }
     enum Broken: RPCMethod {
         typealias Request = Empty
         typealias Reply = Empty
         static let type = "test.broken"
+        static let cachesReply = false
     }
 
     /// A read-only database (a standby after a fail-over, `default_transaction_read_only`) and a

@@ -25,6 +25,7 @@ public enum TestEcho: RPCMethod {
     public typealias Request = EchoRequest
     public typealias Reply = EchoReply
     public static let type = "test.echo"
+    public static let cachesReply = false
 }
 
 /// Like echo, but idempotent: the client retries it and the server runs it once per key.
@@ -33,6 +34,7 @@ public enum TestCountedEcho: RPCMethod {
     public typealias Reply = EchoReply
     public static let type = "test.counted"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// Replies with the attachments it got, reversed, so attachment round trips can be checked.
@@ -40,6 +42,7 @@ public enum TestAttachments: RPCMethod {
     public typealias Request = Empty
     public typealias Reply = Empty
     public static let type = "test.attachments"
+    public static let cachesReply = false
 }
 
 /// Registers the test handlers; `executions` counts runs of ``TestCountedEcho``.

@@ -9,6 +9,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case conflict
     case payloadTooLarge = "payload_too_large"
     case unsupportedMediaType = "unsupported_media_type"
+    /// An idempotency key reused, within the window it is remembered, for a request with another
+    /// body: the caller must choose a new key for a new action.
+    case idempotencyKeyReused = "idempotency_key_reused"
     case unavailable
     case deadlineExceeded = "deadline_exceeded"
     case `internal`
@@ -23,6 +26,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .gone: 410
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
+        case .idempotencyKeyReused: 422
         case .internal: 500
         case .unavailable: 503
         case .deadlineExceeded: 504

@@ -48,6 +48,17 @@ final class IdempotencyCache: Sendable {
         var payload: [UInt8]?
         var attachments: [Data]
         var error: BusError?
+
+        /// What keeping it costs, roughly: its bytes plus a fixed allowance for the entry itself.
+        var cost: Int {
+            var total = Self.entryOverhead + (payload?.count ?? 0) + (error.map { $0.message.utf8.count } ?? 0)
+            for attachment in attachments { total += attachment.count }
+            return total
+        }
+
+        /// The dictionary slot, the key's strings and the ring slot, counted per entry so that a
+        /// flood of small replies is bounded too.
+        static let entryOverhead = 512
     }
     enum Admission: Sendable {
         /// First time: run the handler, then call ``complete(_:_:)``.
@@ -56,66 +67,79 @@ final class IdempotencyCache: Sendable {
         case joined
         /// Done before: answer with this outcome.
         case replay(Outcome)
+        /// The key was used, within the window, for a request with another body: the caller
+        /// reused a key for a different action, which is refused rather than answered with the
+        /// other action's reply.
+        case mismatch
     }
 
     private enum Entry {
-        case running([Waiter])
-        case done(Outcome, expires: ContinuousClock.Instant)
+        case running([Waiter], digest: Int)
+        case done(Outcome, digest: Int, cost: Int, expires: ContinuousClock.Instant)
     }
 
     private struct State {
         var entries: [Key: Entry] = [:]
         /// Keys in the order they were first admitted, oldest first, for eviction.
         var order: KeyRing
+        /// The sum of the costs of the outcomes kept.
+        var bytes = 0
     }
 
     private let state: LockedValue<State>
-    private let capacity: Int
-    private let ttl: Duration
+    let limits: IdempotencyLimits
 
-    init(capacity: Int, ttl: Duration) {
-        self.capacity = capacity
-        self.ttl = ttl
+    init(limits: IdempotencyLimits) {
+        self.limits = limits
         state = LockedValue(State(order: KeyRing()))
     }
 
-    func admit(key: Key, waiter: Waiter, now: ContinuousClock.Instant = .now) -> Admission {
+    /// Admits one (re)try of the request whose payload (and attachments) hash to `digest`.
+    func admit(key: Key, digest: Int, waiter: Waiter, now: ContinuousClock.Instant = .now) -> Admission {
         state.withLock { state in
             if let index = state.entries.index(forKey: key) {
                 switch state.entries.values[index] {
-                case .running(var waiters):
+                case .running(var waiters, let first):
+                    guard first == digest else { return .mismatch }
                     // Emptied first so that appending does not copy the array.
-                    state.entries.values[index] = .running([])
+                    state.entries.values[index] = .running([], digest: first)
                     waiters.append(waiter)
-                    state.entries.values[index] = .running(waiters)
+                    state.entries.values[index] = .running(waiters, digest: first)
                     return .joined
-                case .done(let outcome, let expires) where expires > now:
-                    return .replay(outcome)
-                case .done:
+                case .done(let outcome, let first, _, let expires) where expires > now:
+                    return first == digest ? .replay(outcome) : .mismatch
+                case .done(_, _, let cost, _):
                     // Expired: run again; the key keeps its place in the eviction order.
-                    state.entries.values[index] = .running([])
+                    state.bytes -= cost
+                    state.entries.values[index] = .running([], digest: digest)
                     return .run
                 }
             }
-            state.entries[key] = .running([])
+            state.entries[key] = .running([], digest: digest)
             state.order.append(key)
-            evict(&state)
+            evict(&state, now: now)
             return .run
         }
     }
 
     /// Records the outcome and returns the waiters that joined while it ran. Transient failures
-    /// (`unavailable`, `internal`, `deadline_exceeded`) are not remembered: a retry runs again.
+    /// (`unavailable`, `internal`, `deadline_exceeded`) are not remembered: a retry runs again;
+    /// nor is an outcome larger than the whole byte bound.
     func complete(_ key: Key, _ outcome: Outcome, now: ContinuousClock.Instant = .now) -> [Waiter] {
         state.withLock { state in
-            guard let index = state.entries.index(forKey: key), case .running(let waiters) = state.entries.values[index] else {
+            guard let index = state.entries.index(forKey: key), case .running(let waiters, let digest) = state.entries.values[index] else {
                 return []
             }
+            let cost = outcome.cost
             switch outcome.error?.code {
             case .unavailable, .internal, .deadlineExceeded:
                 state.entries.remove(at: index)
+            case _ where cost > limits.bytes:
+                state.entries.remove(at: index)
             default:
-                state.entries.values[index] = .done(outcome, expires: now + ttl)
+                state.entries.values[index] = .done(outcome, digest: digest, cost: cost, expires: now + limits.age)
+                state.bytes += cost
+                evict(&state, now: now)
             }
             return waiters
         }
@@ -124,19 +148,51 @@ final class IdempotencyCache: Sendable {
     /// Keys remembered (running or done), for tests.
     var count: Int { state.withLock { $0.entries.count } }
 
-    /// Drops the oldest keys beyond `capacity`. Those done are forgotten; one still running goes
-    /// to the back of the order, to be forgotten once it is done and old again.
-    private func evict(_ state: inout State) {
-        var excess = state.order.count - capacity
-        while excess > 0, let oldest = state.order.removeFirst() {
-            excess -= 1
-            guard let index = state.entries.index(forKey: oldest) else { continue }
-            if case .done = state.entries.values[index] {
+    /// Bytes the outcomes kept are charged (see ``Outcome/cost``), for tests and metrics.
+    var bytes: Int { state.withLock { $0.bytes } }
+
+    /// Forgets the oldest keys while there are more than `limits.entries`, their outcomes cost
+    /// more than `limits.bytes`, or the oldest has expired. Those done are forgotten; one still
+    /// running goes to the back of the order, to be forgotten once it is done and old again.
+    /// Keys are ordered by admission and expire a fixed age after completion, so the oldest is
+    /// (nearly) the first to expire: looking at the front alone keeps this O(1) per call.
+    private func evict(_ state: inout State, now: ContinuousClock.Instant) {
+        var rotations = state.order.count
+        while let oldest = state.order.first {
+            let over = state.order.count > limits.entries || state.bytes > limits.bytes
+            guard let index = state.entries.index(forKey: oldest) else {
+                _ = state.order.removeFirst()
+                continue
+            }
+            switch state.entries.values[index] {
+            case .done(_, _, let cost, let expires):
+                guard over || expires <= now else { return }
+                _ = state.order.removeFirst()
                 state.entries.remove(at: index)
-            } else {
+                state.bytes -= cost
+            case .running:
+                guard over, rotations > 0 else { return }
+                rotations -= 1
+                _ = state.order.removeFirst()
                 state.order.append(oldest)
             }
         }
+    }
+}
+
+/// How much a server remembers of the replies it may be asked to repeat.
+public struct IdempotencyLimits: Sendable, Equatable {
+    /// Keys remembered at most.
+    public var entries: Int
+    /// Bytes of replies (payload and attachments, plus a per-entry allowance) kept at most.
+    public var bytes: Int
+    /// How long after its completion a reply is repeated to a retry.
+    public var age: Duration
+
+    public init(entries: Int = 100_000, bytes: Int = 32 << 20, age: Duration = .seconds(300)) {
+        self.entries = entries
+        self.bytes = bytes
+        self.age = age
     }
 }
 
@@ -161,6 +217,9 @@ struct KeyRing {
         }
         return slots[head]
     }
+
+    /// The oldest key, left in place.
+    var first: IdempotencyCache.Key? { count > 0 ? slots[head] : nil }
 
     private mutating func grow() {
         var bigger = [IdempotencyCache.Key?](repeating: nil, count: max(16, slots.count * 2))

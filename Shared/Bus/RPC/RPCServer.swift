@@ -24,6 +24,10 @@ public final class RPCServer: Sendable {
     private struct Registered: Sendable {
         var handler: @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
         var succeeded: Counter
+        /// Whether replies are kept to answer a retry with the same key (``RPCMethod/cachesReply``).
+        var cachesReply: Bool
+        /// The digest that tells a retry from another request under the same key.
+        var digest: @Sendable (Envelope, [Data]) -> Int = { IdempotencyKeyRule.digest(payload: $0.payload, attachments: $1) }
     }
     private let state = LockedValue(State())
     private let loop = LockedValue<SocketLoop?>(nil)
@@ -45,7 +49,7 @@ public final class RPCServer: Sendable {
         self.options = options
         self.logger = logger
         self.metrics = BusMetrics(component: "rpc-server.\(name)")
-        self.idempotency = IdempotencyCache(capacity: options.idempotencyCapacity, ttl: options.idempotencyTTL)
+        self.idempotency = IdempotencyCache(limits: options.idempotency)
     }
 
     // MARK: Registration
@@ -62,27 +66,40 @@ public final class RPCServer: Sendable {
         _ method: M.Type,
         withAttachments handler: @escaping @Sendable (M.Request, RequestContext) async throws -> (M.Reply, [Data])
     ) {
-        register(M.type) { envelope, context in
+        register(M.type, cachesReply: M.cachesReply) { envelope, context in
             let request = try envelope.decodePayload(M.Request.self)
             let (reply, attachments) = try await handler(request, context)
             return (try BusJSON.encodeBytes(reply), attachments)
         }
+        if M.cachesReply, M.Request.self is any IdempotencyFingerprinted.Type {
+            handlers.withLock { registered in
+                registered[M.type]?.digest = { envelope, attachments in
+                    guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted else {
+                        return IdempotencyKeyRule.digest(payload: envelope.payload, attachments: attachments)
+                    }
+                    var hasher = Hasher()
+                    fingerprinted.hashFingerprint(into: &hasher)
+                    return hasher.finalize()
+                }
+            }
+        }
     }
 
-    /// Registers a handler that works on the envelope itself (generic tooling, proxies).
-    public func registerRaw(_ type: String, _ handler: @escaping RawHandler) {
-        register(type) { envelope, context in
+    /// Registers a handler that works on the envelope itself (generic tooling, proxies). Its
+    /// replies are kept for retries only when it says so.
+    public func registerRaw(_ type: String, cachesReply: Bool = false, _ handler: @escaping RawHandler) {
+        register(type, cachesReply: cachesReply) { envelope, context in
             let (payload, attachments) = try await handler(envelope, context)
             return (payload.map { [UInt8]($0) }, attachments)
         }
     }
 
     private func register(
-        _ type: String,
+        _ type: String, cachesReply: Bool,
         _ handler: @escaping @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
     ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
-        handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded) }
+        handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded, cachesReply: cachesReply) }
     }
 
     // MARK: Lifecycle
@@ -219,10 +236,14 @@ public final class RPCServer: Sendable {
             return
         }
         let peer = frames.peerUserId
-        if let key = envelope.idempotencyKey {
+        // Only methods whose replies are worth repeating are remembered: a read answered again
+        // costs a read, while remembering every read's reply let any caller grow the server's
+        // memory with fresh keys.
+        if registered.cachesReply, let key = envelope.idempotencyKey {
             let scoped = IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key)
             let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
-            switch idempotency.admit(key: scoped, waiter: waiter) {
+            let digest = registered.digest(envelope, routed.attachments)
+            switch idempotency.admit(key: scoped, digest: digest, waiter: waiter) {
             case .run:
                 break
             case .joined:
@@ -231,6 +252,14 @@ public final class RPCServer: Sendable {
             case .replay(let outcome):
                 metrics.increment("bus_rpc_replayed_total")
                 reply(to: waiter, type: envelope.type, outcome)
+                finishOne()
+                return
+            case .mismatch:
+                metrics.increment("bus_rpc_rejected_total", [("code", ErrorCode.idempotencyKeyReused.rawValue)])
+                let error = BusError(
+                    .idempotencyKeyReused,
+                    "this idempotency key was used for a different request; use a new key for a new action")
+                reply(to: waiter, type: envelope.type, .init(payload: nil, attachments: [], error: error))
                 finishOne()
                 return
             }
@@ -248,6 +277,11 @@ public final class RPCServer: Sendable {
                 details: ["supportedVersion": String(Envelope.protocolVersion)])
         }
         if envelope.kind != .request { return BusError(.invalidArgument, "expected a request, got \(envelope.kind.rawValue)") }
+        if let key = envelope.idempotencyKey, !IdempotencyKeyRule.isValidBusKey(key) {
+            return BusError(
+                .invalidArgument, "the idempotency key must be 1 to \(IdempotencyKeyRule.busKeyMaximumBytes) bytes",
+                details: ["maximumBytes": String(IdempotencyKeyRule.busKeyMaximumBytes)])
+        }
         if let deadline = envelope.deadline, deadline < Date() {
             return BusError(.deadlineExceeded, "request arrived after its deadline")
         }

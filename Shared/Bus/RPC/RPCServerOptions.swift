@@ -10,8 +10,9 @@ public struct RPCServerOptions: Sendable {
     public var highWaterMark: Int32 = 100_000
     public var heartbeatIntervalMs: Int32 = 1000
     public var heartbeatTimeoutMs: Int32 = 5000
-    public var idempotencyCapacity = 100_000
-    public var idempotencyTTL: Duration = .seconds(600)
+    /// What is kept of replies to methods that cache them (``RPCMethod/cachesReply``), to answer
+    /// a retry: bounded by entries, bytes and age.
+    public var idempotency = IdempotencyLimits()
     /// Peers (by CURVE admission name) whose `principal` is honoured; `nil` means every admitted
     /// peer. Over plaintext every principal is honoured: development only.
     public var principalAsserters: Set<String>? = nil

@@ -29,4 +29,5 @@ public enum AccountsAppleNotification: RPCMethod {
     }
     public static let type = "accounts.apple_notification"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }

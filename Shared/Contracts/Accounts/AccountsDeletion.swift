@@ -41,6 +41,7 @@ public enum AccountsDeletionPreview: RPCMethod {
     public typealias Reply = DeletionPreview
     public static let type = "accounts.deletion_preview"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// A pending deletion: confirmed with its id before `expiresAt`, or cancelled.
@@ -68,6 +69,7 @@ public enum AccountsRequestDeletion: RPCMethod {
     public typealias Reply = DeletionRequest
     public static let type = "accounts.request_deletion"
     public static let isIdempotent = false
+    public static let cachesReply = false
 }
 
 /// The request of `accounts.confirm_deletion` and `accounts.cancel_deletion`.
@@ -98,6 +100,7 @@ public enum AccountsConfirmDeletion: RPCMethod {
     }
     public static let type = "accounts.confirm_deletion"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.cancel_deletion`: drops the pending request; the account stays as it was.
@@ -106,6 +109,7 @@ public enum AccountsCancelDeletion: RPCMethod {
     public typealias Reply = Empty
     public static let type = "accounts.cancel_deletion"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// Events the Accounts service publishes (topic = the type), each through its outbox.

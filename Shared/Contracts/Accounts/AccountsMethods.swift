@@ -37,6 +37,7 @@ public enum AccountsGetOrCreate: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.get_or_create"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.get`: one user by id (`not_found` when unknown). A user principal reads only itself.
@@ -48,6 +49,7 @@ public enum AccountsGet: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.get"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// What `accounts.accept_terms` and `accounts.decline_terms` take (seed 004 `PUT .../accept-tos`).
@@ -74,6 +76,7 @@ public enum AccountsAcceptTerms: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.accept_terms"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.decline_terms`: records the refusal through Audit; the user then needs to accept.
@@ -82,6 +85,7 @@ public enum AccountsDeclineTerms: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.decline_terms"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// One user who lives in a state the rules in force restrict (`accounts.restricted_users`).
@@ -124,4 +128,13 @@ public enum AccountsRestrictedUsers: RPCMethod {
     }
     public static let type = "accounts.restricted_users"
     public static let isIdempotent = true
+    public static let cachesReply = false
+}
+
+/// The user and version acted on; the address and agent are metadata (see ``IdempotencyFingerprinted``).
+extension AccountsTermsRequest: IdempotencyFingerprinted {
+    public func hashFingerprint(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(tosVersion)
+    }
 }

@@ -63,6 +63,7 @@ public enum AccountsSignInWithApple: RPCMethod {
     }
     public static let type = "accounts.sign_in_with_apple"
     public static let isIdempotent = false
+    public static let cachesReply = false
 }
 
 /// A new session token and refresh token for a session (`accounts.refresh_session`).
@@ -100,6 +101,7 @@ public enum AccountsRefreshSession: RPCMethod {
     public typealias Reply = SessionGrant
     public static let type = "accounts.refresh_session"
     public static let isIdempotent = false
+    public static let cachesReply = false
 }
 
 /// `accounts.sign_out`: revokes a session, named by its refresh token or its id (exactly one),
@@ -136,6 +138,7 @@ public enum AccountsSignOut: RPCMethod {
     }
     public static let type = "accounts.sign_out"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `accounts.verify_session` (for the gateway): who a session token speaks for. Checks the
@@ -167,4 +170,5 @@ public enum AccountsVerifySession: RPCMethod {
     }
     public static let type = "accounts.verify_session"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

@@ -111,6 +111,7 @@ public enum AccountsDeletionCertificate: RPCMethod {
     public typealias Reply = DeletionCertificate
     public static let type = "accounts.deletion_certificate"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// An Ed25519 public key and the id tokens name it by.
@@ -141,4 +142,5 @@ public enum AccountsPublicKeys: RPCMethod {
     }
     public static let type = "accounts.public_keys"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

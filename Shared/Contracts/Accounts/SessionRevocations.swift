@@ -66,4 +66,5 @@ public enum AccountsSessionRevocations: RPCMethod {
 
     public static let type = "accounts.session_revocations"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

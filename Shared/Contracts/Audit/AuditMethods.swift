@@ -28,6 +28,7 @@ public enum AuditRecord: RPCMethod {
     public typealias Reply = ConsentReceipt
     public static let type = "audit.record"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// Where one user stands with one document type.
@@ -66,6 +67,7 @@ public enum AuditStatus: RPCMethod {
     }
     public static let type = "audit.status"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// One record as its subject sees it (history and export).
@@ -108,6 +110,7 @@ public enum AuditHistory: RPCMethod {
     }
     public static let type = "audit.history"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `audit.verify_receipt`: whether a receipt matches a stored record whose chain link holds, and
@@ -125,6 +128,7 @@ public enum AuditVerifyReceipt: RPCMethod {
     }
     public static let type = "audit.verify_receipt"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `audit.verify`: walks every chain (operator only) and reports the first broken link of each.
@@ -159,6 +163,7 @@ public enum AuditVerify: RPCMethod {
     }
     public static let type = "audit.verify"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `audit.erase_subject`: removes the personal link of a user's records (operator or service
@@ -174,6 +179,7 @@ public enum AuditEraseSubject: RPCMethod {
     }
     public static let type = "audit.erase_subject"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `audit.public_key`: the Ed25519 public key (base64, raw 32 bytes) receipts and checkpoints
@@ -186,4 +192,16 @@ public enum AuditPublicKey: RPCMethod {
     }
     public static let type = "audit.public_key"
     public static let isIdempotent = true
+    public static let cachesReply = false
+}
+
+/// The act recorded (who, what, which version, how); the address and agent it came from are
+/// metadata: a retry from elsewhere is the same record.
+extension AuditRecord.Request: IdempotencyFingerprinted {
+    public func hashFingerprint(into hasher: inout Hasher) {
+        hasher.combine(userId)
+        hasher.combine(documentType.rawValue)
+        hasher.combine(version)
+        hasher.combine(action.rawValue)
+    }
 }

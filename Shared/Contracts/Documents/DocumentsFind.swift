@@ -18,6 +18,7 @@ public enum DocumentsGet: RPCMethod {
     public typealias Reply = Document
     public static let type = "documents.get"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// Which of a user's documents a collection holds.
@@ -60,6 +61,7 @@ public enum DocumentsList: RPCMethod {
     }
     public static let type = "documents.list"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `documents.position`: where one document stands in a collection ("3 of 10") and its
@@ -90,6 +92,7 @@ public enum DocumentsPosition: RPCMethod {
     }
     public static let type = "documents.position"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `documents.delete`: the document, its bytes and its share links, in one transaction.
@@ -108,4 +111,5 @@ public enum DocumentsDelete: RPCMethod {
     }
     public static let type = "documents.delete"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }

@@ -39,6 +39,7 @@ public enum DocumentsRead: RPCMethod {
         }
     }
     public static let type = "documents.read"
+    public static let cachesReply = false
     /// Not idempotent on purpose: the server's idempotency cache would keep every reply's bytes.
     public static let isIdempotent = false
 }

@@ -58,6 +58,7 @@ public enum DocumentsShareCreate: RPCMethod {
         }
     }
     public static let type = "documents.share_create"
+    public static let cachesReply = false
 }
 
 /// `documents.share_list`: a document's links with their use logs (owner only).
@@ -72,6 +73,7 @@ public enum DocumentsShareList: RPCMethod {
     }
     public static let type = "documents.share_list"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `documents.share_revoke`: the link stops working at once (a repeat changes nothing).
@@ -83,6 +85,7 @@ public enum DocumentsShareRevoke: RPCMethod {
     public typealias Reply = ShareLink
     public static let type = "documents.share_revoke"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// `documents.share_open`: uses a link (anyone holding the token may, no sign-in) and returns
@@ -114,4 +117,5 @@ public enum DocumentsShareOpen: RPCMethod {
         }
     }
     public static let type = "documents.share_open"
+    public static let cachesReply = false
 }

@@ -35,6 +35,7 @@ public enum DocumentsCreate: RPCMethod {
     }
     public typealias Reply = Document
     public static let type = "documents.create"
+    public static let cachesReply = false
 }
 
 /// `documents.append`: one chunk (the request's single attachment) at `offset` (tus: PATCH). The
@@ -53,6 +54,7 @@ public enum DocumentsAppend: RPCMethod {
     }
     public typealias Reply = UploadStatus
     public static let type = "documents.append"
+    public static let cachesReply = false
     /// Not retried by the client: a lost reply is answered by `documents.upload_status` (tus HEAD).
     public static let isIdempotent = false
 }
@@ -66,6 +68,7 @@ public enum DocumentsUploadStatus: RPCMethod {
     public typealias Reply = UploadStatus
     public static let type = "documents.upload_status"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// Where an upload stands.

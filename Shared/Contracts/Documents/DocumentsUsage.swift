@@ -29,4 +29,5 @@ public enum DocumentsUsage: RPCMethod {
     }
     public static let type = "documents.usage"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }

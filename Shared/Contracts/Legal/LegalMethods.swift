@@ -16,6 +16,7 @@ public enum LegalCurrent: RPCMethod {
     public typealias Reply = LegalDocument
     public static let type = "legal.current"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `legal.version`: one published version by its version string; `not_found` when unknown.
@@ -31,6 +32,7 @@ public enum LegalVersion: RPCMethod {
     public typealias Reply = LegalDocument
     public static let type = "legal.version"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `legal.history`: every published version of a type, newest `effectiveAt` first, including
@@ -46,6 +48,7 @@ public enum LegalHistory: RPCMethod {
     }
     public static let type = "legal.history"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `legal.versions`: every published version of every type, oldest publication first: what a
@@ -58,6 +61,7 @@ public enum LegalAllVersions: RPCMethod {
     }
     public static let type = "legal.versions"
     public static let isIdempotent = true
+    public static let cachesReply = false
 }
 
 /// `legal.publish`: a new version (operator principal only, else `forbidden`). A version string is
@@ -91,6 +95,7 @@ public enum LegalPublish: RPCMethod {
     public typealias Reply = LegalVersionSummary
     public static let type = "legal.publish"
     public static let isIdempotent = true
+    public static let cachesReply = true
 }
 
 /// Largest content `legal.publish` accepts, in UTF-8 bytes.

@@ -43,8 +43,13 @@ public struct Migrator: Sendable {
     public func run(on connection: isolated PostgresConnection) throws -> [String] {
         try validate()
         let lockKey = "compass.migrations.\(schema)"
+        // A service's statement and lock timeouts (connection options) are for requests: a
+        // migration may build an index for minutes, and another instance waits here for the lock
+        // while the first migrates. RESET gives the connection its own defaults back after.
+        try connection.executeScript("SET statement_timeout = 0; SET lock_timeout = 0")
         try connection.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", lockKey)
         defer {
+            try? connection.executeScript("RESET statement_timeout; RESET lock_timeout")
             do {
                 try connection.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", lockKey)
             } catch {

@@ -19,6 +19,8 @@ public struct BusSettings: Sendable {
     public var servicesActingForUsers: Set<String>
     /// Per peer service: RPC and event endpoints to connect to, and its public key.
     public var peers: [ServiceName: Peer]
+    /// What this service's RPC server keeps of write replies to answer retries.
+    public var idempotency: IdempotencyLimits
 
     public struct Peer: Sendable {
         public var rpc: [String]
@@ -61,6 +63,17 @@ public struct BusSettings: Sendable {
                 publicKey: env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).").nilIfEmpty)
         }
         self.peers = peers
+        let defaults = IdempotencyLimits()
+        idempotency = IdempotencyLimits(
+            entries: try env.int(
+                "BUS_IDEMPOTENCY_MAX_ENTRIES", default: defaults.entries, in: 0...10_000_000,
+                "Replies to retryable writes this service keeps at most, to answer a retry with the same idempotency key from them (reads are never kept)."),
+            bytes: try env.int(
+                "BUS_IDEMPOTENCY_MAX_BYTES", default: defaults.bytes, in: 0...(1 << 40),
+                "Bytes of those replies (payload and attachments, plus 512 per entry) kept at most; the oldest go first. Size it well under the service's memory limit."),
+            age: try env.duration(
+                "BUS_IDEMPOTENCY_MAX_AGE", default: defaults.age,
+                "How long after its completion a write's reply is repeated to a retry; after it, the same key runs again (stores keep their own durable keys)."))
     }
 
     public var serverSecurity: ServerSecurity {
@@ -80,6 +93,7 @@ public struct BusSettings: Sendable {
     public var serverOptions: RPCServerOptions {
         var options = RPCServerOptions()
         options.principalAsserters = principalAsserters
+        options.idempotency = idempotency
         // Over plaintext every claimed principal is honoured anyway (development only), so the
         // allow-list only means something with CURVE identities.
         if keys != nil { options.servicesActingForUsers = servicesActingForUsers }

@@ -10,6 +10,15 @@ extension PostgresError: BusErrorConvertible {
             return BusError(.unavailable, "the database is unavailable; try again")
         }
         if isSerializationFailure { return BusError(.unavailable, "a concurrent change conflicted; try again") }
+        // 55P03 lock_not_available (`lock_timeout`: someone else holds a lock this needs) and
+        // 57014 query_canceled (`statement_timeout`): the database is busy, not the request wrong.
+        // The connection is rolled back and reused; the caller may retry shortly.
+        if sqlState == "55P03" {
+            return BusError(.unavailable, "the data is locked by another operation; try again shortly", details: ["retryAfterSeconds": "2"])
+        }
+        if sqlState == "57014" {
+            return BusError(.unavailable, "the database took too long to answer; try again shortly", details: ["retryAfterSeconds": "2"])
+        }
         // 25006: the database (or this session) is read-only, as on a standby after a fail-over;
         // class 53: out of disk, memory or connections. Both pass: the caller should retry later.
         if sqlState == "25006" { return BusError(.unavailable, "the database is read-only; writes are refused for now, try again later") }

@@ -29,6 +29,7 @@ enum ExampleRecord: RPCMethod {
     typealias Request = NoteRequest
     typealias Reply = NoteReply
     static let type = "example.record"
+    static let cachesReply = false
 }
 
 @main

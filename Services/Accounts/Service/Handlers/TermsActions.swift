@@ -44,7 +44,10 @@ struct TermsActions: Sendable {
     static func checked(_ request: AccountsTermsRequest, key: String?) throws -> String {
         try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? MessageID.text(of: MessageID.make())
-        guard callKey.utf8.count <= 150 else { throw BusError(.invalidArgument, "the idempotency key is longer than 150 bytes") }
+        // The key Audit gets is this one with a prefix: both must pass the bus's one rule.
+        guard IdempotencyKeyRule.isValidBusKey(auditKey(.decline, callKey)) else {
+            throw BusError(.invalidArgument, "the idempotency key is too long (the bus allows \(IdempotencyKeyRule.busKeyMaximumBytes) bytes with its scope)")
+        }
         return callKey
     }
 

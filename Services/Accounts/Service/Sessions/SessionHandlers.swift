@@ -23,6 +23,8 @@ struct SessionHandlers: Sendable {
     let outbox: Outbox
     static let exchanged = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "stored")])
     static let exchangeFailed = Counter(label: "accounts_apple_code_exchanges_total", dimensions: [("outcome", "failed")])
+    /// Refresh tokens presented again after rotation (each revoked its session).
+    static let reuseDetected = Counter(label: "accounts_refresh_token_reuse_total")
 
     func register(on server: RPCServer) {
         server.register(AccountsSignInWithApple.self) { request, context in
@@ -31,7 +33,7 @@ struct SessionHandlers: Sendable {
         }
         server.register(AccountsRefreshSession.self) { request, context in
             try Self.gatewayOnly(context, "refresh_session")
-            return try await refresh(request.refreshToken)
+            return try await refresh(request.refreshToken, logger: context.logger)
         }
         server.register(AccountsSignOut.self) { request, context in
             try await signOut(request, context: context)
@@ -151,13 +153,32 @@ struct SessionHandlers: Sendable {
         }
     }
 
-    /// Rotates the refresh token: the presented one stops working in the same statement.
-    func refresh(_ token: String) async throws -> SessionGrant {
+    /// Rotates the refresh token: the presented one stops working in the same transaction.
+    ///
+    /// A token the session already rotated away from means two parties hold the family (a thief
+    /// and the owner; which is which cannot be told), so the whole session is revoked at once
+    /// (RFC 9700 §4.14.2): its refresh token and, through `session.revoked`, its access tokens
+    /// at every gateway. There is no grace period: a retry of a refresh whose reply was lost
+    /// signs the user out, which costs one Sign in with Apple; a grace would let a thief who
+    /// refreshed first keep the family when the owner's refresh follows within it.
+    func refresh(_ token: String, logger: Logger) async throws -> SessionGrant {
         let next = RefreshToken.generate()
-        guard let session = try await store.rotate(
-            refreshHash: RefreshToken.hash(of: token), to: next.hash, lifetimeSeconds: lifetimeSeconds)
-        else { throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again") }
-        return try issue(session, refresh: next)
+        switch try await store.rotate(refreshHash: RefreshToken.hash(of: token), to: next.hash, lifetimeSeconds: lifetimeSeconds) {
+        case .rotated(let session):
+            return try issue(session, refresh: next)
+        case .reused(let sessionId):
+            let revoked = try await store.revokeSession(sessionId, outbox: outbox)
+            outbox.committed()
+            Self.reuseDetected.increment()
+            // A security event: the session and user, never a token.
+            logger.warning("security: refresh token reused after rotation; session revoked", metadata: [
+                "event": "refresh_token_reuse", "session_id": "\(sessionId.uuidString.lowercased())",
+                "user_id": "\(revoked?.userId.map { $0.uuidString.lowercased() } ?? "none")",
+            ])
+            throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again")
+        case .refused:
+            throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again")
+        }
     }
 
     func signOut(_ request: AccountsSignOut.Request, context: RequestContext) async throws -> AccountsSignOut.Reply {

@@ -57,15 +57,39 @@ extension AccountsStore {
         """
     }
 
-    /// Replaces an open session's refresh token (rotation) and extends it; nil when the token is
-    /// unknown, already rotated, revoked or expired.
-    public func rotate(refreshHash old: String, to new: String, lifetimeSeconds: Int) async throws -> StoredSession? {
-        let sql = """
-            UPDATE \(sessions) SET refresh_token_hash = $2, expires_at = now() + $3::bigint * interval '1 second'
-            WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
-            RETURNING \(StoredSession.columns)
-            """
-        return try await pool.withConnection { db in try db.query(sql, old, new, lifetimeSeconds).first.map(StoredSession.decode) }
+    /// What presenting a refresh token came to.
+    public enum Rotation: Sendable, Equatable {
+        /// It was the session's live token: replaced by the new one, the session extended.
+        case rotated(StoredSession)
+        /// It was one the session had already rotated away from: someone holds a copy. The
+        /// session (the whole family of tokens from that sign-in) is to be revoked.
+        case reused(sessionId: UUID)
+        /// Unknown, revoked or expired.
+        case refused
+    }
+
+    /// Replaces an open session's refresh token (rotation) and extends it, remembering the old
+    /// token's hash so a later use of it is told apart from an unknown token (see ``Rotation``).
+    public func rotate(refreshHash old: String, to new: String, lifetimeSeconds: Int) async throws -> Rotation {
+        let (sessions, retired) = (self.sessions, self.retiredRefreshTokens)
+        return try await pool.withTransaction { db in
+            let update = """
+                UPDATE \(sessions) SET refresh_token_hash = $2, expires_at = now() + $3::bigint * interval '1 second'
+                WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
+                RETURNING \(StoredSession.columns)
+                """
+            if let session = try db.query(update, old, new, lifetimeSeconds).first.map(StoredSession.decode) {
+                try db.execute("INSERT INTO \(retired) (refresh_token_hash, session_id) VALUES ($1, $2)", old, session.id)
+                try db.execute(
+                    "DELETE FROM \(retired) WHERE session_id = $1 AND rotated_at < now() - $2::bigint * interval '1 second'",
+                    session.id, lifetimeSeconds)
+                return .rotated(session)
+            }
+            if let row = try db.query("SELECT session_id FROM \(retired) WHERE refresh_token_hash = $1", old).first {
+                return .reused(sessionId: try row.decode(UUID.self, column: 0))
+            }
+            return .refused
+        }
     }
 
     /// The session with this id, or with this refresh token hash.

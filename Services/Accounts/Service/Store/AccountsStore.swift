@@ -13,6 +13,8 @@ public struct AccountsStore: Sendable {
     let deletionRequests: String
     let deletedAccounts: String
     let sessions: String
+    /// Refresh tokens sessions rotated away from, to recognise a reuse.
+    let retiredRefreshTokens: String
     let appleTokens: String
     let appleNotifications: String
     let deletionCertificates: String
@@ -29,6 +31,7 @@ public struct AccountsStore: Sendable {
         self.deletionRequests = "\(schema).deletion_requests"
         self.deletedAccounts = "\(schema).deleted_accounts"
         self.sessions = "\(schema).sessions"
+        self.retiredRefreshTokens = "\(schema).retired_refresh_tokens"
         self.appleTokens = "\(schema).apple_tokens"
         self.appleNotifications = "\(schema).apple_notifications"
         self.deletionCertificates = "\(schema).deletion_certificates"

@@ -88,7 +88,9 @@ struct AuditHandlers: Sendable {
         guard let key, !key.isEmpty else {
             throw BusError(.invalidArgument, "audit.record needs an idempotency key")
         }
-        guard key.utf8.count <= 200 else { throw BusError(.invalidArgument, "the idempotency key is longer than 200 bytes") }
+        guard IdempotencyKeyRule.isValidBusKey(key) else {
+            throw BusError(.invalidArgument, "the idempotency key is longer than \(IdempotencyKeyRule.busKeyMaximumBytes) bytes")
+        }
         try Self.validate(request)
         let version = try await catalog.version(request.documentType, request.version)
         if request.action == .acknowledge && request.documentType != .privacyPolicy {

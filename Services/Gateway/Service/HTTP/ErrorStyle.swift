@@ -56,14 +56,17 @@ enum ErrorResponses {
         let status = HTTPResponse.Status(code: busError.code.httpStatus)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if busError.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer" }
+        if busError.code == .unavailable { headers[RateLimited.retryAfterHeader] = retryAfterSeconds(busError) }
         let body: Data
         switch style {
         case .seed:
             body = JSONBodies.object(["error": .string(busError.message)])
         case .postgrest:
-            return PostgRESTError(status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
+            var response = PostgRESTError(status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
                                   details: busError.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") })
                 .response()
+            if let retryAfter = headers[RateLimited.retryAfterHeader] { response.headers[RateLimited.retryAfterHeader] = retryAfter }
+            return response
         case .storage:
             // Supabase Storage's shape: `statusCode` is a string there.
             body = JSONBodies.object([
@@ -76,6 +79,13 @@ enum ErrorResponses {
             body = JSONBodies.object(members)
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// How long a client should wait before retrying an `unavailable` answer (RFC 9110 §10.2.3):
+    /// the service's hint when it gave one (a lock or statement timeout), else one second.
+    static func retryAfterSeconds(_ error: BusError) -> String {
+        guard let hint = error.details?["retryAfterSeconds"], let seconds = Int(hint), (1...3600).contains(seconds) else { return "1" }
+        return String(seconds)
     }
 
     /// The bus error a thrown error stands for. Errors of unknown kind become `internal`, with

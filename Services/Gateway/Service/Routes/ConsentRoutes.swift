@@ -51,7 +51,7 @@ struct ConsentRoutes {
                 throw BusError(.notFound, "the action must be accept, acknowledge or decline")
             }
             let body = try await JSONBodies.decode(ActionBody.self, from: request, limit: maxBodyBytes)
-            let key = IdempotencyKeys.key(of: request, scope: id)
+            let key = try IdempotencyKeys.key(of: request, scope: id)
             let principal = Credential.principal(for: id)
             let userAgent = request.headers[.userAgent]
             if type == .termsOfService, action != .acknowledge {

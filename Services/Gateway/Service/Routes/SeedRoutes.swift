@@ -94,7 +94,7 @@ struct SeedRoutes {
         }
         let user = try await acceptances.accept(
             .init(request: .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-                  idempotencyKey: IdempotencyKeys.key(of: request, scope: id) ?? MessageID.text(of: MessageID.make())),
+                  idempotencyKey: (try IdempotencyKeys.key(of: request, scope: id)) ?? MessageID.text(of: MessageID.make())),
             traceparent: context.traceparent)
         return try JSONBodies.response(SeedUserJSON(user: user))
     }
