@@ -110,6 +110,88 @@ extension DocumentsSuites {
             }
         }
 
+        /// An `account.deleted` whose handler fails every time (here a trigger refuses its cleanup
+        /// row, as a bug or a bad row would) used to stop the consumer for good. Now it is parked
+        /// after its retries, the next user's deletion still applies, and once the cause is gone
+        /// `compass events dead-letter retry` applies it.
+        @Test("a poison account.deleted is parked, the next one applies, and compass events dead-letter retry applies it once fixed")
+        func poisonEventParkedAndRetried() async throws {
+            try await TestDatabase.withDatabase { database in
+                let documentsRPC = ipcEndpoint()
+                try await AccountsPeers.run(database, documentsRPC: documentsRPC) { accounts in
+                    try await DocumentsHarness.run(
+                        accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database, rpc: documentsRPC
+                    ) { harness in
+                        let (alice, bob) = (try await accounts.signUp(), try await accounts.signUp())
+                        for owner in [alice, bob] { _ = try await harness.store(owner: owner, Samples.pdf) }
+                        try await database.pool.withConnection { db in
+                            try db.executeScript("""
+                                CREATE TABLE documents.refused_cleanups (user_id uuid PRIMARY KEY);
+                                CREATE FUNCTION documents.refuse_cleanup() RETURNS trigger LANGUAGE plpgsql AS $$
+                                BEGIN
+                                    IF EXISTS (SELECT 1 FROM documents.refused_cleanups WHERE user_id = NEW.user_id) THEN
+                                        RAISE EXCEPTION 'cleanup refused by the test';
+                                    END IF;
+                                    RETURN NEW;
+                                END $$;
+                                CREATE TRIGGER refuse BEFORE INSERT ON documents.account_cleanups
+                                    FOR EACH ROW EXECUTE FUNCTION documents.refuse_cleanup();
+                                """)
+                            try db.execute("INSERT INTO documents.refused_cleanups (user_id) VALUES ($1)", alice)
+                        }
+                        let start = ContinuousClock.now
+                        try await accounts.delete(alice)
+                        try await accounts.delete(bob)
+                        try await harness.waitUntilEmpty(bob)
+                        let movedOn = ContinuousClock.now - start
+                        let usage = try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts"))
+                        #expect(usage.documents == 1)
+
+                        var cli = ProcessInfo.processInfo.environment
+                        cli["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
+                        let list = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        #expect(list.status == 0, "\(list.output)")
+                        let lines = list.output.split(separator: "\n").filter { $0.hasPrefix("documents accounts #") }
+                        #expect(lines.count == 1, "\(list.output)")
+                        let line = String(lines.first ?? "")
+                        #expect(line.contains("account.deleted parked attempts=5") && line.contains("cleanup refused by the test"), "\(line)")
+                        let sequence = String(line.dropFirst("documents accounts #".count).prefix { $0.isNumber })
+
+                        // Still refused: the retry fails, says why, and changes nothing.
+                        let failed = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        #expect(failed.status == 1 && failed.output.contains("cleanup refused by the test"), "\(failed.output)")
+                        #expect(try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts")).documents == 1)
+
+                        try await database.pool.withConnection { db in try db.execute("DELETE FROM documents.refused_cleanups") }
+                        let retried = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        #expect(retried.status == 0, "\(retried.output)")
+                        #expect(retried.output.contains("applied documents accounts #\(sequence) account.deleted"), "\(retried.output)")
+                        try await harness.waitUntilEmpty(alice)
+                        let after = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        #expect(after.status == 0 && !after.output.contains("documents accounts #"), "\(after.output)")
+                        print("poison account.deleted parked after 5 tries; the next event applied \(movedOn) after the first was published")
+                    }
+                }
+            }
+        }
+
+        static func compass(_ arguments: [String], _ environment: [String: String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
+            process.arguments = arguments
+            process.environment = environment
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("compass-out-\(UUID().uuidString)")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: output) }
+            let handle = try FileHandle(forWritingTo: output)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            process.waitUntilExit()
+            try handle.close()
+            return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+        }
+
         /// `count` small documents of `owner`, each with its own (4-byte) large object, 1,000 per
         /// transaction (creating a large object takes a lock-table slot too).
         static func insertDocuments(_ count: Int, owner: UUID, pool: PostgresPool) async throws {
