@@ -31,6 +31,16 @@ struct HandlerFailure: Error, CustomStringConvertible {
     let sequence: Int64
     let underlying: any Error
     var description: String { "event \(sequence): \(underlying)" }
+
+    /// Errors that say nothing about the event: the database is unreachable, shutting down,
+    /// read-only, out of resources, or the statement lost a race or hit a time limit. They never
+    /// count towards parking, so an outage cannot turn good events into dead letters.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        if error.isConnectionFailure || [.checkoutTimeout, .closed].contains(error.kind) { return true }
+        guard let state = error.sqlState else { return false }
+        return state.hasPrefix("40") || state.hasPrefix("53") || ["55P03", "57014", "25006"].contains(state)
+    }
 }
 
 extension EventConsumer {

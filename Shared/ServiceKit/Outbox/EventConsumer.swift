@@ -125,7 +125,8 @@ public final class EventConsumer: Service, Sendable {
     }
 
     /// Applies the events that continue the cursor without a gap, in one transaction; returns the
-    /// cursor afterwards. A handler's error comes out as ``HandlerFailure``.
+    /// cursor afterwards. A handler's error comes out as ``HandlerFailure``, unless it is transient (then it is
+    /// thrown as it is and the event is tried again at the next catch-up, without counting).
     func applyInOrder(_ events: [Envelope]) async throws -> Int64 {
         let (schema, publisher, apply) = (self.schema, self.publisher, self.apply)
         return try await pool.withTransaction { db in
@@ -138,7 +139,9 @@ public final class EventConsumer: Service, Sendable {
             for event in events {
                 guard let sequence = event.sequence, sequence > last else { continue }  // applied before
                 guard sequence == last + 1 else { break }  // a gap: stop; catch-up fills it
-                do { try apply(event, db) } catch { throw HandlerFailure(sequence: sequence, underlying: error) }
+                do { try apply(event, db) } catch where !HandlerFailure.isTransient(error) {
+                    throw HandlerFailure(sequence: sequence, underlying: error)
+                }
                 last = sequence
             }
             if last != start {
