@@ -79,7 +79,7 @@ extension DocumentsSuites {
                 try await AccountsPeers.run(database, documentsRPC: documentsRPC) { accounts in
                     try await DocumentsHarness.run(
                         accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database,
-                        settings: ["DOCUMENTS_LARGE_OBJECT_UNLINK_BATCH": "100"], rpc: documentsRPC
+                        settings: ["DOCUMENTS_LARGE_OBJECT_UNLINK_BATCH": "10"], rpc: documentsRPC
                     ) { harness in
                         let heavy = try await accounts.signUp()
                         let other = try await accounts.signUp()
@@ -100,9 +100,15 @@ extension DocumentsSuites {
                         try await accounts.delete(heavy)
                         try await harness.waitUntilEmpty(heavy, within: .seconds(180))
                         let applied = ContinuousClock.now - start
-                        // Stop while the sweeper is still unlinking; it resumes at start.
+                        // Stop while the sweeper is still unlinking (some batches done); it resumes at start.
+                        let end = ContinuousClock.now + .seconds(60)
+                        while try await Self.queued(database.pool) == count, ContinuousClock.now < end {
+                            try await Task.sleep(for: .milliseconds(10))
+                        }
                         await harness.stop()
                         let queuedAtStop = try await Self.queued(database.pool)
+                        #expect(queuedAtStop > 0 && queuedAtStop < count, "stopped at \(queuedAtStop) of \(count) queued")
+                        #expect(try await harness.largeObjects() == before + queuedAtStop)
                         try await harness.start()
                         try await harness.waitForLargeObjects(before, within: .seconds(600))
                         let drained = ContinuousClock.now - start
