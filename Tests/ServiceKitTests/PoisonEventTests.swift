@@ -98,4 +98,42 @@ import TestSupport
             }
         }
     }
+
+    /// A database that is down (or read-only, or timing out) says nothing about the event: however
+    /// long it lasts, those failures never count towards parking.
+    @Test func transientDatabaseErrorsNeverParkAnEvent() async throws {
+        try await TestDatabase.withSchema { publisherSchema in
+            try await TestDatabase.withSchema { consumerSchema in
+                let publisher = try await OutboxTests.Publisher.start(in: publisherSchema)
+                try await OutboxTests.prepareConsumer(consumerSchema)
+                let logger = testLogger()
+                let subscriber = try await EventSubscriber.connect(endpoints: publisher.publisher.boundEndpoints, topics: [""], logger: logger)
+                let client = try await RPCClient.connect(to: "test", endpoints: publisher.server.boundEndpoints, logger: logger)
+                let outage = LockedValue(6)  // failures left, three times the tries allowed
+                let name = consumerSchema.name
+                let consumer = EventConsumer(
+                    publisher: "test", subscriber: subscriber, client: client, pool: consumerSchema.pool, schema: name,
+                    catchUpInterval: .milliseconds(100), poison: PoisonPolicy(attempts: 2, firstDelay: .milliseconds(10)), logger: logger
+                ) { event, db in
+                    let happened = try event.decodePayload(Happened.self)
+                    if happened.n == 2, outage.withLock({ left in defer { left -= 1 }; return left > 0 }) {
+                        throw PostgresError(kind: .server, operation: "PQexecParams", message: "the database is read-only", sqlState: "25006")
+                    }
+                    try db.execute("INSERT INTO \(name).applied (sequence, n) VALUES ($1, $2)", event.sequence!, happened.n)
+                }
+                let running = Task { try await consumer.run() }
+                for n in 1...3 { try await publisher.write([n]) }
+                while try await publisher.relay.relayBatch() > 0 {}
+                try await OutboxTests.waitUntil { try await consumer.cursor() == 3 }
+                #expect(try await OutboxTests.applied(consumerSchema).map(\.1) == [1, 2, 3])
+                #expect(outage.withLock { $0 } <= 0)
+                #expect(try await EventConsumer.deadLetters(in: name, pool: consumerSchema.pool, includeRetried: true).isEmpty)
+                running.cancel()
+                _ = try? await running.value
+                await subscriber.close()
+                await client.close()
+                await publisher.stop()
+            }
+        }
+    }
 }
