@@ -154,7 +154,7 @@ let package = Package(
             ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
         .testTarget(
             name: "DocumentsTests", dependencies: [
-                "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport",
+                "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/DocumentsTests", swiftSettings: strict),
         // MARK: Gateway

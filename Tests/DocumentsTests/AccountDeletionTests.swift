@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Postgres
 import Testing
 import TestSupport
 
@@ -42,14 +43,14 @@ extension DocumentsSuites {
                         // Live: Documents is up when the event is published.
                         try await accounts.delete(alice)
                         try await harness.waitUntilEmpty(alice)
-                        #expect(try await harness.largeObjects() == objects - 2)
+                        try await harness.waitForLargeObjects(objects - 2)
 
                         // Down: the event is published while Documents is stopped; it catches up at start.
                         await harness.stop()
                         try await accounts.delete(bob)
                         try await harness.start()
                         try await harness.waitUntilEmpty(bob)
-                        #expect(try await harness.largeObjects() == objects - 4)
+                        try await harness.waitForLargeObjects(objects - 4)
 
                         let carolUsage = try await harness.client.call(DocumentsUsage.self, .init(userId: carol), principal: .service("accounts"))
                         #expect(carolUsage.documents == 2 && carolUsage.shareLinks == 1)
@@ -65,19 +66,194 @@ extension DocumentsSuites {
                 }
             }
         }
+
+        /// Unlinking a user's large objects in the event's own transaction took one lock-table slot
+        /// each: a user with more documents than the lock table holds (20,000 with PostgreSQL's
+        /// default 100 connections; three times the slots here) made the consumer retry the event
+        /// forever. Now the event queues them and the sweeper unlinks them in batches, and a
+        /// restart in the middle resumes.
+        @Test("a user with more documents than the lock table holds is deleted: every large object unlinked in batches, across a restart")
+        func moreDocumentsThanTheLockTableHolds() async throws {
+            try await TestDatabase.withDatabase { database in
+                let documentsRPC = ipcEndpoint()
+                try await AccountsPeers.run(database, documentsRPC: documentsRPC) { accounts in
+                    try await DocumentsHarness.run(
+                        accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database,
+                        settings: ["DOCUMENTS_LARGE_OBJECT_UNLINK_BATCH": "10"], rpc: documentsRPC
+                    ) { harness in
+                        let heavy = try await accounts.signUp()
+                        let other = try await accounts.signUp()
+                        let kept = try await harness.store(owner: other, Samples.pdf)
+                        let before = try await harness.largeObjects()
+                        // More large objects than the whole lock table holds (max_locks_per_transaction ×
+                        // max_connections; 64 × 300 on the test cluster, which fitted 30,000 but not
+                        // 50,000 unlinks in one transaction), so one transaction could not unlink them.
+                        let slots = try await database.pool.withConnection { db in
+                            try db.query("SELECT current_setting('max_locks_per_transaction')::int * current_setting('max_connections')::int")[0]
+                                .decode(Int.self, column: 0)
+                        }
+                        let count = max(20_000, 3 * slots)
+                        try await Self.insertDocuments(count, owner: heavy, pool: database.pool)
+                        #expect(try await harness.largeObjects() == before + count)
+
+                        let start = ContinuousClock.now
+                        try await accounts.delete(heavy)
+                        try await harness.waitUntilEmpty(heavy, within: .seconds(180))
+                        let applied = ContinuousClock.now - start
+                        // Stop while the sweeper is still unlinking (some batches done); it resumes at start.
+                        let end = ContinuousClock.now + .seconds(60)
+                        while try await Self.queued(database.pool) == count, ContinuousClock.now < end {
+                            try await Task.sleep(for: .milliseconds(10))
+                        }
+                        await harness.stop()
+                        let queuedAtStop = try await Self.queued(database.pool)
+                        #expect(queuedAtStop > 0 && queuedAtStop < count, "stopped at \(queuedAtStop) of \(count) queued")
+                        #expect(try await harness.largeObjects() == before + queuedAtStop)
+                        try await harness.start()
+                        try await harness.waitForLargeObjects(before, within: .seconds(600))
+                        let drained = ContinuousClock.now - start
+                        #expect(try await Self.queued(database.pool) == 0)
+                        #expect(try await harness.get(.init(id: kept.id), as: other) == kept)
+                        let cleanup = try await database.pool.withConnection { db in
+                            try db.query("SELECT documents FROM documents.account_cleanups WHERE user_id = $1", heavy)[0].decode(Int.self, column: 0)
+                        }
+                        #expect(cleanup == count)
+                        print("documents deleted: \(count), event applied in \(applied), queued at restart \(queuedAtStop), all large objects unlinked after \(drained)")
+                    }
+                }
+            }
+        }
+
+        /// An `account.deleted` whose handler fails every time (here a trigger refuses its cleanup
+        /// row, as a bug or a bad row would) used to stop the consumer for good. Now it is parked
+        /// after its retries, the next user's deletion still applies, and once the cause is gone
+        /// `compass events dead-letter retry` applies it.
+        @Test("a poison account.deleted is parked, the next one applies, and compass events dead-letter retry applies it once fixed")
+        func poisonEventParkedAndRetried() async throws {
+            try await TestDatabase.withDatabase { database in
+                let documentsRPC = ipcEndpoint()
+                try await AccountsPeers.run(database, documentsRPC: documentsRPC) { accounts in
+                    try await DocumentsHarness.run(
+                        accounts: (accounts.accountsRPC, accounts.accountsEvents), database: database, rpc: documentsRPC
+                    ) { harness in
+                        let (alice, bob) = (try await accounts.signUp(), try await accounts.signUp())
+                        for owner in [alice, bob] { _ = try await harness.store(owner: owner, Samples.pdf) }
+                        try await database.pool.withConnection { db in
+                            try db.executeScript("""
+                                CREATE TABLE documents.refused_cleanups (user_id uuid PRIMARY KEY);
+                                CREATE FUNCTION documents.refuse_cleanup() RETURNS trigger LANGUAGE plpgsql AS $$
+                                BEGIN
+                                    IF EXISTS (SELECT 1 FROM documents.refused_cleanups WHERE user_id = NEW.user_id) THEN
+                                        RAISE EXCEPTION 'cleanup refused by the test';
+                                    END IF;
+                                    RETURN NEW;
+                                END $$;
+                                CREATE TRIGGER refuse BEFORE INSERT ON documents.account_cleanups
+                                    FOR EACH ROW EXECUTE FUNCTION documents.refuse_cleanup();
+                                """)
+                            try db.execute("INSERT INTO documents.refused_cleanups (user_id) VALUES ($1)", alice)
+                        }
+                        let start = ContinuousClock.now
+                        try await accounts.delete(alice)
+                        try await accounts.delete(bob)
+                        try await harness.waitUntilEmpty(bob)
+                        let movedOn = ContinuousClock.now - start
+                        let usage = try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts"))
+                        #expect(usage.documents == 1)
+
+                        var cli = ProcessInfo.processInfo.environment
+                        cli["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
+                        let list = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        #expect(list.status == 0, "\(list.output)")
+                        let lines = list.output.split(separator: "\n").filter { $0.hasPrefix("documents accounts #") }
+                        #expect(lines.count == 1, "\(list.output)")
+                        let line = String(lines.first ?? "")
+                        #expect(line.contains("account.deleted parked attempts=5") && line.contains("cleanup refused by the test"), "\(line)")
+                        let sequence = String(line.dropFirst("documents accounts #".count).prefix { $0.isNumber })
+
+                        // Still refused: the retry fails, says why, and changes nothing.
+                        let failed = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        #expect(failed.status == 1 && failed.output.contains("cleanup refused by the test"), "\(failed.output)")
+                        #expect(try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts")).documents == 1)
+
+                        try await database.pool.withConnection { db in try db.execute("DELETE FROM documents.refused_cleanups") }
+                        let retried = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        #expect(retried.status == 0, "\(retried.output)")
+                        #expect(retried.output.contains("applied documents accounts #\(sequence) account.deleted"), "\(retried.output)")
+                        try await harness.waitUntilEmpty(alice)
+                        let after = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        #expect(after.status == 0 && !after.output.contains("documents accounts #"), "\(after.output)")
+                        print("poison account.deleted parked after 5 tries; the next event applied \(movedOn) after the first was published")
+                    }
+                }
+            }
+        }
+
+        static func compass(_ arguments: [String], _ environment: [String: String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
+            process.arguments = arguments
+            process.environment = environment
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("compass-out-\(UUID().uuidString)")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: output) }
+            let handle = try FileHandle(forWritingTo: output)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            process.waitUntilExit()
+            try handle.close()
+            return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+        }
+
+        /// `count` small documents of `owner`, each with its own (4-byte) large object, 1,000 per
+        /// transaction (creating a large object takes a lock-table slot too).
+        static func insertDocuments(_ count: Int, owner: UUID, pool: PostgresPool) async throws {
+            for first in stride(from: 0, to: count, by: 1000) {
+                try await pool.withTransaction { db in
+                    try db.execute(
+                        """
+                        INSERT INTO documents.documents (id, owner_id, type, title, file_url, file_type, version, created_at, length,
+                                                         committed, lo_oid, sha256, state, updated_at)
+                        SELECT u.id, $1, 'resume', 'bulk ' || g, 'documents/' || u.id || '/bulk.pdf', 'application/pdf', 1,
+                               now() - g * interval '1 second', 4, 4, lo_from_bytea(0, '\\x25504446'::bytea), NULL, 'available', now()
+                        FROM generate_series($2::int, $3::int) g CROSS JOIN LATERAL (SELECT gen_random_uuid() AS id, g AS n) u
+                        """, owner, first, min(first + 1000, count) - 1)
+                }
+            }
+        }
+
+        static func queued(_ pool: PostgresPool) async throws -> Int {
+            try await pool.withConnection { db in
+                try db.query("SELECT count(*)::bigint FROM documents.large_object_removals")[0].decode(Int.self, column: 0)
+            }
+        }
     }
 }
 
 extension DocumentsHarness {
-    /// Waits (up to 20 s) until `owner` has no documents left.
-    func waitUntilEmpty(_ owner: UUID) async throws {
-        let end = ContinuousClock.now + .seconds(20)
+    /// Waits until the database holds exactly `count` large objects (the sweeper unlinks those of
+    /// deleted accounts shortly after the event).
+    func waitForLargeObjects(_ count: Int, within timeout: Duration = .seconds(20)) async throws {
+        let end = ContinuousClock.now + timeout
+        var last = -1
+        while ContinuousClock.now < end {
+            last = try await largeObjects()
+            if last == count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestSupportError("\(last) large objects, not \(count), after \(timeout)")
+    }
+
+    /// Waits (up to `timeout`) until `owner` has no documents left.
+    func waitUntilEmpty(_ owner: UUID, within timeout: Duration = .seconds(20)) async throws {
+        let end = ContinuousClock.now + timeout
         while ContinuousClock.now < end {
             let usage = try await client.call(DocumentsUsage.self, .init(userId: owner), principal: .service("accounts"))
             if usage.documents == 0 && usage.shareLinks == 0 { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw TestSupportError("documents of \(owner) were not deleted within 20 s")
+        throw TestSupportError("documents of \(owner) were not deleted within \(timeout)")
     }
 }
 

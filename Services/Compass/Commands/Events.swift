@@ -3,8 +3,16 @@ import Bus
 import Foundation
 import ServiceKit
 
-/// `compass events [topic…]`: follows the services' events live, one JSON line each.
+/// `compass events [topic…]` follows the services' events live, one JSON line each;
+/// `compass events dead-letter list|retry` shows and re-applies the events consumers parked.
 struct Events: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow events live; list and retry dead letters.",
+        subcommands: [Follow.self, DeadLetterCommand.self], defaultSubcommand: Follow.self)
+}
+
+/// `compass events [follow] [topic…]`: follows the services' events live, one JSON line each.
+struct Follow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Follow events live, one JSON line each (Ctrl-C stops).",
         discussion: """

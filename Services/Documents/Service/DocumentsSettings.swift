@@ -18,6 +18,9 @@ public struct DocumentsSettings: EnvironmentSettings {
     public let uploadExpiry: Duration
     /// How often abandoned uploads are looked for.
     public let uploadSweepInterval: Duration
+    /// Large objects of deleted accounts unlinked per transaction: each unlink takes a lock-table
+    /// slot until commit, so this bounds what the sweeper holds.
+    public let largeObjectUnlinkBatch: Int
     /// Longest life a share link may be given.
     public let shareMaxLifetime: Duration
     /// How long one `documents.share_open` lets its grant read the document.
@@ -39,6 +42,9 @@ public struct DocumentsSettings: EnvironmentSettings {
             "How long an unfinished upload may go without a chunk before it is deleted (its quota freed).")
         uploadSweepInterval = try env.duration(
             "DOCUMENTS_UPLOAD_SWEEP_INTERVAL", default: .seconds(600), "How often abandoned uploads are looked for.")
+        largeObjectUnlinkBatch = try env.int(
+            "DOCUMENTS_LARGE_OBJECT_UNLINK_BATCH", default: 200, in: 1...2000,
+            "Large objects of a deleted account unlinked per transaction (each holds a lock-table slot until commit).")
         shareMaxLifetime = try env.duration(
             "DOCUMENTS_SHARE_MAX_LIFETIME", default: .seconds(30 * 24 * 3600), "Longest life a share link may be given (30 days).")
         shareGrantLifetime = try env.duration(

@@ -19,6 +19,7 @@ public final class BusServiceContext: Sendable {
     public let outbox: Outbox
     public var logger: Logger { runtime.logger }
     private let clients = LockedValue<[ServiceName: RPCClient]>([:])
+    private let consumers = LockedValue<[String: EventConsumer]>([:])
 
     init(name: String, runtime: ServiceRuntime, bus: BusSettings, pool: PostgresPool, server: RPCServer,
          publisher: EventPublisher, outbox: Outbox) {
@@ -54,8 +55,12 @@ public final class BusServiceContext: Sendable {
         let consumer = EventConsumer(
             publisher: peer.rawValue, subscriber: subscriber, client: try await client(for: peer), pool: pool, schema: name,
             logger: logger, apply: apply)
+        consumers.withLock { $0[peer.rawValue] = consumer }
         runtime.addService(consumer)
     }
+
+    /// The consumer of `publisher`'s events, once ``consumeEvents(from:apply:)`` made it.
+    func consumer(of publisher: String) -> EventConsumer? { consumers.withLock { $0[publisher] } }
 
     func closeClients() async {
         for client in clients.withLock({ Array($0.values) }) { await client.close() }

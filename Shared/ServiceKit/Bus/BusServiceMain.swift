@@ -58,6 +58,7 @@ public enum BusServiceMain {
             EventsSinceHandler.register(service: Service.name, outbox: outbox, pool: pool, on: server)
             let context = BusServiceContext(
                 name: Service.name, runtime: runtime, bus: settings.bus, pool: pool, server: server, publisher: publisher, outbox: outbox)
+            DeadLettersHandler.register(service: Service.name, pool: pool, consumer: { [weak context] in context?.consumer(of: $0) }, on: server)
             try await configure(context, settings.extra)
             runtime.addService(ClientsService(context: context))
             // Added last, so it starts last and is the first to stop.

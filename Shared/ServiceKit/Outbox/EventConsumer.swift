@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Postgres
 import ServiceLifecycle
@@ -13,19 +14,29 @@ import ServiceLifecycle
 /// event, one no later event would reveal). Each batch is applied in one transaction together
 /// with the consumer's cursor row, locked `FOR UPDATE`, so an event is applied exactly once even
 /// with several instances of the consumer or after a crash between apply and acknowledgement.
+///
+/// An event whose handler throws is tried again with backoff (``PoisonPolicy``); once its tries
+/// are spent it is parked in `dead_letters` with its error (counted in
+/// `events_dead_lettered_total`) and the cursor moves past it. So order holds for every event
+/// applied by the consumer; a parked event is applied later, out of order, only when an operator
+/// retries it (``retryDeadLetter(sequence:)``).
 public final class EventConsumer: Service, Sendable {
     /// Applies one event inside the transaction that also advances the cursor. Throwing rolls both
     /// back; the event is tried again at the next catch-up.
     public typealias Apply = @Sendable (Envelope, isolated PostgresConnection) throws -> Void
 
-    private let publisher: String
+    let publisher: String
     private let subscriber: EventSubscriber
     private let client: RPCClient
-    private let pool: PostgresPool
-    private let schema: String
+    let pool: PostgresPool
+    let schema: String
     private let catchUpInterval: Duration
-    private let apply: Apply
-    private let logger: Logger
+    let apply: Apply
+    let poison: PoisonPolicy
+    let logger: Logger
+    /// The event that is failing now and how often it has failed (in memory: after a restart it
+    /// gets its tries again, which only delays parking).
+    let failing = LockedValue<(sequence: Int64, attempts: Int)?>(nil)
 
     private enum Work: Sendable {
         case live(Envelope)
@@ -41,7 +52,8 @@ public final class EventConsumer: Service, Sendable {
     ///   - schema: this service's schema, which holds `event_cursors`.
     public init(
         publisher: String, subscriber: EventSubscriber, client: RPCClient, pool: PostgresPool, schema: String,
-        catchUpInterval: Duration = .seconds(5), logger: Logger, apply: @escaping Apply
+        catchUpInterval: Duration = .seconds(5), poison: PoisonPolicy = PoisonPolicy(), logger: Logger,
+        apply: @escaping Apply
     ) {
         self.publisher = publisher
         self.subscriber = subscriber
@@ -50,6 +62,7 @@ public final class EventConsumer: Service, Sendable {
         self.schema = OutboxSchema.validated(schema)
         self.catchUpInterval = catchUpInterval
         self.apply = apply
+        self.poison = poison
         self.logger = logger
     }
 
@@ -93,7 +106,7 @@ public final class EventConsumer: Service, Sendable {
 
     private func handleLive(_ event: Envelope) async throws {
         guard let sequence = event.sequence else { return }
-        let applied = try await applyInOrder([event])
+        let applied = try await applyParkingPoison([event])
         if applied < sequence {
             logger.info("event consumer: gap, catching up", metadata: ["publisher": "\(publisher)", "seen": "\(sequence)", "applied": "\(applied)"])
             try await catchUp()
@@ -106,14 +119,15 @@ public final class EventConsumer: Service, Sendable {
             let after = try await cursor()
             let page = try await client.events(of: publisher, after: after, principal: .service(publisher))
             guard !page.events.isEmpty else { return }
-            let applied = try await applyInOrder(page.events)
+            let applied = try await applyParkingPoison(page.events)
             if applied >= page.latestSequence || applied == after { return }
         }
     }
 
     /// Applies the events that continue the cursor without a gap, in one transaction; returns the
-    /// cursor afterwards.
-    private func applyInOrder(_ events: [Envelope]) async throws -> Int64 {
+    /// cursor afterwards. A handler's error comes out as ``HandlerFailure``, unless it is transient (then it is
+    /// thrown as it is and the event is tried again at the next catch-up, without counting).
+    func applyInOrder(_ events: [Envelope]) async throws -> Int64 {
         let (schema, publisher, apply) = (self.schema, self.publisher, self.apply)
         return try await pool.withTransaction { db in
             try db.execute(
@@ -125,7 +139,9 @@ public final class EventConsumer: Service, Sendable {
             for event in events {
                 guard let sequence = event.sequence, sequence > last else { continue }  // applied before
                 guard sequence == last + 1 else { break }  // a gap: stop; catch-up fills it
-                try apply(event, db)
+                do { try apply(event, db) } catch where !HandlerFailure.isTransient(error) {
+                    throw HandlerFailure(sequence: sequence, underlying: error)
+                }
                 last = sequence
             }
             if last != start {

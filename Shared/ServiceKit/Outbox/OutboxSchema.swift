@@ -30,6 +30,21 @@ public enum OutboxSchema {
                 updated_at timestamptz NOT NULL DEFAULT now()
             );
             """),
+        Migration(version: 2, name: "0002_dead_letters", sql: """
+            -- Events a consumer could not apply after its retries: kept whole (the envelope as
+            -- published) with the last error, skipped by the cursor, until an operator retries them.
+            CREATE TABLE dead_letters (
+                publisher text NOT NULL,
+                sequence bigint NOT NULL,
+                type text NOT NULL,
+                envelope bytea NOT NULL,
+                error text NOT NULL,
+                attempts integer NOT NULL CHECK (attempts >= 1),
+                parked_at timestamptz NOT NULL DEFAULT now(),
+                retried_at timestamptz,
+                PRIMARY KEY (publisher, sequence)
+            );
+            """),
     ]
 
     /// Schema names go into SQL text (DDL and qualified names cannot be parameters), so they are

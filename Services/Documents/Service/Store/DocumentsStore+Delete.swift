@@ -43,9 +43,11 @@ extension DocumentsStore {
         }
     }
 
-    /// Deletes every document of `owner` (rows, links, large objects) on the caller's transaction
-    /// (the event consumer's, which also advances its cursor) and records the counts once in
-    /// `account_cleanups`.
+    /// Deletes every document of `owner` (rows and, by cascade, links) on the caller's transaction
+    /// (the event consumer's, which also advances its cursor), queues their large objects in
+    /// `large_object_removals` for ``unlinkQueuedLargeObjects(limit:)`` and records the counts once
+    /// in `account_cleanups`. Unlinking here would take one lock per large object in this one
+    /// transaction: a user with many documents would exceed the lock table.
     func deleteAll(of owner: UUID, deletedAt: Date, on db: isolated PostgresConnection) throws -> CleanupCounts {
         let (count, bytes) = try db.query(
             "SELECT count(*)::bigint, coalesce(sum(committed), 0)::bigint FROM \(documents) WHERE owner_id = $1", owner
@@ -53,16 +55,35 @@ extension DocumentsStore {
         let links = try db.query(
             "SELECT count(*)::bigint FROM \(shareLinks) l JOIN \(documents) d ON d.id = l.document_id WHERE d.owner_id = $1", owner
         )[0].decode(Int.self, column: 0)
-        try db.query(
+        try db.execute(
             """
-            SELECT lo_unlink(m.oid) FROM \(documents) d JOIN pg_largeobject_metadata m ON m.oid = d.lo_oid::oid WHERE d.owner_id = $1
+            WITH gone AS (DELETE FROM \(documents) WHERE owner_id = $1 RETURNING lo_oid)
+            INSERT INTO \(removals) (lo_oid) SELECT DISTINCT lo_oid FROM gone ON CONFLICT (lo_oid) DO NOTHING
             """, owner)
-        try db.execute("DELETE FROM \(documents) WHERE owner_id = $1", owner)
         try db.execute(
             """
             INSERT INTO \(cleanups) (user_id, deleted_at, documents, bytes, share_links) VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (user_id) DO NOTHING
             """, owner, deletedAt, count, bytes, links)
         return CleanupCounts(documents: count, bytes: bytes, shareLinks: links)
+    }
+
+    /// Unlinks up to `limit` queued large objects (those that still exist) and dequeues them, in
+    /// one transaction; returns how many were dequeued. Rows another instance holds are skipped.
+    func unlinkQueuedLargeObjects(limit: Int) async throws -> Int {
+        let removals = self.removals
+        return try await pool.withTransaction { db in
+            let oids = try db.query(
+                "SELECT lo_oid FROM \(removals) ORDER BY lo_oid LIMIT $1 FOR UPDATE SKIP LOCKED", limit
+            ).map { try $0.decode(Int64.self, column: 0) }
+            guard !oids.isEmpty else { return 0 }
+            let list = "{" + oids.map(String.init).joined(separator: ",") + "}"
+            try db.query(
+                """
+                SELECT lo_unlink(m.oid) FROM pg_largeobject_metadata m WHERE m.oid = ANY ($1::bigint[]::oid[])
+                """, list)
+            try db.execute("DELETE FROM \(removals) WHERE lo_oid = ANY ($1::bigint[])", list)
+            return oids.count
+        }
     }
 }

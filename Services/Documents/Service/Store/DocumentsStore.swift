@@ -6,7 +6,7 @@ import Postgres
 /// The SQL of the Documents service over `documents`, `share_links`, `share_link_uses` and
 /// `account_cleanups`, and the large objects that hold the bytes. Uploads in
 /// `DocumentsStore+Upload.swift`, reads and look-ups in `+Read`, collections in `+Collections`,
-/// deletion and usage in `+Delete`, share links in `+Share`. The schema is spliced in after
+/// deletion, usage and the queue of large objects to unlink (`large_object_removals`) in `+Delete`, share links in `+Share`. The schema is spliced in after
 /// validation (qualified names cannot be parameters); every value is a parameter.
 public struct DocumentsStore: Sendable {
     public let pool: PostgresPool
@@ -18,6 +18,7 @@ public struct DocumentsStore: Sendable {
     let shareLinks: String
     let shareUses: String
     let cleanups: String
+    let removals: String
     let hashes = RunningHashes()
 
     public init(pool: PostgresPool, schema: String = DocumentsServiceDescription.name, chunkSize: Int, uploadExpiry: Duration) {
@@ -30,6 +31,7 @@ public struct DocumentsStore: Sendable {
         self.shareLinks = "\(schema).share_links"
         self.shareUses = "\(schema).share_link_uses"
         self.cleanups = "\(schema).account_cleanups"
+        self.removals = "\(schema).large_object_removals"
     }
 
     /// `documents` rows match the access: `$N::uuid IS NULL OR owner_id = $N`.

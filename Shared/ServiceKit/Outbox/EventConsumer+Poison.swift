@@ -1,0 +1,108 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+import Metrics
+import Postgres
+
+/// How often an event whose handler throws is tried before it is parked as a dead letter, and
+/// how long the consumer waits between tries (doubling from `firstDelay`, at most `maxDelay`).
+public struct PoisonPolicy: Sendable {
+    public var attempts: Int
+    public var firstDelay: Duration
+    public var maxDelay: Duration
+
+    public init(attempts: Int = 5, firstDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(10)) {
+        precondition(attempts >= 1, "an event is tried at least once")
+        self.attempts = attempts
+        self.firstDelay = firstDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The wait after the `failures`-th failed try.
+    func delay(after failures: Int) -> Duration {
+        let doubled = firstDelay * (1 << min(failures - 1, 20))
+        return min(doubled, maxDelay)
+    }
+}
+
+/// The handler threw for event `sequence` (as opposed to the consumer's own bookkeeping failing).
+struct HandlerFailure: Error, CustomStringConvertible {
+    let sequence: Int64
+    let underlying: any Error
+    var description: String { "event \(sequence): \(underlying)" }
+
+    /// Errors that say nothing about the event: the database is unreachable, shutting down,
+    /// read-only, out of resources, or the statement lost a race or hit a time limit. They never
+    /// count towards parking, so an outage cannot turn good events into dead letters.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        if error.isConnectionFailure || [.checkoutTimeout, .closed].contains(error.kind) { return true }
+        guard let state = error.sqlState else { return false }
+        return state.hasPrefix("40") || state.hasPrefix("53") || ["55P03", "57014", "25006"].contains(state)
+    }
+}
+
+extension EventConsumer {
+    /// Applies `events` in order; an event whose handler keeps throwing is retried with backoff and
+    /// then parked, and the events after it are applied. Returns the cursor afterwards.
+    func applyParkingPoison(_ events: [Envelope]) async throws -> Int64 {
+        while true {
+            do {
+                let last = try await applyInOrder(events)
+                failing.withLock { if let current = $0, current.sequence <= last { $0 = nil } }
+                return last
+            } catch let failure as HandlerFailure {
+                // The events before the failing one still go in (their transaction rolled back with it).
+                let before = events.filter { ($0.sequence ?? 0) < failure.sequence }
+                if !before.isEmpty { _ = try await applyInOrder(before) }
+                let attempts = failing.withLock { current -> Int in
+                    let attempts = current?.sequence == failure.sequence ? current!.attempts + 1 : 1
+                    current = (failure.sequence, attempts)
+                    return attempts
+                }
+                guard attempts >= poison.attempts else {
+                    logger.warning("event consumer: handler failed, retrying", metadata: [
+                        "publisher": "\(publisher)", "sequence": "\(failure.sequence)", "attempt": "\(attempts)",
+                        "error": "\(failure.underlying)",
+                    ])
+                    try await Task.sleep(for: poison.delay(after: attempts))
+                    continue
+                }
+                guard let event = events.first(where: { $0.sequence == failure.sequence }) else { throw failure }
+                try await park(event, error: failure.underlying, attempts: attempts)
+                failing.withLock { $0 = nil }
+            }
+        }
+    }
+
+    /// Records `event` in `dead_letters` and moves the cursor past it, in one transaction, if the
+    /// cursor is still just before it.
+    private func park(_ event: Envelope, error: any Error, attempts: Int) async throws {
+        guard let sequence = event.sequence else { return }
+        let (schema, publisher) = (self.schema, self.publisher)
+        let message = String(String(describing: error).prefix(2000))
+        let parked = try await pool.withTransaction { db -> Bool in
+            try db.execute(
+                "INSERT INTO \(schema).event_cursors (publisher, last_sequence) VALUES ($1, 0) ON CONFLICT (publisher) DO NOTHING",
+                publisher)
+            let last = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1 FOR UPDATE", publisher)[0]
+                .decode(Int64.self, column: 0)
+            guard last == sequence - 1 else { return false }
+            try db.execute(
+                """
+                INSERT INTO \(schema).dead_letters (publisher, sequence, type, envelope, error, attempts)
+                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (publisher, sequence) DO NOTHING
+                """, publisher, sequence, event.type, EnvelopeCodec.encode(event), message, attempts)
+            try db.execute(
+                "UPDATE \(schema).event_cursors SET last_sequence = $2, updated_at = now() WHERE publisher = $1", publisher, sequence)
+            return true
+        }
+        guard parked else { return }
+        Counter(label: "events_dead_lettered_total", dimensions: [("publisher", publisher), ("type", event.type)]).increment()
+        logger.error("event consumer: event parked as a dead letter", metadata: [
+            "publisher": "\(publisher)", "sequence": "\(sequence)", "type": "\(event.type)", "attempts": "\(attempts)",
+            "error": "\(message)",
+        ])
+    }
+}
