@@ -160,7 +160,7 @@ let package = Package(
         // MARK: Gateway
         .target(
             name: "GatewayService", dependencies: [
-                "Bus", "Contracts", "ServiceKit", "Identity", "Locks",
+                "Bus", "Contracts", "ServiceKit", "Identity", "Locks", "Hex",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),

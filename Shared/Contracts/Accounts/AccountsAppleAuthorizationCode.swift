@@ -28,4 +28,6 @@ public enum AccountsAppleAuthorizationCode: RPCMethod {
     }
     public static let type = "accounts.apple_authorization_code"
     public static let isIdempotent = false
+    /// Not retried (a code is spent once), so nothing to keep.
+    public static let cachesReply = false
 }

@@ -24,4 +24,6 @@ public enum AccountsFindUsers: RPCMethod {
     }
     public static let type = "accounts.find_users"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }

@@ -31,6 +31,8 @@ public enum AccountsCorrectProfile: RPCMethod {
     public typealias Reply = AccountUser
     public static let type = "accounts.correct_profile"
     public static let isIdempotent = true
+    /// A write: a retry gets the first answer.
+    public static let cachesReply = true
 }
 
 /// One recorded profile correction: which fields changed, when and from where (the old values are
@@ -116,4 +118,6 @@ public enum AccountsExport: RPCMethod {
     }
     public static let type = "accounts.export"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }

@@ -33,6 +33,8 @@ public enum AccountsTermsStanding: RPCMethod {
 
     public static let type = "accounts.terms_standing"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }
 
 /// The event Accounts publishes (through its outbox) when a user declines the terms: whatever

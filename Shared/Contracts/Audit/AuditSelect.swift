@@ -25,4 +25,6 @@ public enum AuditSelect: RPCMethod {
     }
     public static let type = "audit.select"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }

@@ -32,4 +32,6 @@ public enum DocumentsExport: RPCMethod {
     }
     public static let type = "documents.export"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }

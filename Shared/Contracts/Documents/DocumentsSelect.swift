@@ -26,4 +26,6 @@ public enum DocumentsSelect: RPCMethod {
     }
     public static let type = "documents.select"
     public static let isIdempotent = true
+    /// A read.
+    public static let cachesReply = false
 }

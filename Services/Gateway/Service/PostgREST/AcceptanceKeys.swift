@@ -1,6 +1,7 @@
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Hummingbird
 
 /// The idempotency key of one row of a `legal_acceptances` insert, scoped to its user:
@@ -13,12 +14,12 @@ enum AcceptanceKeys {
     static func key(
         of request: Request, user: UUID, type: LegalDocumentType, version: String, action: AcceptanceAction,
         ignoreDuplicates: Bool, index: Int, requestID: String
-    ) -> String {
+    ) throws -> String {
         let scope = user.uuidString.lowercased()
-        if let key = IdempotencyKeys.key(of: request, scope: user) { return "\(key):\(index)" }
+        if let key = try IdempotencyKeys.key(of: request, scope: user) { return "\(key):\(index)" }
         if ignoreDuplicates {
             let natural = [scope, type.rawValue, version, action.rawValue].joined(separator: "\n")
-            return "rest:" + SHA256.hash(data: Data(natural.utf8)).map { String(format: "%02x", $0) }.joined()
+            return "rest:" + Hex.string(SHA256.hash(data: Data(natural.utf8)))
         }
         return "rest:\(scope):\(requestID):\(index)"
     }

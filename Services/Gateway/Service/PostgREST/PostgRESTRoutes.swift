@@ -138,7 +138,7 @@ struct PostgRESTRoutes {
         var inserted: [[String: JSONValue]] = []
         for (index, row) in rows.enumerated() {
             let action = row.action ?? (row.document_type == .privacyPolicy ? .acknowledge : .accept)
-            let key = AcceptanceKeys.key(
+            let key = try AcceptanceKeys.key(
                 of: request, user: userId, type: row.document_type, version: row.version, action: action,
                 ignoreDuplicates: preferences.resolution == .ignoreDuplicates, index: index, requestID: context.requestID)
             if let receipt = try await record(action, row, key: key, user: userId, session: sessionId, request: request, context: context) {
