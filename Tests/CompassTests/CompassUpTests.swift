@@ -24,7 +24,7 @@ import FoundationNetworking
                 "compass", arguments: ["up", "--base-port", String(base)], environment: environment, timeout: .seconds(180))
             let started = up.readyLine.split(separator: ",").map(String.init)
             #expect(Set(["legal", "audit", "accounts"]).isSubset(of: Set(started)), "\(up.output)")
-            let healthPorts = ["legal": base + 21, "accounts": base + 22, "documents": base + 23, "audit": base + 24, "gateway": base + 30]
+            let healthPorts = ["legal": base + 21, "accounts": base + 22, "documents": base + 23, "audit": base + 24, "gateway": base + 20]
             for name in started {
                 let port = try #require(healthPorts[name])
                 #expect(try await status(of: "http://127.0.0.1:\(port)/readyz") == 200, "\(name) not ready")

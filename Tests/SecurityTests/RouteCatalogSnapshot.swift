@@ -10,6 +10,8 @@ enum RouteCatalogSnapshot {
     static func routes() throws -> [String: Bool] {
         let environment = EnvironmentReader([
             "HEALTH_PORT": "0", "GATEWAY_JWT_SECRET": String(repeating: "k", count: 40),
+            // Every route the gateway can serve, the optional operational ones included.
+            "GATEWAY_PUBLIC_OPERATIONS": "true",
         ])
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "route-catalog") { _ in SwiftLogNoOpLogHandler() }

@@ -12,10 +12,9 @@ struct StackLayout: Sendable {
         let service: ServiceName?
         let rpcPort: Int?
         let eventsPort: Int?
-        /// Where `/readyz` is read: the health port, or the gateway's HTTP port.
+        /// Where `/healthz`, `/readyz` and `/metrics` are read (the gateway's API port has only
+        /// `/healthz` unless `GATEWAY_PUBLIC_OPERATIONS` is on).
         let healthPort: Int
-        /// The gateway's own health port (it serves health on its HTTP port too).
-        var gatewayHealthPort: Int? = nil
         /// The gateway's HTTP port.
         let httpPort: Int?
 
@@ -40,8 +39,8 @@ struct StackLayout: Sendable {
         }
         let gatewayPort = basePort.map { $0 + 30 } ?? 8080
         members.append(Member(
-            executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: gatewayPort,
-            gatewayHealthPort: basePort.map { $0 + 20 } ?? 5750, httpPort: gatewayPort))
+            executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: basePort.map { $0 + 20 } ?? 5750,
+            httpPort: gatewayPort))
         self.members = members
     }
 
@@ -61,7 +60,7 @@ struct StackLayout: Sendable {
 
     /// One member's own variables: what it binds.
     func ownEnvironment(_ member: Member) -> [String: String] {
-        var environment = ["HEALTH_HOST": host, "HEALTH_PORT": String(member.gatewayHealthPort ?? member.healthPort)]
+        var environment = ["HEALTH_HOST": host, "HEALTH_PORT": String(member.healthPort)]
         if let http = member.httpPort {
             environment["GATEWAY_HTTP_HOST"] = host
             environment["GATEWAY_HTTP_PORT"] = String(http)
