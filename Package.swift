@@ -55,13 +55,15 @@ let package = Package(
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(name: "Hex", path: "Shared/Hex", swiftSettings: strict),
         .target(
-            name: "Bus", dependencies: [
+            name: "Bus",
+            dependencies: [
                 "CZeroMQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
         .target(
-            name: "Postgres", dependencies: [
+            name: "Postgres",
+            dependencies: [
                 "CLibPQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of migration files.
@@ -71,7 +73,8 @@ let package = Package(
             name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts",
             swiftSettings: strict),
         .target(
-            name: "ServiceKit", dependencies: [
+            name: "ServiceKit",
+            dependencies: [
                 "Bus", "Postgres", "Contracts",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -80,7 +83,8 @@ let package = Package(
             ], path: "Shared/ServiceKit", swiftSettings: strict),
 
         .target(
-            name: "Identity", dependencies: [
+            name: "Identity",
+            dependencies: [
                 "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -89,14 +93,16 @@ let package = Package(
         // Closed- and open-loop load with HdrHistogram latencies, and the pgbench baseline: what
         // `compass load` and the benchmarks both use.
         .target(
-            name: "LoadKit", dependencies: [
+            name: "LoadKit",
+            dependencies: [
                 "Bus",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ], path: "Shared/LoadKit", swiftSettings: strict),
 
         // MARK: Services
         .target(
-            name: "LegalService", dependencies: [
+            name: "LegalService",
+            dependencies: [
                 "Bus", "Postgres", "Contracts", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,7 +112,8 @@ let package = Package(
             name: "Legal", dependencies: ["LegalService", "ServiceKit"], path: "Services/Legal/Main",
             swiftSettings: strict),
         .target(
-            name: "AuditService", dependencies: [
+            name: "AuditService",
+            dependencies: [
                 "Bus", "Contracts", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,7 +124,8 @@ let package = Package(
             name: "Audit", dependencies: ["AuditService", "ServiceKit"], path: "Services/Audit/Main", swiftSettings: strict),
 
         .target(
-            name: "AccountsService", dependencies: [
+            name: "AccountsService",
+            dependencies: [
                 "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex", "Locks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -130,14 +138,16 @@ let package = Package(
 
         // MARK: Operator CLI
         .executableTarget(
-            name: "compass", dependencies: [
+            name: "compass",
+            dependencies: [
                 "Bus", "Contracts", "ServiceKit", "LoadKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),
         // MARK: Documents
         .target(
-            name: "DocumentsService", dependencies: [
+            name: "DocumentsService",
+            dependencies: [
                 "Bus", "Contracts", "Identity", "Postgres", "ServiceKit", "Hex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,19 +157,22 @@ let package = Package(
             name: "Documents", dependencies: ["DocumentsService", "ServiceKit"], path: "Services/Documents/Main",
             swiftSettings: strict),
         .executableTarget(
-            name: "DocumentsBench", dependencies: [
+            name: "DocumentsBench",
+            dependencies: [
                 "Bus", "Contracts", "Postgres", "TestSupport", "Documents", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Benchmarks/DocumentsBench", swiftSettings: strict),
         .testTarget(
-            name: "DocumentsTests", dependencies: [
+            name: "DocumentsTests",
+            dependencies: [
                 "DocumentsService", "Documents", "Accounts", "Legal", "Audit", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/DocumentsTests", swiftSettings: strict),
         // MARK: Gateway
         .target(
-            name: "GatewayService", dependencies: [
+            name: "GatewayService",
+            dependencies: [
                 "Bus", "Contracts", "ServiceKit", "Identity", "Locks", "Hex",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -181,7 +194,8 @@ let package = Package(
         // The benchmarks' command-line options.
         .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
-            name: "AuditBench", dependencies: [
+            name: "AuditBench",
+            dependencies: [
                 "Bus", "Contracts", "Postgres", "TestSupport", "Audit", "LoadKit", "BenchSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -209,7 +223,8 @@ let package = Package(
             name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "Hex", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PostgresTests", swiftSettings: strict),
         .testTarget(
-            name: "AuditTests", dependencies: [
+            name: "AuditTests",
+            dependencies: [
                 "AuditService", "Audit", "Legal", "Contracts", "Bus", "Postgres", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/AuditTests", swiftSettings: strict),
@@ -217,7 +232,8 @@ let package = Package(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
-            name: "LegalTests", dependencies: [
+            name: "LegalTests",
+            dependencies: [
                 "LegalService", "Contracts", "Bus", "ServiceKit", "Postgres", "TestSupport", "Legal",
                 // The privacy text is checked against the routes and settings it describes.
                 "GatewayService", "AccountsService", "DocumentsService", .product(name: "Logging", package: "swift-log"),
@@ -225,7 +241,8 @@ let package = Package(
             path: "Tests/LegalTests", swiftSettings: strict),
         // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
         .target(
-            name: "AppleStandIn", dependencies: [
+            name: "AppleStandIn",
+            dependencies: [
                 "Identity", "TestSupport", "Locks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -234,20 +251,24 @@ let package = Package(
             name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
-            name: "IdentityTests", dependencies: [
+            name: "IdentityTests",
+            dependencies: [
                 "Identity",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/IdentityTests", swiftSettings: strict),
         .testTarget(
-            name: "AccountsTests", dependencies: [
-                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity", "ServiceKit", "AppleStandIn",
+            name: "AccountsTests",
+            dependencies: [
+                "AccountsService", "Accounts", "Legal", "Audit", "Contracts", "Bus", "Postgres", "TestSupport", "Identity", "ServiceKit",
+                "AppleStandIn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/AccountsTests", swiftSettings: strict),
         .testTarget(
-            name: "GatewayTests", dependencies: [
+            name: "GatewayTests",
+            dependencies: [
                 "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
                 "GatewayTestSupport", "Locks", "compass",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -256,7 +277,8 @@ let package = Package(
 
         // MARK: Reliability: faults and attacks against the real executables
         .testTarget(
-            name: "ReliabilityTests", dependencies: [
+            name: "ReliabilityTests",
+            dependencies: [
                 "Legal", "Audit", "Accounts", "Documents", "Gateway", "compass", "Contracts", "Bus", "Postgres", "TestSupport",
                 "GatewayTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -265,12 +287,14 @@ let package = Package(
         // MARK: HTTP security: isolation, tokens, share links, bad input, secrets through the gateway
         // The gateway stack harness shared by GatewayTests and SecurityTests.
         .target(
-            name: "GatewayTestSupport", dependencies: [
+            name: "GatewayTestSupport",
+            dependencies: [
                 "TestSupport", "Bus", "Contracts", "AppleStandIn", "Locks",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/GatewayTestSupport", swiftSettings: strict),
         .testTarget(
-            name: "SecurityTests", dependencies: [
+            name: "SecurityTests",
+            dependencies: [
                 "GatewayTestSupport", "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "Postgres",
                 "TestSupport", "Identity", "AppleStandIn", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),

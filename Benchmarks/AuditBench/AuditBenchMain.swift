@@ -37,8 +37,10 @@ struct AuditBenchMain {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
             let logLevel = ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "warning"
-            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(
-                databaseURL: database.url, rpc: legalRPC, events: legalEvents, logLevel: logLevel))
+            let legal = try await PeerProcess(
+                "Legal",
+                environment: ServiceEnvironment.make(
+                    databaseURL: database.url, rpc: legalRPC, events: legalEvents, logLevel: logLevel))
             var auditEnvironment = ServiceEnvironment.audit(
                 databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
                 signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString(), logLevel: logLevel)
@@ -73,8 +75,10 @@ struct AuditBenchMain {
             let preload = option("--preload", default: 0)
             if preload > 0 {
                 let grown = try await TableGrowth(pool: database.pool).measure(rows: preload, load: load, phase: phase)
-                print(String(format: "after %d more rows: %.0f/s at 512 in flight = %.2f× the median on the smaller table",
-                             preload, grown.rate, grown.rate / report.median512))
+                print(
+                    String(
+                        format: "after %d more rows: %.0f/s at 512 in flight = %.2f× the median on the smaller table",
+                        preload, grown.rate, grown.rate / report.median512))
             }
             if CommandLine.arguments.contains("--verbose") {
                 FileHandle.standardError.write(Data("--- audit output ---\n\(audit.output)\n".utf8))

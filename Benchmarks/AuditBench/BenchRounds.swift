@@ -37,8 +37,10 @@ struct BenchRounds {
         let half = await load.openLoop(rate: peak / 2, for: phase, label: "open loop at half the median peak")
         print(row(nil, half))
         print("")
-        print(String(format: "median over %d rounds: 64 in flight %.0f/s (p99 %.2f ms), 512 in flight %.0f/s (p99 %.2f ms)",
-                     at64.count, median64, median(at64.map { $0.milliseconds(99) }), median512, median(at512.map { $0.milliseconds(99) })))
+        print(
+            String(
+                format: "median over %d rounds: 64 in flight %.0f/s (p99 %.2f ms), 512 in flight %.0f/s (p99 %.2f ms)",
+                at64.count, median64, median(at64.map { $0.milliseconds(99) }), median512, median(at512.map { $0.milliseconds(99) })))
         if !baselines.isEmpty {
             let baseline = median(baselines)
             print(String(format: "ratio: peak %.0f/s over the bus = %.2f× pgbench's median %.0f/s (goal ≥ 5×)", peak, peak / baseline, baseline))
@@ -48,8 +50,9 @@ struct BenchRounds {
     }
 
     private func row(_ round: Int?, _ result: PhaseResult) -> String {
-        String(format: "| %@ | %@ | %.0f | %d | %.2f | %.2f | %.2f |", round.map(String.init) ?? "", result.label, result.rate,
-               result.failed, result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9))
+        String(
+            format: "| %@ | %@ | %.0f | %d | %.2f | %.2f | %.2f |", round.map(String.init) ?? "", result.label, result.rate,
+            result.failed, result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9))
     }
 }
 
@@ -61,7 +64,8 @@ struct TableGrowth {
     func measure(rows: Int, load: LoadGenerator, phase: Duration) async throws -> PhaseResult {
         let started = ContinuousClock.now
         try await pool.withConnection { db in
-            _ = try db.execute("""
+            _ = try db.execute(
+                """
                 INSERT INTO audit.records (chain, position, record_id, subject, document_type, version, digest, action,
                     recorded_ms, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
                 SELECT 999, n, gen_random_uuid(), gen_random_uuid(), 'terms_of_service', '1.0', 'd', 'accept',
@@ -73,8 +77,10 @@ struct TableGrowth {
         }
         print(String(format: "preloaded %d rows in %.0f s", rows, (ContinuousClock.now - started).inSeconds))
         let result = await load.closedLoop(inFlight: 512, for: phase, label: "512 in flight, +\(rows) rows")
-        print(String(format: "| | %@ | %.0f | %d | %.2f | %.2f | %.2f |", result.label, result.rate, result.failed,
-                     result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9)))
+        print(
+            String(
+                format: "| | %@ | %.0f | %d | %.2f | %.2f | %.2f |", result.label, result.rate, result.failed,
+                result.milliseconds(50), result.milliseconds(99), result.milliseconds(99.9)))
         return result
     }
 }

@@ -30,7 +30,10 @@ struct BusBench {
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
             default:
-                FileHandle.standardError.write(Data("usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n"
+                            .utf8))
                 exit(2)
             }
         }
@@ -38,8 +41,9 @@ struct BusBench {
         var logger = Logger(label: "bus-bench")
         logger.logLevel = .error
         let size = EnvelopeRPCRun.envelopeSize
-        print("bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s"
-            + (idempotent ? "; envelope calls idempotent (a key each, remembered by the server)" : ""))
+        print(
+            "bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s"
+                + (idempotent ? "; envelope calls idempotent (a key each, remembered by the server)" : ""))
         print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call   raw µs CPU/rt")
         for transport in transports {
             for inFlight in inFlightLevels {

@@ -21,16 +21,19 @@ enum CodecRun {
             // Every coding step of one call, in order, on one thread, as RPCClient and RPCServer
             // do them (payloads as byte arrays, envelopes decoded from the frame's bytes): the
             // floor under a call's CPU that threads and sockets add to.
-            ("whole call, coding only", {
-                let header = Envelope(
-                    kind: .request, type: BenchEcho.type, deadline: Date(), principal: .user(EnvelopeRPCRun.request.user))
-                let body = EnvelopeCodec.encodeBytes(header, payload: try BusJSON.encodeBytes(EnvelopeRPCRun.request))
-                let received = try body.withUnsafeBytes { bytes in try EnvelopeCodec.decode(bytes) }
-                let echoed = try received.decodePayload(BenchRequest.self)
-                let reply = Envelope(kind: .reply, type: received.type, correlationId: received.id)
-                let replyBody = EnvelopeCodec.encodeBytes(reply, payload: try BusJSON.encodeBytes(echoed))
-                _ = try replyBody.withUnsafeBytes { bytes in try EnvelopeCodec.decode(bytes) }.decodePayload(BenchRequest.self)
-            }),
+            (
+                "whole call, coding only",
+                {
+                    let header = Envelope(
+                        kind: .request, type: BenchEcho.type, deadline: Date(), principal: .user(EnvelopeRPCRun.request.user))
+                    let body = EnvelopeCodec.encodeBytes(header, payload: try BusJSON.encodeBytes(EnvelopeRPCRun.request))
+                    let received = try body.withUnsafeBytes { bytes in try EnvelopeCodec.decode(bytes) }
+                    let echoed = try received.decodePayload(BenchRequest.self)
+                    let reply = Envelope(kind: .reply, type: received.type, correlationId: received.id)
+                    let replyBody = EnvelopeCodec.encodeBytes(reply, payload: try BusJSON.encodeBytes(echoed))
+                    _ = try replyBody.withUnsafeBytes { bytes in try EnvelopeCodec.decode(bytes) }.decodePayload(BenchRequest.self)
+                }
+            ),
         ]
         print("codec step                         ns/op (best of \(rounds))")
         for (name, step) in steps {

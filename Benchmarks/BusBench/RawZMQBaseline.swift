@@ -26,7 +26,10 @@ enum RawZMQBaseline {
             // Echo: receive [id][empty][body], send the same frames back.
             while !stop.isSet {
                 zmq_msg_init(message)
-                guard zmq_msg_recv(message, router, 0) >= 0 else { zmq_msg_close(message); continue }
+                guard zmq_msg_recv(message, router, 0) >= 0 else {
+                    zmq_msg_close(message)
+                    continue
+                }
                 var more = zmq_msg_more(message) != 0
                 zmq_msg_send(message, router, more ? ZMQ_SNDMORE : 0)
                 while more {
@@ -60,7 +63,8 @@ enum RawZMQBaseline {
             zmq_recv(dealer, reply, messageSize + 64, 0)  // body
         }
         // Warm up the connection.
-        sendOne(); receiveOne()
+        sendOne()
+        receiveOne()
         for _ in 0..<inFlight { sendOne() }
         var completed = 0
         let start = ContinuousClock.now

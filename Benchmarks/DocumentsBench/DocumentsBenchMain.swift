@@ -81,10 +81,18 @@ struct DocumentsBenchMain {
                 throw TestSupportError("downloaded SHA-256 differs from the stored one")
             }
             let megabytes = Double(length) / 1_000_000
-            print(String(format: "upload:   %7.1f MB/s (%.1f s, one chunk at a time, each committed before the next)", megabytes / uploadSeconds, uploadSeconds))
-            print(String(format: "download: %7.1f MB/s with 1 chunk in flight, %.1f MB/s with 4 (SHA-256 checked)", megabytes / download1, megabytes / download4))
-            print(String(format: "service memory: idle %.1f MB, peak during the transfers %.1f MB: %.1f MB above idle (goal ≤ 64)",
-                         Double(idle) / 1024, Double(peak) / 1024, Double(peak - idle) / 1024))
+            print(
+                String(
+                    format: "upload:   %7.1f MB/s (%.1f s, one chunk at a time, each committed before the next)", megabytes / uploadSeconds,
+                    uploadSeconds))
+            print(
+                String(
+                    format: "download: %7.1f MB/s with 1 chunk in flight, %.1f MB/s with 4 (SHA-256 checked)", megabytes / download1,
+                    megabytes / download4))
+            print(
+                String(
+                    format: "service memory: idle %.1f MB, peak during the transfers %.1f MB: %.1f MB above idle (goal ≤ 64)",
+                    Double(idle) / 1024, Double(peak) / 1024, Double(peak - idle) / 1024))
 
             var rates: [Double] = []
             for round in 1...rounds {

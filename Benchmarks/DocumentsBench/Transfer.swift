@@ -18,7 +18,9 @@ struct Transfer: Sendable {
             principal: principal)
         var piece = Data(count: chunk)
         piece.withUnsafeMutableBytes { raw in
-            for index in stride(from: 0, to: raw.count, by: 8) { raw.storeBytes(of: UInt64(index) &* 0x9E37_79B9_7F4A_7C15, toByteOffset: index, as: UInt64.self) }
+            for index in stride(from: 0, to: raw.count, by: 8) {
+                raw.storeBytes(of: UInt64(index) &* 0x9E37_79B9_7F4A_7C15, toByteOffset: index, as: UInt64.self)
+            }
         }
         let header: [UInt8] = [0, 0, 0, 0x18] + Array("ftypmp42".utf8)
         var offset: Int64 = 0

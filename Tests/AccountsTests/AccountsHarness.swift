@@ -23,9 +23,11 @@ final class AccountsHarness: Sendable {
     /// What the gateway asserts when it calls get_or_create (no session exists yet).
     static let gateway = Principal.service("gateway")
 
-    private init(database: TestDatabaseInstance, legalRPC: String, auditRPC: String, accountsRPC: String,
-                 legalClient: RPCClient, auditClient: RPCClient, accountsClient: RPCClient, auditEnvironment: [String: String],
-                 processes: [String: PeerProcess]) {
+    private init(
+        database: TestDatabaseInstance, legalRPC: String, auditRPC: String, accountsRPC: String,
+        legalClient: RPCClient, auditClient: RPCClient, accountsClient: RPCClient, auditEnvironment: [String: String],
+        processes: [String: PeerProcess]
+    ) {
         self.auditEnvironment = auditEnvironment
         self.database = database
         self.legalRPC = legalRPC
@@ -133,12 +135,15 @@ final class AccountsHarness: Sendable {
     }
 
     /// A complete sign-up in an allowed state with the terms in effect.
-    func signUp(appleId: String = "apple." + UUID().uuidString, state: String = "CA", email: String? = "a@example.com",
-                name: String? = "Alex Athlete") async throws -> AccountUser {
+    func signUp(
+        appleId: String = "apple." + UUID().uuidString, state: String = "CA", email: String? = "a@example.com",
+        name: String? = "Alex Athlete"
+    ) async throws -> AccountUser {
         let version = try await currentTerms()
-        return try await getOrCreate(.init(
-            appleId: appleId, email: email, name: name, state: state, eligibilityCertified: true, tosVersion: version,
-            clientIP: "203.0.113.9", userAgent: "PlayoffChallenge/1.0 iOS"))
+        return try await getOrCreate(
+            .init(
+                appleId: appleId, email: email, name: name, state: state, eligibilityCertified: true, tosVersion: version,
+                clientIP: "203.0.113.9", userAgent: "PlayoffChallenge/1.0 iOS"))
     }
 
     func signIn(_ token: String, email: String? = nil) async throws -> AccountsSignInWithApple.Reply {
@@ -189,8 +194,9 @@ final class AccountsHarness: Sendable {
     func publishTerms(_ version: String, material: Bool, effectiveAt: Date? = nil) async throws {
         _ = try await legalClient.call(
             LegalPublish.self,
-            .init(type: .termsOfService, version: version, content: "# Terms \(version)\n\n## 1. Text\n\nVersion \(version).\n",
-                  effectiveAt: effectiveAt, material: material),
+            .init(
+                type: .termsOfService, version: version, content: "# Terms \(version)\n\n## 1. Text\n\nVersion \(version).\n",
+                effectiveAt: effectiveAt, material: material),
             principal: Self.operatorPrincipal)
     }
 

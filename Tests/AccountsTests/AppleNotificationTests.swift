@@ -2,8 +2,8 @@ import AppleStandIn
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Sign in with Apple server-to-server notifications: each type, repeats, refusals.
 @Suite(.serialized) struct AppleNotificationTests {

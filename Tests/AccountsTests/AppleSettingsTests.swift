@@ -45,8 +45,9 @@ struct AppleSettingsTests {
         let sealingError = #expect(throws: ConfigurationError.self) { try Self.settings(badSealing) }
         #expect(!"\(String(describing: sealingError))".contains(Data(repeating: 4, count: 16).base64EncodedString()))
         #expect(throws: ConfigurationError.self) { try Self.settings(["ACCOUNTS_APPLE_REVOKE_BACKOFF": "1m,soon"]) }
-        #expect(try Self.settings(["ACCOUNTS_APPLE_REVOKE_BACKOFF": "250ms, 2m,1h"]).appleRevokeBackoff
-            == [.milliseconds(250), .seconds(120), .seconds(3600)])
+        #expect(
+            try Self.settings(["ACCOUNTS_APPLE_REVOKE_BACKOFF": "250ms, 2m,1h"]).appleRevokeBackoff
+                == [.milliseconds(250), .seconds(120), .seconds(3600)])
     }
 
     @Test func previousKeysAndTheCertificateKey() throws {

@@ -2,8 +2,8 @@ import AppleStandIn
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The authorization-code exchange and the revocation on deletion, against a stand-in for
 /// Apple's token endpoints on 127.0.0.1.
@@ -98,11 +98,15 @@ extension AccountsHarness {
     /// The sealed Apple tokens stored for `appleId`.
     func sealedAppleTokens(appleId: String) async throws -> [String] {
         try await database.pool.withConnection { db in
-            try db.query("SELECT sealed_refresh_token FROM accounts.apple_tokens WHERE apple_id = $1", appleId).map { try $0.decode(String.self, column: 0) }
+            try db.query("SELECT sealed_refresh_token FROM accounts.apple_tokens WHERE apple_id = $1", appleId).map {
+                try $0.decode(String.self, column: 0)
+            }
         }
     }
 
     func appleTokenRows() async throws -> Int {
-        try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.apple_tokens")[0].decode(Int.self, column: 0) }
+        try await database.pool.withConnection { db in
+            try db.query("SELECT count(*)::bigint FROM accounts.apple_tokens")[0].decode(Int.self, column: 0)
+        }
     }
 }

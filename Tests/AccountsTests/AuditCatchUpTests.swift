@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// "The `account.deleted` event reaching a subscriber that was down when it was
 /// emitted". Audit consumes `account.deleted`; here Accounts' own erasure calls are kept out of
@@ -26,7 +26,8 @@ import TestSupport
             #expect(try await harness.erasureMarked(id) == false)
             // The proof stays, pseudonymised, and the chain still verifies.
             #expect(try await harness.auditRecordCount() == 1)
-            let verified = try await harness.auditClient.call(AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(30))
+            let verified = try await harness.auditClient.call(
+                AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(30))
             #expect(verified.valid)
         }
     }
@@ -35,7 +36,8 @@ import TestSupport
 extension AccountsHarness {
     func erasureMarked(_ id: UUID) async throws -> Bool? {
         try await database.pool.withConnection { db in
-            try db.query("SELECT audit_erased_at IS NOT NULL FROM accounts.deleted_accounts WHERE user_id = $1", id).first?.decode(Bool.self, column: 0)
+            try db.query("SELECT audit_erased_at IS NOT NULL FROM accounts.deleted_accounts WHERE user_id = $1", id).first?.decode(
+                Bool.self, column: 0)
         }
     }
 }

@@ -4,8 +4,8 @@ import Contracts
 import Crypto
 import Foundation
 import Identity
-import Testing
 import TestSupport
+import Testing
 
 /// The signed deletion certificate: verifiable offline with `accounts.public_keys`, the same on
 /// a repeat and by id, and free of personal data.
@@ -30,8 +30,10 @@ import TestSupport
             let signature = try #require(Base64URL.decode(parts[2]))
             #expect(publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
             // A changed payload does not verify.
-            let forged = Base64URL.encode(Data(String(decoding: try #require(Base64URL.decode(parts[1])), as: UTF8.self)
-                .replacingOccurrences(of: "in_app", with: "in_apq").utf8))
+            let forged = Base64URL.encode(
+                Data(
+                    String(decoding: try #require(Base64URL.decode(parts[1])), as: UTF8.self)
+                        .replacingOccurrences(of: "in_app", with: "in_apq").utf8))
             #expect(!publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(forged)".utf8)))
 
             // What it states.

@@ -11,8 +11,10 @@ struct AccountsContractsTests {
             tosVersion: "1.0", tosAcceptedAt: Date(), createdAt: Date(), eligibilityRulesVersion: "r1",
             hasConfirmedEligibility: true, hasAcceptedTOS: true, needsToAcceptTOS: false)
         let object = try #require(JSONSerialization.jsonObject(with: try BusJSON.encode(user)) as? [String: Any])
-        for key in ["id", "appleId", "name", "state", "eligibilityConfirmedAt", "tosVersion", "tosAcceptedAt", "createdAt",
-                    "eligibilityRulesVersion", "hasConfirmedEligibility", "hasAcceptedTOS", "needsToAcceptTOS"] {
+        for key in [
+            "id", "appleId", "name", "state", "eligibilityConfirmedAt", "tosVersion", "tosAcceptedAt", "createdAt",
+            "eligibilityRulesVersion", "hasConfirmedEligibility", "hasAcceptedTOS", "needsToAcceptTOS",
+        ] {
             #expect(object[key] != nil, "\(key)")
         }
         let decoded = try BusJSON.decode(AccountUser.self, from: try BusJSON.encode(user))
@@ -39,7 +41,8 @@ struct AccountsContractsTests {
         #expect(AccountsDeletionCertificate.type == "accounts.deletion_certificate")
         let signIn = try BusJSON.decode(AccountsSignInWithApple.Request.self, from: Data(#"{"identityToken":"t","authorizationCode":"c"}"#.utf8))
         #expect(signIn.authorizationCode == "c")
-        let reply = try BusJSON.decode(AccountsConfirmDeletion.Reply.self, from: Data(#"{"userId":"\#(UUID().uuidString)","deletedAt":"2026-01-02T03:04:05.678Z"}"#.utf8))
+        let reply = try BusJSON.decode(
+            AccountsConfirmDeletion.Reply.self, from: Data(#"{"userId":"\#(UUID().uuidString)","deletedAt":"2026-01-02T03:04:05.678Z"}"#.utf8))
         #expect(reply.certificate == nil)
         let item = try BusJSON.decode(DeletionItem.self, from: Data(#"{"category":"documents","description":"d"}"#.utf8))
         #expect(item.count == nil && item.bytes == nil)

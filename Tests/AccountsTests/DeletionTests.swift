@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Account deletion (seed 003) and the Audit side of it, against the real services.
 @Suite(.serialized) struct DeletionTests {

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The deletion preview and deletion when the Documents service cannot give its counts: the
 /// preview still answers (counts nil, said to be unknown) and deletion goes through.

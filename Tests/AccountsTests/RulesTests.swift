@@ -2,8 +2,8 @@ import AccountsService
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The eligibility rules: the shipped file, validation, and a change of rules on a running
 /// system (restart with a new version) found by `accounts.restricted_users`.

@@ -3,8 +3,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `ACCOUNTS_SESSION_PREVIOUS_PUBLIC_KEYS`: tokens signed before a key rotation stay valid until
 /// they expire while the old public key is listed, and not once it is dropped.

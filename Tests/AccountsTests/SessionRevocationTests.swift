@@ -2,8 +2,8 @@ import AppleStandIn
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What a gateway that verifies tokens itself learns from Accounts: declining the terms ends every
 /// open session of the user, sign-out ends one, each announced as `session.revoked`, and `accounts.session_revocations` lists both with the
@@ -35,7 +35,9 @@ import TestSupport
             #expect(list.tokenLifetimeSeconds > 0)
             // And the outbox carries the event a running gateway follows, within that sequence.
             let events = try await harness.database.pool.withConnection { db in
-                try db.query("SELECT payload::text FROM accounts.outbox WHERE type = $1", SessionEvents.revoked).map { try $0.decode(String.self, column: 0) }
+                try db.query("SELECT payload::text FROM accounts.outbox WHERE type = $1", SessionEvents.revoked).map {
+                    try $0.decode(String.self, column: 0)
+                }
             }
             for grant in [first, second] {
                 #expect(events.filter { $0.lowercased().contains(grant.sessionId.uuidString.lowercased()) }.count == 1)

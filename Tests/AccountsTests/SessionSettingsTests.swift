@@ -12,8 +12,10 @@ struct SessionSettingsTests {
     }
 
     @Test func readsTheBundleIDKeysAndSigningKey() throws {
-        let plain = try Self.settings(["ACCOUNTS_APPLE_BUNDLE_ID": "com.example.app", "ACCOUNTS_SESSION_SIGNING_KEY": Self.seed,
-                                       "ACCOUNTS_APPLE_JWKS": "/tmp/keys.json"])
+        let plain = try Self.settings([
+            "ACCOUNTS_APPLE_BUNDLE_ID": "com.example.app", "ACCOUNTS_SESSION_SIGNING_KEY": Self.seed,
+            "ACCOUNTS_APPLE_JWKS": "/tmp/keys.json",
+        ])
         #expect(plain.appleBundleID == "com.example.app" && plain.sessionKeys.current.id == "s1")
         #expect(plain.appleKeys == .file(path: "/tmp/keys.json"))
         let named = try Self.settings(["ACCOUNTS_APPLE_BUNDLE_ID": "com.example.app", "ACCOUNTS_SESSION_SIGNING_KEY": "k2=\(Self.seed)"])

@@ -2,8 +2,8 @@ import AppleStandIn
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Sign in with Apple and sessions, against the real services with a stand-in for
 /// Apple's keys.
@@ -142,7 +142,8 @@ import TestSupport
                 AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .global), principal: AccountsHarness.gateway)
             #expect(global.revokedAt != nil && Set(global.ended?.map(\.sessionId) ?? []) == [third.sessionId, fourth.sessionId])
             let again = try await harness.refusal {
-                try await harness.accountsClient.call(AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .global), principal: AccountsHarness.gateway)
+                try await harness.accountsClient.call(
+                    AccountsSignOut.self, .init(sessionId: third.sessionId, scope: .global), principal: AccountsHarness.gateway)
             }
             #expect(again.code == .unauthenticated)
         }

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// `accounts.get_or_create`, every branch of seed 004's `getOrCreateUser`, against the real
 /// Legal, Audit and Accounts executables and PostgreSQL.
@@ -58,14 +58,16 @@ import TestSupport
                 #expect(error.code == .invalidArgument)
             }
             let long = try await harness.refusal {
-                try await harness.getOrCreate(.init(appleId: "apple.t", state: "TX", eligibilityCertified: true, tosVersion: String(repeating: "9", count: 65)))
+                try await harness.getOrCreate(
+                    .init(appleId: "apple.t", state: "TX", eligibilityCertified: true, tosVersion: String(repeating: "9", count: 65)))
             }
             #expect(long.code == .invalidArgument)
             let empty = try await harness.refusal { try await harness.getOrCreate(.init(appleId: "")) }
             #expect(empty.code == .invalidArgument)
             let badAddress = try await harness.refusal {
-                try await harness.getOrCreate(.init(
-                    appleId: "apple.ip", state: "TX", eligibilityCertified: true, tosVersion: version, clientIP: "not-an-address"))
+                try await harness.getOrCreate(
+                    .init(
+                        appleId: "apple.ip", state: "TX", eligibilityCertified: true, tosVersion: version, clientIP: "not-an-address"))
             }
             #expect(badAddress.code == .invalidArgument)
             #expect(try await harness.userCount() == 0)

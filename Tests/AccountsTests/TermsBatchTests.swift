@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `accounts.accept_terms_batch` through the real Audit and Legal services: each item answered as
 /// `accept_terms` would answer it alone, a bad item failing alone, and a retried batch recording

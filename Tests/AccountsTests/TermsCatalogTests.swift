@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The terms version in effect as Accounts keeps it in memory (`TermsCatalog`): a version Legal
 /// publishes while Accounts runs makes the old one stale, and one published for later takes over

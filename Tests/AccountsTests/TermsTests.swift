@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `accounts.accept_terms` / `accounts.decline_terms` and the terms flags after them, through the
 /// real Audit and Legal services.

@@ -21,8 +21,10 @@ final class AuditHarness: Sendable {
 
     static let operatorPrincipal = Principal.operator("tests")
 
-    private init(database: TestDatabaseInstance, legal: PeerProcess, legalRPC: String, legalEvents: String, auditRPC: String,
-                 signingKey: String, legalClient: RPCClient, auditClient: RPCClient, audit: PeerProcess) {
+    private init(
+        database: TestDatabaseInstance, legal: PeerProcess, legalRPC: String, legalEvents: String, auditRPC: String,
+        signingKey: String, legalClient: RPCClient, auditClient: RPCClient, audit: PeerProcess
+    ) {
         self.database = database
         self.legal = legal
         self.legalRPC = legalRPC
@@ -38,7 +40,8 @@ final class AuditHarness: Sendable {
     static func run(writers: Int = 4, _ body: (AuditHarness) async throws -> Void) async throws {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
-            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
+            let legal = try await PeerProcess(
+                "Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
             let key = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
             let auditEnvironment = auditEnvironment(database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: key, writers: writers)
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
@@ -80,8 +83,10 @@ final class AuditHarness: Sendable {
     }
 
     func startAudit(writers: Int = 4) async throws {
-        let process = try await PeerProcess("Audit", environment: Self.auditEnvironment(
-            database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))
+        let process = try await PeerProcess(
+            "Audit",
+            environment: Self.auditEnvironment(
+                database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))
         auditProcess.withLock { $0 = process }
     }
 
@@ -99,17 +104,22 @@ final class AuditHarness: Sendable {
 
     /// Publishes a version through Legal (as an operator).
     @discardableResult
-    func publish(_ type: LegalDocumentType, _ version: String, material: Bool, effectiveAt: Date? = nil,
-                 content: String? = nil) async throws -> LegalVersionSummary {
+    func publish(
+        _ type: LegalDocumentType, _ version: String, material: Bool, effectiveAt: Date? = nil,
+        content: String? = nil
+    ) async throws -> LegalVersionSummary {
         try await legalClient.call(
             LegalPublish.self,
-            .init(type: type, version: version, content: content ?? "# \(type.rawValue) \(version)\n\n## 1. Text\n\nVersion \(version).\n",
-                  effectiveAt: effectiveAt, material: material),
+            .init(
+                type: type, version: version, content: content ?? "# \(type.rawValue) \(version)\n\n## 1. Text\n\nVersion \(version).\n",
+                effectiveAt: effectiveAt, material: material),
             principal: Self.operatorPrincipal)
     }
 
-    func record(_ user: UUID, _ type: LegalDocumentType, _ version: String, _ action: AcceptanceAction = .accept,
-                key: String = UUID().uuidString, ip: String? = "203.0.113.7", agent: String? = "RecruitingCompass/1.0 iOS")
+    func record(
+        _ user: UUID, _ type: LegalDocumentType, _ version: String, _ action: AcceptanceAction = .accept,
+        key: String = UUID().uuidString, ip: String? = "203.0.113.7", agent: String? = "RecruitingCompass/1.0 iOS"
+    )
         async throws -> ConsentReceipt
     {
         try await auditClient.call(

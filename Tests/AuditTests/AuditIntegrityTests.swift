@@ -3,8 +3,8 @@ import Contracts
 import Foundation
 import Locks
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// Group commit under load, failures inside a batch, tamper evidence, erasure and catch-up,
 /// against the real executables.
@@ -55,7 +55,8 @@ import TestSupport
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             // A database rule that rejects one kind of row, as a constraint or a full disk would.
             try await harness.database.pool.withConnection { db in
-                try db.executeScript("""
+                try db.executeScript(
+                    """
                     CREATE FUNCTION audit.reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
                     BEGIN
                         IF NEW.user_agent = 'poison' THEN RAISE EXCEPTION 'poisoned record'; END IF;
@@ -155,7 +156,8 @@ import TestSupport
             #expect(try await harness.auditClient.call(AuditHistory.self, .init(userId: kept)).records.count == 1)
 
             let personal = try await harness.database.pool.withConnection { db in
-                try db.query("""
+                try db.query(
+                    """
                     SELECT count(*)::bigint FROM audit.records
                     WHERE client_ip IS NOT NULL OR user_agent IS NOT NULL OR idempotency_hash IS NOT NULL
                     """)[0].decode(Int.self, column: 0)

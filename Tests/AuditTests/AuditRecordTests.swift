@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// `audit.record` and its reads against the real Legal and Audit executables and PostgreSQL.
 @Suite(.serialized) struct AuditRecordTests {

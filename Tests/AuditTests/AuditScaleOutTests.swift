@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Two Audit instances on one database, as a Kubernetes StatefulSet runs them: each writes its own
 /// chains (`AUDIT_CHAIN_OFFSET`), so their writers never wait on each other's chain locks, and the
@@ -26,8 +26,9 @@ import TestSupport
                         group.addTask {
                             try await client.call(
                                 AuditRecord.self,
-                                .init(userId: UUID(), documentType: .termsOfService, version: version, action: .accept,
-                                      clientIP: "203.0.113.9", userAgent: "scale-out"),
+                                .init(
+                                    userId: UUID(), documentType: .termsOfService, version: version, action: .accept,
+                                    clientIP: "203.0.113.9", userAgent: "scale-out"),
                                 idempotencyKey: UUID().uuidString, timeout: .seconds(30))
                         }
                     }

@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -13,8 +13,9 @@ import TestSupport
         let foundation = try? BusJSON.encoder().encode(value)
         let fast = try? FastJSONEncoder.encode(value)
         #expect(foundation != nil, sourceLocation: sourceLocation)
-        #expect(fast == foundation, "\(T.self): \(fast.map { String(decoding: $0, as: UTF8.self) } ?? "fell back")",
-                sourceLocation: sourceLocation)
+        #expect(
+            fast == foundation, "\(T.self): \(fast.map { String(decoding: $0, as: UTF8.self) } ?? "fell back")",
+            sourceLocation: sourceLocation)
         #expect((try? BusJSON.encode(value)) == foundation, sourceLocation: sourceLocation)
     }
 
@@ -45,7 +46,8 @@ import TestSupport
         ConsentReceipt(
             recordId: UUID(), documentType: .termsOfService, version: text(&r, maxLength: 10), digest: text(&r),
             action: AcceptanceAction.allCases.randomElement(using: &r)!, recordedAt: date(&r), chain: .random(in: 0...63, using: &r),
-            position: .random(in: 0...Int64.max, using: &r), hash: text(&r), signature: Data((0..<64).map { _ in UInt8.random(in: 0...255, using: &r) }).base64EncodedString())
+            position: .random(in: 0...Int64.max, using: &r), hash: text(&r),
+            signature: Data((0..<64).map { _ in UInt8.random(in: 0...255, using: &r) }).base64EncodedString())
     }
 
     @Test func legalAndAuditContractsEncodeLikeFoundation() {
@@ -61,27 +63,40 @@ import TestSupport
             Self.expectSame(LegalHistory.Request(type: .privacyPolicy))
             Self.expectSame(LegalHistory.Reply(versions: (0..<3).map { _ in summary(&r) }))
             Self.expectSame(LegalAllVersions.Reply(versions: [summary(&r)]))
-            Self.expectSame(LegalPublish.Request(
-                type: .termsOfService, version: text(&r), content: text(&r, maxLength: 300), lastUpdated: maybe(&r, date),
-                effectiveAt: maybe(&r, date), material: .random(using: &r)))
+            Self.expectSame(
+                LegalPublish.Request(
+                    type: .termsOfService, version: text(&r), content: text(&r, maxLength: 300), lastUpdated: maybe(&r, date),
+                    effectiveAt: maybe(&r, date), material: .random(using: &r)))
             Self.expectSame(receipt(&r))
-            Self.expectSame(AuditRecord.Request(
-                userId: UUID(), documentType: .privacyPolicy, version: text(&r), action: .acknowledge,
-                clientIP: maybe(&r) { _ in "2001:db8::1" }, userAgent: maybe(&r) { text(&$0) }))
+            Self.expectSame(
+                AuditRecord.Request(
+                    userId: UUID(), documentType: .privacyPolicy, version: text(&r), action: .acknowledge,
+                    clientIP: maybe(&r) { _ in "2001:db8::1" }, userAgent: maybe(&r) { text(&$0) }))
             Self.expectSame(AuditStatus.Request(userId: UUID()))
-            Self.expectSame(AuditStatus.Reply(documents: [AcceptanceStatus(
-                documentType: .termsOfService, currentVersion: maybe(&r) { text(&$0) }, lastAction: maybe(&r) { _ in .decline },
-                lastVersion: maybe(&r) { text(&$0) }, lastRecordedAt: maybe(&r, date), needsAcceptance: .random(using: &r))]))
-            Self.expectSame(AuditHistory.Request(userId: UUID(), documentType: maybe(&r) { _ in .privacyPolicy }, limit: .random(in: 1...1000, using: &r), before: maybe(&r) { text(&$0) }))
-            Self.expectSame(AuditHistory.Reply(
-                records: [AcceptanceRecord(receipt: receipt(&r), clientIP: maybe(&r) { text(&$0) }, userAgent: nil)], next: maybe(&r) { text(&$0) }))
+            Self.expectSame(
+                AuditStatus.Reply(documents: [
+                    AcceptanceStatus(
+                        documentType: .termsOfService, currentVersion: maybe(&r) { text(&$0) }, lastAction: maybe(&r) { _ in .decline },
+                        lastVersion: maybe(&r) { text(&$0) }, lastRecordedAt: maybe(&r, date), needsAcceptance: .random(using: &r))
+                ]))
+            Self.expectSame(
+                AuditHistory.Request(
+                    userId: UUID(), documentType: maybe(&r) { _ in .privacyPolicy }, limit: .random(in: 1...1000, using: &r),
+                    before: maybe(&r) { text(&$0) }))
+            Self.expectSame(
+                AuditHistory.Reply(
+                    records: [AcceptanceRecord(receipt: receipt(&r), clientIP: maybe(&r) { text(&$0) }, userAgent: nil)],
+                    next: maybe(&r) { text(&$0) }))
             Self.expectSame(AuditVerifyReceipt.Reply(valid: .random(using: &r), reason: maybe(&r) { text(&$0) }))
-            Self.expectSame(AuditVerify.Reply(
-                valid: false,
-                chains: [AuditVerify.ChainReport(
-                    chain: .random(in: 0...63, using: &r), records: .random(in: 0...Int64.max, using: &r), headHash: maybe(&r) { text(&$0) },
-                    firstBrokenPosition: maybe(&r) { .random(in: Int64.min...Int64.max, using: &$0) }, problem: maybe(&r) { text(&$0) })],
-                badCheckpoints: (0..<Int.random(in: 0...3, using: &r)).map { _ in .random(in: 0...Int64.max, using: &r) }))
+            Self.expectSame(
+                AuditVerify.Reply(
+                    valid: false,
+                    chains: [
+                        AuditVerify.ChainReport(
+                            chain: .random(in: 0...63, using: &r), records: .random(in: 0...Int64.max, using: &r), headHash: maybe(&r) { text(&$0) },
+                            firstBrokenPosition: maybe(&r) { .random(in: Int64.min...Int64.max, using: &$0) }, problem: maybe(&r) { text(&$0) })
+                    ],
+                    badCheckpoints: (0..<Int.random(in: 0...3, using: &r)).map { _ in .random(in: 0...Int64.max, using: &r) }))
             Self.expectSame(AuditEraseSubject.Request(userId: UUID()))
             Self.expectSame(AuditEraseSubject.Reply(erasedRecords: .random(in: 0...Int.max, using: &r)))
             Self.expectSame(AuditPublicKey.Reply(publicKey: text(&r)))

@@ -59,9 +59,10 @@ struct RecordHashTests {
 
     @Test func receiptSignatureVerifiesAndDetectsEdits() {
         let signer = ReceiptSigner(privateKey: Curve25519.Signing.PrivateKey())
-        let receipt = signer.signed(ConsentReceipt(
-            recordId: UUID(), documentType: .termsOfService, version: "1.0", digest: "d", action: .accept,
-            recordedAt: Date(timeIntervalSince1970: 1_760_000_000.5), chain: 0, position: 1, hash: "h", signature: ""))
+        let receipt = signer.signed(
+            ConsentReceipt(
+                recordId: UUID(), documentType: .termsOfService, version: "1.0", digest: "d", action: .accept,
+                recordedAt: Date(timeIntervalSince1970: 1_760_000_000.5), chain: 0, position: 1, hash: "h", signature: ""))
         #expect(signer.isValid(signature: receipt.signature, for: receipt.signedText))
         var edited = receipt
         edited.version = "2.0"

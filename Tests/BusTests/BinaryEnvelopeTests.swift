@@ -60,8 +60,9 @@ import Testing
         let keys = (0..<40).map { "k\($0)" }
         for key in keys { first[key] = key }
         for key in keys.reversed() { second[key] = key }
-        #expect(BinaryEnvelope.writeError(BusError(.gone, "m", details: first))
-            == BinaryEnvelope.writeError(BusError(.gone, "m", details: second)))
+        #expect(
+            BinaryEnvelope.writeError(BusError(.gone, "m", details: first))
+                == BinaryEnvelope.writeError(BusError(.gone, "m", details: second)))
     }
 
     /// Hand-built bytes: fields this build does not know are skipped, a newer version still
@@ -81,23 +82,27 @@ import Testing
         #expect(decoded.payload == Data("{}".utf8))
     }
 
-    @Test(arguments: [
-        ("kind 0", header(kind: 0)), ("kind 4", header(kind: 4)), ("empty type", header(type: "")),
-        ("bad UTF-8 type", header(typeBytes: [0x61, 0xFF])),
-        ("short correlationId", header() + field(BinaryEnvelope.Tag.correlationId.rawValue, [1, 2, 3])),
-        ("long deadline", header() + field(BinaryEnvelope.Tag.deadline.rawValue, Array(repeating: 0, count: 9))),
-        ("short sequence", header() + field(BinaryEnvelope.Tag.sequence.rawValue, [0])),
-        ("unknown principal kind", header() + field(BinaryEnvelope.Tag.principal.rawValue, [9] + Array("x".utf8))),
-        ("principal without kind", header() + field(BinaryEnvelope.Tag.principal.rawValue, [])),
-        ("bad UTF-8 principal", header() + field(BinaryEnvelope.Tag.principal.rawValue, [0, 0xC0])),
-        ("bad UTF-8 key", header() + field(BinaryEnvelope.Tag.idempotencyKey.rawValue, [0xFE])),
-        ("field past the end", header() + [BinaryEnvelope.Tag.payload.rawValue, 0, 0, 0, 9, 1]),
-        ("half a field header", header() + [BinaryEnvelope.Tag.payload.rawValue, 0]),
-        ("type past the end", Array(header(type: "abc").dropLast())),
-        ("sentAt not a number", header(sentAt: .nan)), ("sentAt infinite", header(sentAt: -.infinity)),
-        ("sentAt past year 9999", header(sentAt: 253_402_300_800)), ("sentAt before year 1", header(sentAt: -62_135_596_801)),
-        ("deadline far out", header() + field(BinaryEnvelope.Tag.deadline.rawValue, withUnsafeBytes(of: (1e300).bitPattern.bigEndian, Array.init))),
-    ] as [(String, [UInt8])])
+    @Test(
+        arguments: [
+            ("kind 0", header(kind: 0)), ("kind 4", header(kind: 4)), ("empty type", header(type: "")),
+            ("bad UTF-8 type", header(typeBytes: [0x61, 0xFF])),
+            ("short correlationId", header() + field(BinaryEnvelope.Tag.correlationId.rawValue, [1, 2, 3])),
+            ("long deadline", header() + field(BinaryEnvelope.Tag.deadline.rawValue, Array(repeating: 0, count: 9))),
+            ("short sequence", header() + field(BinaryEnvelope.Tag.sequence.rawValue, [0])),
+            ("unknown principal kind", header() + field(BinaryEnvelope.Tag.principal.rawValue, [9] + Array("x".utf8))),
+            ("principal without kind", header() + field(BinaryEnvelope.Tag.principal.rawValue, [])),
+            ("bad UTF-8 principal", header() + field(BinaryEnvelope.Tag.principal.rawValue, [0, 0xC0])),
+            ("bad UTF-8 key", header() + field(BinaryEnvelope.Tag.idempotencyKey.rawValue, [0xFE])),
+            ("field past the end", header() + [BinaryEnvelope.Tag.payload.rawValue, 0, 0, 0, 9, 1]),
+            ("half a field header", header() + [BinaryEnvelope.Tag.payload.rawValue, 0]),
+            ("type past the end", Array(header(type: "abc").dropLast())),
+            ("sentAt not a number", header(sentAt: .nan)), ("sentAt infinite", header(sentAt: -.infinity)),
+            ("sentAt past year 9999", header(sentAt: 253_402_300_800)), ("sentAt before year 1", header(sentAt: -62_135_596_801)),
+            (
+                "deadline far out",
+                header() + field(BinaryEnvelope.Tag.deadline.rawValue, withUnsafeBytes(of: (1e300).bitPattern.bigEndian, Array.init))
+            ),
+        ] as [(String, [UInt8])])
     func refusesMalformedWithInvalidArgument(_ name: String, _ bytes: [UInt8]) {
         do {
             _ = try EnvelopeCodec.decode(Data(bytes))

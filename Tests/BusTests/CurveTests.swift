@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -24,7 +24,8 @@ import TestSupport
     @Test func admittedKeyWorksAndPrincipalIsHonouredOnlyFromAsserters() async throws {
         let gateway = try CurveKeyPair.generate()
         let worker = try CurveKeyPair.generate()
-        let (server, serverKeys) = try await curveServer(admitting: [gateway.publicKey: "gateway", worker.publicKey: "worker"], asserters: ["gateway"])
+        let (server, serverKeys) = try await curveServer(
+            admitting: [gateway.publicKey: "gateway", worker.publicKey: "worker"], asserters: ["gateway"])
 
         let asGateway = try await RPCClient.connect(
             to: "secure", endpoints: server.boundEndpoints, security: .curve(gateway, serverPublicKey: serverKeys.publicKey), logger: logger)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -17,7 +17,13 @@ import TestSupport
 
     /// What a document decodes to, probing each value the way hand-written decoders do.
     indirect enum Tree: Decodable, Equatable {
-        case object([String: Tree]), array([Tree]), string(String), int(Int64), double(Double), bool(Bool), null
+        case object([String: Tree])
+        case array([Tree])
+        case string(String)
+        case int(Int64)
+        case double(Double)
+        case bool(Bool)
+        case null
 
         init(from decoder: any Decoder) throws {
             if let container = try? decoder.container(keyedBy: Key.self) {

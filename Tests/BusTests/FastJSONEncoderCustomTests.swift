@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -22,82 +22,100 @@ import TestSupport
 
     @Test func handWrittenEncodersThatTheFastPathTakes() {
         // A second container(keyedBy:) call adds to the first, as in Foundation.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var first = encoder.container(keyedBy: Key.self)
-            try first.encode(1, forKey: Key("z"))
-            var second = encoder.container(keyedBy: Key.self)
-            try second.encode(2, forKey: Key("a"))
-        })
-        // Nested containers filled in order, a nil written explicitly, an empty nested value.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            var list = top.nestedUnkeyedContainer(forKey: Key("list"))
-            try list.encode("x")
-            var object = list.nestedContainer(keyedBy: Key.self)
-            try object.encodeNil(forKey: Key("n"))
-            try object.encode(Custom { _ in }, forKey: Key("nothing"))
-            try list.encode(Int8(-3))
-            try top.encode(list.count, forKey: Key("count"))
-            var deep = top.nestedContainer(keyedBy: Key.self, forKey: Key("deep"))
-            try deep.encodeIfPresent(Optional<String>.none, forKey: Key("skipped"))
-            try deep.encodeIfPresent(Optional<String>.some("kept"), forKey: Key("kept"))
-            try top.encode(true, forKey: Key("after"))
-        })
-        // A single value that is itself a keyed value, and keys that sort by UTF-8 bytes.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var single = encoder.singleValueContainer()
-            try single.encode(Custom { inner in
-                var keyed = inner.container(keyedBy: Key.self)
-                for name in ["é", "e", "E", "_", "a b", "\"q\"", "ü", "z", "0", "10", "9", "😀", "\u{7F}", "ab", "a"] {
-                    try keyed.encode(name, forKey: Key(name))
-                }
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var first = encoder.container(keyedBy: Key.self)
+                try first.encode(1, forKey: Key("z"))
+                var second = encoder.container(keyedBy: Key.self)
+                try second.encode(2, forKey: Key("a"))
             })
-        })
+        // Nested containers filled in order, a nil written explicitly, an empty nested value.
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                var list = top.nestedUnkeyedContainer(forKey: Key("list"))
+                try list.encode("x")
+                var object = list.nestedContainer(keyedBy: Key.self)
+                try object.encodeNil(forKey: Key("n"))
+                try object.encode(Custom { _ in }, forKey: Key("nothing"))
+                try list.encode(Int8(-3))
+                try top.encode(list.count, forKey: Key("count"))
+                var deep = top.nestedContainer(keyedBy: Key.self, forKey: Key("deep"))
+                try deep.encodeIfPresent(Optional<String>.none, forKey: Key("skipped"))
+                try deep.encodeIfPresent(Optional<String>.some("kept"), forKey: Key("kept"))
+                try top.encode(true, forKey: Key("after"))
+            })
+        // A single value that is itself a keyed value, and keys that sort by UTF-8 bytes.
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var single = encoder.singleValueContainer()
+                try single.encode(
+                    Custom { inner in
+                        var keyed = inner.container(keyedBy: Key.self)
+                        for name in ["é", "e", "E", "_", "a b", "\"q\"", "ü", "z", "0", "10", "9", "😀", "\u{7F}", "ab", "a"] {
+                            try keyed.encode(name, forKey: Key(name))
+                        }
+                    })
+            })
     }
 
     @Test func handWrittenEncodersThatFallBack() {
         // Writing to a container after a later sibling was opened: bytes already written.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            var inner = top.nestedContainer(keyedBy: Key.self, forKey: Key("inner"))
-            try top.encode(1, forKey: Key("b"))
-            try inner.encode(2, forKey: Key("late"))
-        }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                var inner = top.nestedContainer(keyedBy: Key.self, forKey: Key("inner"))
+                try top.encode(1, forKey: Key("b"))
+                try inner.encode(2, forKey: Key("late"))
+            }, fast: false)
         // The same key twice (Foundation keeps the last), equivalent keys, a look at the path.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            try top.encode(1, forKey: Key("a"))
-            try top.encode(2, forKey: Key("a"))
-        }, fast: false)
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            try top.encode(1, forKey: Key("é"))
-            try top.encode(2, forKey: Key("e\u{301}"))
-        }, fast: false)
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            try top.encode(encoder.codingPath.count, forKey: Key("depth"))
-        }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                try top.encode(1, forKey: Key("a"))
+                try top.encode(2, forKey: Key("a"))
+            }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                try top.encode(1, forKey: Key("é"))
+                try top.encode(2, forKey: Key("e\u{301}"))
+            }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                try top.encode(encoder.codingPath.count, forKey: Key("depth"))
+            }, fast: false)
         // Super encoders, Decimal, and a top-level value that encodes nothing (an error to both).
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            try top.encode(1, forKey: Key("own"))
-            var parent = top.superEncoder().singleValueContainer()
-            try parent.encode("super")
-        }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                try top.encode(1, forKey: Key("own"))
+                var parent = top.superEncoder().singleValueContainer()
+                try parent.encode("super")
+            }, fast: false)
         FastJSONEncoderTests.expectSame(["price": Decimal(string: "12.50")!], fast: false)
         FastJSONEncoderTests.expectSame(Custom { _ in }, fast: false)
         // An error a type catches and recovers from still sends the whole value to Foundation.
-        FastJSONEncoderTests.expectSame(Custom { encoder in
-            var top = encoder.container(keyedBy: Key.self)
-            if (try? top.encode(Double.nan, forKey: Key("x"))) == nil { try top.encode(0, forKey: Key("y")) }
-        }, fast: false)
+        FastJSONEncoderTests.expectSame(
+            Custom { encoder in
+                var top = encoder.container(keyedBy: Key.self)
+                if (try? top.encode(Double.nan, forKey: Key("x"))) == nil { try top.encode(0, forKey: Key("y")) }
+            }, fast: false)
     }
 
     /// A random JSON-like tree, encoded through every kind of container.
     indirect enum Node: Encodable {
-        case object([(String, Node)]), array([Node]), string(String), int(Int64), double(Double), bool(Bool), null
-        case date(Date), uuid(UUID), optional(Int?)
+        case object([(String, Node)])
+        case array([Node])
+        case string(String)
+        case int(Int64)
+        case double(Double)
+        case bool(Bool)
+        case null
+        case date(Date)
+        case uuid(UUID)
+        case optional(Int?)
 
         func encode(to encoder: any Encoder) throws {
             switch self {
@@ -143,7 +161,8 @@ import TestSupport
         }
 
         static func randomText(using rng: inout SplitMix64, ascii: Bool = false) -> String {
-            let pool: [Unicode.Scalar] = ascii
+            let pool: [Unicode.Scalar] =
+                ascii
                 ? (0x20..<0x7F).compactMap(Unicode.Scalar.init) + ["\n", "\t", "\u{1}", "\u{1F}"]
                 : (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "ü", "ß", "\u{2028}", "😀", "中", "\u{301}", "\u{FEFF}"]
             var text = ""

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -24,9 +24,19 @@ import TestSupport
         }
     }
 
-    enum Color: String, Codable { case red, lightBlue = "light_blue" }
-    enum Level: Int, Codable { case low = 1, high = 10 }
-    enum Shape: Codable { case circle(radius: Double), rect(Int, Int), none }
+    enum Color: String, Codable {
+        case red
+        case lightBlue = "light_blue"
+    }
+    enum Level: Int, Codable {
+        case low = 1
+        case high = 10
+    }
+    enum Shape: Codable {
+        case circle(radius: Double)
+        case rect(Int, Int)
+        case none
+    }
     struct Inner: Codable {
         var name: String
         var tags: [String]

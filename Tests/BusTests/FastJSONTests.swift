@@ -11,7 +11,8 @@ import Testing
         var scores: [String: Int]?
     }
     enum Either: Codable, Equatable {
-        case int(Int), double(Double)
+        case int(Int)
+        case double(Double)
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let int = try? container.decode(Int.self) { self = .int(int) } else { self = .double(try container.decode(Double.self)) }
@@ -55,7 +56,13 @@ import Testing
         #"{"count":"three"}"#, #"{"small":256}"#, #"{"flag":1}"#, #"{"note":"\x"}"#, #"{"a":1,"a":2}"#, "[1,]", "01", "{} x",
     ])
     func rejectsOrFallsBackLikeFoundation(_ text: String) {
-        struct Loose: Codable { var count: Int?; var small: UInt8?; var flag: Bool?; var note: String?; var a: Int? }
+        struct Loose: Codable {
+            var count: Int?
+            var small: UInt8?
+            var flag: Bool?
+            var note: String?
+            var a: Int?
+        }
         let data = Data(text.utf8)
         let foundation = Result { try BusJSON.decoder().decode(Loose.self, from: data) }
         let ours = Result { try BusJSON.decode(Loose.self, from: data) }

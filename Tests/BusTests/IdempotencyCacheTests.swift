@@ -42,9 +42,9 @@ import Testing
         let cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
         for scoped in [key("a"), key("a", type: "audit.other"), key("a", principal: .user("v")), key("a", principal: nil)] {
             guard case .run = cache.admit(key: scoped, digest: 7, waiter: waiter) else {
-            Issue.record("\(scoped) is a new request")
-            return
-        }
+                Issue.record("\(scoped) is a new request")
+                return
+            }
         }
         #expect(key("a") == key("a") && key("a").hashValue == key("a").hashValue)
         #expect(key("a") != key("b"))
@@ -198,9 +198,11 @@ import Testing
         let scoped = "http:\(UUID().uuidString.lowercased()):" + String(repeating: "k", count: 200) + ":999"
         #expect(IdempotencyKeyRule.isValidBusKey(scoped))
         #expect(!IdempotencyKeyRule.isValidBusKey(String(repeating: "k", count: IdempotencyKeyRule.busKeyMaximumBytes + 1)))
-        #expect(IdempotencyKeyRule.digest(payload: Data("{\"a\":1}".utf8), attachments: [])
-            != IdempotencyKeyRule.digest(payload: Data("{\"a\":2}".utf8), attachments: []))
-        #expect(IdempotencyKeyRule.digest(payload: Data("x".utf8), attachments: [Data("y".utf8)])
-            != IdempotencyKeyRule.digest(payload: Data("xy".utf8), attachments: []))
+        #expect(
+            IdempotencyKeyRule.digest(payload: Data("{\"a\":1}".utf8), attachments: [])
+                != IdempotencyKeyRule.digest(payload: Data("{\"a\":2}".utf8), attachments: []))
+        #expect(
+            IdempotencyKeyRule.digest(payload: Data("x".utf8), attachments: [Data("y".utf8)])
+                != IdempotencyKeyRule.digest(payload: Data("xy".utf8), attachments: []))
     }
 }

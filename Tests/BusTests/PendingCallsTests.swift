@@ -27,7 +27,9 @@ import Testing
     @Test("a batch of replies resumes each waiting call with its own reply and counts the late ones")
     func completeBatch() async throws {
         let pending = PendingCalls()
-        let a = UUID(), b = UUID(), stranger = UUID()
+        let a = UUID()
+        let b = UUID()
+        let stranger = UUID()
         let callA = await Self.waiting(pending, a)
         let callB = await Self.waiting(pending, b)
         var batch = ReplyBatch()

@@ -1,15 +1,17 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
 @Suite struct RPCTests {
     let logger = testLogger()
 
-    private func startServer(_ endpoint: String = "tcp://127.0.0.1:*", options: RPCServerOptions = RPCServerOptions(),
-                             executions: @escaping @Sendable () -> Void = {}) async throws -> RPCServer {
+    private func startServer(
+        _ endpoint: String = "tcp://127.0.0.1:*", options: RPCServerOptions = RPCServerOptions(),
+        executions: @escaping @Sendable () -> Void = {}
+    ) async throws -> RPCServer {
         let server = RPCServer(name: "test", endpoints: [endpoint], options: options, logger: logger)
         registerTestHandlers(on: server, executions: executions)
         try await server.start()
@@ -130,7 +132,9 @@ import TestSupport
         }
         let tooLong = String(repeating: "k", count: IdempotencyKeyRule.busKeyMaximumBytes + 1)
         await #expect(throws: BusError.self) {
-            do { _ = try await client.call(TestEcho.self, EchoRequest(number: 1), idempotencyKey: tooLong, timeout: .seconds(5)) } catch let error as BusError {
+            do { _ = try await client.call(TestEcho.self, EchoRequest(number: 1), idempotencyKey: tooLong, timeout: .seconds(5)) } catch let error
+                as BusError
+            {
                 #expect(error.code == .invalidArgument)
                 throw error
             }

@@ -1,9 +1,10 @@
 import Bus
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `compass up` and the bus commands against the real executables and a real PostgreSQL: every
@@ -19,7 +20,9 @@ import FoundationNetworking
             // The seed's own client sends no credentials: the stack runs as a test deployment would.
             environment["GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS"] = "true"
             // The load run below drives acceptances from one address: no rate limits.
-            for rule in ["SIGN_IN_PER_IP", "SIGN_IN_PER_USER", "ACCEPT_PER_IP", "ACCEPT_PER_USER"] { environment["GATEWAY_RATE_LIMIT_\(rule)"] = "off" }
+            for rule in ["SIGN_IN_PER_IP", "SIGN_IN_PER_USER", "ACCEPT_PER_IP", "ACCEPT_PER_USER"] {
+                environment["GATEWAY_RATE_LIMIT_\(rule)"] = "off"
+            }
             let up = try await PeerProcess(
                 "compass", arguments: ["up", "--base-port", String(base)], environment: environment, timeout: .seconds(180))
             let started = up.readyLine.split(separator: ",").map(String.init)
@@ -31,9 +34,10 @@ import FoundationNetworking
             }
 
             // Seed 004's sign-up through the gateway URL compass printed.
-            let api = try #require(up.output.split(separator: "\n").first { $0.contains("API ") }.flatMap { line in
-                line.split(separator: " ").last.map(String.init)
-            }, "\(up.output)")
+            let api = try #require(
+                up.output.split(separator: "\n").first { $0.contains("API ") }.flatMap { line in
+                    line.split(separator: " ").last.map(String.init)
+                }, "\(up.output)")
             #expect(api == "http://127.0.0.1:\(base + 30)/api")
             let (terms, termsStatus) = try await http("GET", "\(api)/terms")
             #expect(termsStatus == 200)
@@ -92,8 +96,11 @@ import FoundationNetworking
             #expect(stored["checked"] as? Int == acknowledged)
             #expect(stored["missing"] as? Int == 0)
             let viaHTTP = try run(
-                "compass", ["load", "acceptances", "--via", "http", "--gateway", "http://127.0.0.1:\(base + 30)", "--max",
-                            "--concurrency", "8", "--duration", "2", "--users", "4", "--json"], cli)
+                "compass",
+                [
+                    "load", "acceptances", "--via", "http", "--gateway", "http://127.0.0.1:\(base + 30)", "--max",
+                    "--concurrency", "8", "--duration", "2", "--users", "4", "--json",
+                ], cli)
             #expect(viaHTTP.status == 0, "\(viaHTTP.output)")
             let httpReport = try #require(
                 try JSONSerialization.jsonObject(with: Data(viaHTTP.output.utf8)) as? [String: Any], "\(viaHTTP.output)")
@@ -110,7 +117,10 @@ import FoundationNetworking
             for _ in 0..<100 where !restarted {
                 try await Task.sleep(for: .milliseconds(200))
                 if let pid = listener(onPort: base + 24), pid != auditPID,
-                    try await self.status(of: "http://127.0.0.1:\(base + 24)/readyz") == 200 { restarted = true }
+                    try await self.status(of: "http://127.0.0.1:\(base + 24)/readyz") == 200
+                {
+                    restarted = true
+                }
             }
             #expect(restarted, "\(up.output)")
 
@@ -149,8 +159,9 @@ import FoundationNetworking
         let hexPort = String(format: ":%04X", port)
         guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
         // state 0A = LISTEN; the inode identifies the socket.
-        guard let row = table.split(separator: "\n").dropFirst().map({ $0.split(separator: " ") })
-            .first(where: { $0.count > 9 && $0[1].hasSuffix(hexPort) && $0[3] == "0A" })
+        guard
+            let row = table.split(separator: "\n").dropFirst().map({ $0.split(separator: " ") })
+                .first(where: { $0.count > 9 && $0[1].hasSuffix(hexPort) && $0[3] == "0A" })
         else { return nil }
         let socket = "socket:[\(row[9])]"
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {

@@ -3,8 +3,8 @@ import Contracts
 import Crypto
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     /// The real Legal, Audit and Accounts executables beside Documents, so `account.deleted` comes
@@ -26,7 +26,8 @@ extension DocumentsSuites {
                             let first = try await harness.store(owner: owner, Samples.pdf)
                             _ = try await harness.store(owner: owner, Samples.png, type: .statsSheet, fileType: "image/png")
                             _ = try await harness.client.call(
-                                DocumentsShareCreate.self, .init(documentId: first.id, expiresInSeconds: 600), principal: DocumentsHarness.user(owner))
+                                DocumentsShareCreate.self, .init(documentId: first.id, expiresInSeconds: 600), principal: DocumentsHarness.user(owner)
+                            )
                         }
                         let objects = try await harness.largeObjects()
 
@@ -118,7 +119,9 @@ extension DocumentsSuites {
                             try db.query("SELECT documents FROM documents.account_cleanups WHERE user_id = $1", heavy)[0].decode(Int.self, column: 0)
                         }
                         #expect(cleanup == count)
-                        print("documents deleted: \(count), event applied in \(applied), queued at restart \(queuedAtStop), all large objects unlinked after \(drained)")
+                        print(
+                            "documents deleted: \(count), event applied in \(applied), queued at restart \(queuedAtStop), all large objects unlinked after \(drained)"
+                        )
                     }
                 }
             }
@@ -139,7 +142,8 @@ extension DocumentsSuites {
                         let (alice, bob) = (try await accounts.signUp(), try await accounts.signUp())
                         for owner in [alice, bob] { _ = try await harness.store(owner: owner, Samples.pdf) }
                         try await database.pool.withConnection { db in
-                            try db.executeScript("""
+                            try db.executeScript(
+                                """
                                 CREATE TABLE documents.refused_cleanups (user_id uuid PRIMARY KEY);
                                 CREATE FUNCTION documents.refuse_cleanup() RETURNS trigger LANGUAGE plpgsql AS $$
                                 BEGIN
@@ -174,7 +178,8 @@ extension DocumentsSuites {
                         // Still refused: the retry fails, says why, and changes nothing.
                         let failed = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
                         #expect(failed.status == 1 && failed.output.contains("cleanup refused by the test"), "\(failed.output)")
-                        #expect(try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts")).documents == 1)
+                        #expect(
+                            try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts")).documents == 1)
 
                         try await database.pool.withConnection { db in try db.execute("DELETE FROM documents.refused_cleanups") }
                         let retried = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
@@ -268,7 +273,9 @@ struct AccountsPeers: Sendable {
     static func run(
         _ database: TestDatabaseInstance, documentsRPC: String = ipcEndpoint(), _ body: (AccountsPeers) async throws -> Void
     ) async throws {
-        let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
+        let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (
+            ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint()
+        )
         var legalEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents)
         legalEnvironment["LOG_LEVEL"] = "error"
         var started: [PeerProcess] = []
@@ -321,8 +328,9 @@ struct AccountsPeers: Sendable {
         let version = try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
         let user = try await accounts.call(
             AccountsGetOrCreate.self,
-            .init(appleId: "apple." + UUID().uuidString, email: "a@example.com", name: "Alex", state: "CA", eligibilityCertified: true,
-                  tosVersion: version, clientIP: "203.0.113.9", userAgent: "tests"),
+            .init(
+                appleId: "apple." + UUID().uuidString, email: "a@example.com", name: "Alex", state: "CA", eligibilityCertified: true,
+                tosVersion: version, clientIP: "203.0.113.9", userAgent: "tests"),
             principal: .service("gateway"), timeout: .seconds(30))
         guard let id = user.id else { throw TestSupportError("sign-up returned no user id") }
         return id

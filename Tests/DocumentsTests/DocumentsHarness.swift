@@ -73,14 +73,24 @@ final class DocumentsHarness: Sendable {
 
     /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
     func stop() async {
-        guard let process = process.withLock({ value in defer { value = nil }; return value }) else { return }
+        guard
+            let process = process.withLock({ value in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         process.signal(SIGTERM)
         if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
     }
 
     /// SIGKILL: whatever is in flight is cut.
     func kill() async {
-        guard let process = process.withLock({ value in defer { value = nil }; return value }) else { return }
+        guard
+            let process = process.withLock({ value in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         process.kill()
         _ = await process.waitForExit(timeout: .seconds(15))
     }

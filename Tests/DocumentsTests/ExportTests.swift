@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: the data export's listing")
@@ -16,9 +16,11 @@ extension DocumentsSuites {
                 for index in 0..<4 { made.append(try await harness.store(owner: owner, Samples.pdf, title: "Doc \(index)")) }
                 let unfinished = try await harness.create(owner: owner, length: 100)
                 let stranger = try await harness.store(owner: UUID(), Samples.pdf)
-                let link = try await harness.client.call(DocumentsShareCreate.self, .init(documentId: made[1].id, expiresInSeconds: 600), principal: me)
+                let link = try await harness.client.call(
+                    DocumentsShareCreate.self, .init(documentId: made[1].id, expiresInSeconds: 600), principal: me)
                 _ = try await harness.client.call(DocumentsShareOpen.self, .init(token: link.token, clientIP: "192.0.2.7"), principal: .anonymous)
-                _ = try await harness.client.call(DocumentsShareCreate.self, .init(documentId: made[3].id, expiresInSeconds: 600, maxUses: 2), principal: me)
+                _ = try await harness.client.call(
+                    DocumentsShareCreate.self, .init(documentId: made[3].id, expiresInSeconds: 600, maxUses: 2), principal: me)
 
                 // Pages of 2, newest first: the unfinished upload too (collections leave it out).
                 var ids: [UUID] = []
@@ -46,7 +48,9 @@ extension DocumentsSuites {
                     try await harness.client.call(DocumentsExport.self, .init(ownerId: owner), principal: DocumentsHarness.user(UUID()))
                 }
                 #expect(other?.code == .forbidden)
-                for bad in [DocumentsExport.Request(ownerId: owner, limit: 0), .init(ownerId: owner, limit: 201), .init(ownerId: owner, after: "nope")] {
+                for bad in [
+                    DocumentsExport.Request(ownerId: owner, limit: 0), .init(ownerId: owner, limit: 201), .init(ownerId: owner, after: "nope"),
+                ] {
                     let error = await #expect(throws: BusError.self) { try await harness.client.call(DocumentsExport.self, bad, principal: me) }
                     #expect(error?.code == .invalidArgument)
                 }

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: finding and collections")
@@ -16,7 +16,8 @@ extension DocumentsSuites {
                 #expect(try await harness.get(.init(fileUrl: document.fileUrl), as: owner) == document)
                 #expect(try await harness.get(.init(reference: document.fileUrl), as: owner) == document)
                 #expect(try await harness.get(.init(reference: document.id.uuidString), as: owner) == document)
-                #expect(try await harness.get(.init(fileUrl: "https://files.example.com/storage/v1/object/" + document.fileUrl), as: owner) == document)
+                #expect(
+                    try await harness.get(.init(fileUrl: "https://files.example.com/storage/v1/object/" + document.fileUrl), as: owner) == document)
                 let unknown = await #expect(throws: BusError.self) { try await harness.get(.init(id: UUID()), as: owner) }
                 #expect(unknown?.code == .notFound)
                 let unknownURL = await #expect(throws: BusError.self) {
@@ -29,7 +30,9 @@ extension DocumentsSuites {
                 }
                 let neither = await #expect(throws: BusError.self) { try await harness.get(.init(reference: "hello"), as: owner) }
                 #expect(neither?.code == .invalidArgument)
-                let both = await #expect(throws: BusError.self) { try await harness.get(.init(id: document.id, fileUrl: document.fileUrl), as: owner) }
+                let both = await #expect(throws: BusError.self) {
+                    try await harness.get(.init(id: document.id, fileUrl: document.fileUrl), as: owner)
+                }
                 #expect(both?.code == .invalidArgument)
             }
         }
@@ -41,7 +44,8 @@ extension DocumentsSuites {
                 let me = DocumentsHarness.user(owner)
                 var made: [Document] = []
                 for index in 0..<5 {
-                    made.append(try await harness.store(owner: owner, Samples.pdf, title: "Doc \(index)", schoolId: index % 2 == 0 ? "stanford" : "duke"))
+                    made.append(
+                        try await harness.store(owner: owner, Samples.pdf, title: "Doc \(index)", schoolId: index % 2 == 0 ? "stanford" : "duke"))
                 }
                 // Someone else's documents and an unfinished upload never appear.
                 _ = try await harness.store(owner: UUID(), Samples.pdf)

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: ownership, deletion and usage")
@@ -22,7 +22,13 @@ extension DocumentsSuites {
                     ("append", { _ = try await harness.append(pending.id, owner: bob, offset: 0, Samples.pdf) }),
                     ("status", { _ = try await client.call(DocumentsUploadStatus.self, .init(id: pending.id), principal: asBob) }),
                     ("delete", { _ = try await client.call(DocumentsDelete.self, .init(id: document.id), principal: asBob) }),
-                    ("share", { _ = try await client.call(DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 60), principal: asBob) }),
+                    (
+                        "share",
+                        {
+                            _ = try await client.call(
+                                DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 60), principal: asBob)
+                        }
+                    ),
                     ("links", { _ = try await client.call(DocumentsShareList.self, .init(documentId: document.id), principal: asBob) }),
                 ]
                 for (name, call) in calls {
@@ -31,7 +37,13 @@ extension DocumentsSuites {
                 }
                 let refusals: [(String, @Sendable () async throws -> Void)] = [
                     ("list", { _ = try await client.call(DocumentsList.self, .init(filter: .init(ownerId: alice)), principal: asBob) }),
-                    ("create", { _ = try await harness.client.call(DocumentsCreate.self, .init(ownerId: alice, type: .resume, title: "x", fileType: nil, length: 1), principal: asBob) }),
+                    (
+                        "create",
+                        {
+                            _ = try await harness.client.call(
+                                DocumentsCreate.self, .init(ownerId: alice, type: .resume, title: "x", fileType: nil, length: 1), principal: asBob)
+                        }
+                    ),
                     ("usage", { _ = try await client.call(DocumentsUsage.self, .init(userId: alice), principal: asBob) }),
                 ]
                 for (name, call) in refusals {
@@ -61,7 +73,9 @@ extension DocumentsSuites {
                 #expect(try await harness.largeObjects() == objects - 1)
                 let after = await #expect(throws: BusError.self) { try await harness.get(.init(id: document.id), as: owner) }
                 #expect(after?.code == .notFound)
-                let twice = await #expect(throws: BusError.self) { try await harness.client.call(DocumentsDelete.self, .init(id: document.id), principal: me) }
+                let twice = await #expect(throws: BusError.self) {
+                    try await harness.client.call(DocumentsDelete.self, .init(id: document.id), principal: me)
+                }
                 #expect(twice?.code == .notFound)
 
                 let orphan = try await harness.store(owner: owner, Samples.pdf)
@@ -98,7 +112,11 @@ extension DocumentsSuites {
                 _ = try await harness.client.call(DocumentsShareRevoke.self, .init(linkId: revoked.link.id), principal: me)
                 _ = try await harness.store(owner: UUID(), Samples.pdf)
                 let usage = try await harness.client.call(DocumentsUsage.self, .init(userId: owner), principal: .service("accounts"))
-                #expect(usage == .init(userId: owner, documents: 3, bytes: Int64(Samples.pdf.count + Samples.png.count + 300), activeShareLinks: 1, shareLinks: 2))
+                #expect(
+                    usage
+                        == .init(
+                            userId: owner, documents: 3, bytes: Int64(Samples.pdf.count + Samples.png.count + 300), activeShareLinks: 1, shareLinks: 2
+                        ))
             }
         }
     }

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: ranges and file types")
@@ -54,7 +54,8 @@ extension DocumentsSuites {
                         try await harness.append(created.id, owner: owner, offset: 0, bytes)
                     }
                     #expect(error?.code == .unsupportedMediaType, "\(fileType)")
-                    let status = try await harness.client.call(DocumentsUploadStatus.self, .init(id: created.id), principal: DocumentsHarness.user(owner))
+                    let status = try await harness.client.call(
+                        DocumentsUploadStatus.self, .init(id: created.id), principal: DocumentsHarness.user(owner))
                     #expect(status.offset == 0 && !status.complete)
                 }
                 // The matching type is accepted (the declared type may carry parameters and capitals).

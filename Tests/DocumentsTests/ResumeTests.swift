@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Locks
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: resumable uploads")
@@ -16,7 +16,8 @@ extension DocumentsSuites {
                 var generated = Samples.bytes(24 * chunk + 777, seed: 7)
                 generated.replaceSubrange(0..<Samples.mp4.count, with: Samples.mp4)
                 let bytes = generated
-                let created = try await harness.create(owner: owner, type: .highlightVideo, title: "Game film", fileType: "video/mp4", length: Int64(bytes.count))
+                let created = try await harness.create(
+                    owner: owner, type: .highlightVideo, title: "Game film", fileType: "video/mp4", length: Int64(bytes.count))
 
                 // Upload in the background and kill the service while chunks are in flight.
                 let acknowledged = Acknowledged()
@@ -46,7 +47,8 @@ extension DocumentsSuites {
                 let done = try await harness.upload(created.id, owner: owner, bytes, from: Int(status.offset))
                 #expect(done.complete)
                 #expect(done.document?.sha256 == Samples.sha256(bytes))
-                let (_, tail) = try await harness.read(created.id, principal: DocumentsHarness.user(owner), offset: Int64(bytes.count - 777), length: 1000)
+                let (_, tail) = try await harness.read(
+                    created.id, principal: DocumentsHarness.user(owner), offset: Int64(bytes.count - 777), length: 1000)
                 #expect(tail == bytes.suffix(777))
             }
         }

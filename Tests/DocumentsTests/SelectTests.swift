@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     /// `documents.select`: PostgREST reads done in Documents' SQL, against 60 real documents.
@@ -31,9 +31,10 @@ extension DocumentsSuites {
                 for index in 0..<60 {
                     let size = 100 + ((index * 37) % 60) * 20
                     let type = Self.types[index % 4]
-                    made.append(try await harness.store(
-                        owner: owner, Self.pdf(size: size), type: type, title: index == 59 ? Self.hostileTitle : "Doc \(index)",
-                        fileType: "application/pdf", schoolId: index % 3 == 0 ? nil : "school-\(index % 5)"))
+                    made.append(
+                        try await harness.store(
+                            owner: owner, Self.pdf(size: size), type: type, title: index == 59 ? Self.hostileTitle : "Doc \(index)",
+                            fileType: "application/pdf", schoolId: index % 3 == 0 ? nil : "school-\(index % 5)"))
                 }
                 _ = try await harness.store(owner: UUID(), Samples.pdf, title: "Doc 1")
                 _ = try await harness.create(owner: owner, length: 100)
@@ -52,29 +53,44 @@ extension DocumentsSuites {
                 #expect(bySize.documents.map(\.length) == made.map(\.length).sorted(by: >))
                 #expect(bySize.total == nil)
                 // Comparisons on numbers and times.
-                let middle = try await select(RestQuery(filters: [
-                    .condition(.init("file_size", .gte, ["500"])), .condition(.init("file_size", .lt, ["1000"])),
-                ], limit: 100))
+                let middle = try await select(
+                    RestQuery(
+                        filters: [
+                            .condition(.init("file_size", .gte, ["500"])), .condition(.init("file_size", .lt, ["1000"])),
+                        ], limit: 100))
                 #expect(Set(middle.documents.map(\.id)) == Set(made.filter { (500..<1000).contains($0.length) }.map(\.id)))
                 let since = Timestamp.format(made[29].createdAt.addingTimeInterval(made[30].createdAt.timeIntervalSince(made[29].createdAt) / 2))
                 let recent = try await select(RestQuery(filters: [.condition(.init("created_at", .gte, [since]))], limit: 100, count: true))
                 #expect(recent.total == 30 && Set(recent.documents.map(\.id)) == Set(made.suffix(30).map(\.id)))
                 // in.(), or=(…) with a nested and(…), is.null, ilike, not.
-                let typed = try await select(RestQuery(filters: [.condition(.init("type", .in, ["resume", "stats_sheet"]))], limit: 100, count: true))
+                let typed = try await select(
+                    RestQuery(filters: [.condition(.init("type", .in, ["resume", "stats_sheet"]))], limit: 100, count: true))
                 #expect(typed.total == 30 && typed.documents.allSatisfy { [.resume, .statsSheet].contains($0.type) })
-                let either = try await select(RestQuery(filters: [.group(RestGroup(.or, [
-                    .condition(.init("type", .eq, ["highlight_video"])),
-                    .group(RestGroup(.and, [.condition(.init("school_id", .is, ["null"])), .condition(.init("file_size", .lt, ["400"]))])),
-                ]))], limit: 100))
+                let either = try await select(
+                    RestQuery(
+                        filters: [
+                            .group(
+                                RestGroup(
+                                    .or,
+                                    [
+                                        .condition(.init("type", .eq, ["highlight_video"])),
+                                        .group(
+                                            RestGroup(
+                                                .and, [.condition(.init("school_id", .is, ["null"])), .condition(.init("file_size", .lt, ["400"]))])),
+                                    ]))
+                        ], limit: 100))
                 let expected = made.filter { $0.type == .highlightVideo || ($0.schoolId == nil && $0.length < 400) }
                 #expect(Set(either.documents.map(\.id)) == Set(expected.map(\.id)) && !expected.isEmpty)
                 let videos = try await select(RestQuery(filters: [.condition(.init("is_video", .is, ["true"]))], limit: 100, count: true))
                 #expect(videos.total == 15)
-                let titled = try await select(RestQuery(filters: [
-                    .condition(.init("title", .ilike, ["doc 1*"])), .condition(.init("school_id", .is, ["null"])),
-                ], limit: 100))
+                let titled = try await select(
+                    RestQuery(
+                        filters: [
+                            .condition(.init("title", .ilike, ["doc 1*"])), .condition(.init("school_id", .is, ["null"])),
+                        ], limit: 100))
                 #expect(Set(titled.documents.map(\.title)) == Set(made.filter { $0.title.hasPrefix("Doc 1") && $0.schoolId == nil }.map(\.title)))
-                let notResume = try await select(RestQuery(filters: [.condition(.init("type", .eq, ["resume"], negated: true))], limit: 0, count: true))
+                let notResume = try await select(
+                    RestQuery(filters: [.condition(.init("type", .eq, ["resume"], negated: true))], limit: 0, count: true))
                 #expect(notResume.documents.isEmpty && notResume.total == 45)
 
                 // limit=1 reads one row: the reply carries exactly one document, and the count is separate.

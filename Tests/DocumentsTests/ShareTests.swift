@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: share links")
@@ -18,7 +18,8 @@ extension DocumentsSuites {
                     DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 3600, maxUses: 2), principal: me)
                 #expect(created.token.count == 43 && created.link.maxUses == 2 && created.link.uses == 0)
                 for ip in ["203.0.113.1", "198.51.100.7"] {
-                    let opened = try await harness.client.call(DocumentsShareOpen.self, .init(token: created.token, clientIP: ip), principal: .anonymous)
+                    let opened = try await harness.client.call(
+                        DocumentsShareOpen.self, .init(token: created.token, clientIP: ip), principal: .anonymous)
                     #expect(opened.document.id == document.id)
                     // The grant reads the bytes without the owner's principal.
                     let (_, read) = try await harness.read(document.id, principal: .anonymous, offset: 0, length: 1 << 20, grant: opened.grant)
@@ -49,7 +50,8 @@ extension DocumentsSuites {
                 let owner = UUID()
                 let me = DocumentsHarness.user(owner)
                 let document = try await harness.store(owner: owner, Samples.pdf)
-                let link = try await harness.client.call(DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 1), principal: me)
+                let link = try await harness.client.call(
+                    DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 1), principal: me)
                 let opened = try await harness.client.call(DocumentsShareOpen.self, .init(token: link.token, clientIP: nil), principal: .anonymous)
                 try await Task.sleep(for: .milliseconds(2100))
                 let expired = await #expect(throws: BusError.self) {
@@ -62,7 +64,8 @@ extension DocumentsSuites {
                 }
                 #expect(spent?.code == .gone)
                 let tooLong = await #expect(throws: BusError.self) {
-                    try await harness.client.call(DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 365 * 86_400), principal: me)
+                    try await harness.client.call(
+                        DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 365 * 86_400), principal: me)
                 }
                 #expect(tooLong?.code == .invalidArgument)
             }
@@ -74,8 +77,10 @@ extension DocumentsSuites {
                 let owner = UUID()
                 let me = DocumentsHarness.user(owner)
                 let document = try await harness.store(owner: owner, Samples.pdf)
-                let link = try await harness.client.call(DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 600), principal: me)
-                let opened = try await harness.client.call(DocumentsShareOpen.self, .init(token: link.token, clientIP: "203.0.113.5"), principal: .anonymous)
+                let link = try await harness.client.call(
+                    DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 600), principal: me)
+                let opened = try await harness.client.call(
+                    DocumentsShareOpen.self, .init(token: link.token, clientIP: "203.0.113.5"), principal: .anonymous)
                 let revoked = try await harness.client.call(DocumentsShareRevoke.self, .init(linkId: link.link.id), principal: me)
                 #expect(revoked.revokedAt != nil)
                 let again = try await harness.client.call(DocumentsShareRevoke.self, .init(linkId: link.link.id), principal: me)
@@ -89,7 +94,8 @@ extension DocumentsSuites {
                 }
                 #expect(grant?.code == .gone)
 
-                let second = try await harness.client.call(DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 600), principal: me)
+                let second = try await harness.client.call(
+                    DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: 600), principal: me)
                 let deleted = try await harness.client.call(DocumentsDelete.self, .init(id: document.id), principal: me)
                 #expect(deleted.shareLinksDeleted == 2)
                 let dead = await #expect(throws: BusError.self) {

@@ -52,7 +52,10 @@ extension DocumentsSuites {
             #expect(FileURL.normalize(stored) == stored)
             #expect(FileURL.normalize("/storage/v1/object/documents/\(id.uuidString)/a.pdf") == stored)
             #expect(FileURL.normalize("https://cdn.example.com/storage/v1/object/documents/\(lower)/a.pdf?download=1") == stored)
-            for bad in ["", "a", "documents", "documents/\(lower)", "documents/x/a.pdf", "https://example.com", "documents/\(lower)/a/b", "documents/\(lower)/a\n"] {
+            for bad in [
+                "", "a", "documents", "documents/\(lower)", "documents/x/a.pdf", "https://example.com", "documents/\(lower)/a/b",
+                "documents/\(lower)/a\n",
+            ] {
                 #expect(FileURL.normalize(bad) == nil, "\(bad)")
             }
         }

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Locks
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: transfer limit")

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension DocumentsSuites {
     @Suite("Documents: upload and download", .serialized)
@@ -34,7 +34,8 @@ extension DocumentsSuites {
                 let chunk = DocumentsHarness.chunkSize
                 let chunks = 256
                 let length = Int64(chunks * chunk)
-                let created = try await harness.create(owner: owner, type: .highlightVideo, title: "Highlights", fileType: "video/mp4", length: length)
+                let created = try await harness.create(
+                    owner: owner, type: .highlightVideo, title: "Highlights", fileType: "video/mp4", length: length)
                 #expect(created.isVideo && created.bytesState == .uploading)
                 var sent = Crypto.SHA256()
                 var status: UploadStatus?
@@ -144,7 +145,8 @@ extension DocumentsSuites {
                 }
                 #expect(bigChunk?.code == .payloadTooLarge)
                 let noChunk = await #expect(throws: BusError.self) {
-                    try await harness.client.call(DocumentsAppend.self, .init(id: small.id, offset: 0), principal: DocumentsHarness.user(small.ownerId))
+                    try await harness.client.call(
+                        DocumentsAppend.self, .init(id: small.id, offset: 0), principal: DocumentsHarness.user(small.ownerId))
                 }
                 #expect(noChunk?.code == .invalidArgument)
             }

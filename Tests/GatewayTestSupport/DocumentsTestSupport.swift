@@ -43,11 +43,18 @@ extension GatewayHarness {
     }
 
     /// tus creation; the upload's path (`Location`).
-    public func tusCreate(_ user: User, length: Int, type: String = "transcript", fileType: String = "application/octet-stream", fileName: String = "file.bin") async throws -> String {
+    public func tusCreate(
+        _ user: User, length: Int, type: String = "transcript", fileType: String = "application/octet-stream", fileName: String = "file.bin"
+    ) async throws -> String {
         let reply = try await http.send(
             "POST", "/api/uploads",
-            headers: user.tus.merging(["Upload-Length": String(length), "Upload-Metadata": Self.metadata(["type": type, "filetype": fileType, "filename": fileName, "title": "Test " + fileName])]) { _, new in new })
-        guard reply.status == 201, let location = reply.header("Location") else { throw TestSupportError("tus creation answered \(reply.status): \(reply.text)") }
+            headers: user.tus.merging([
+                "Upload-Length": String(length),
+                "Upload-Metadata": Self.metadata(["type": type, "filetype": fileType, "filename": fileName, "title": "Test " + fileName]),
+            ]) { _, new in new })
+        guard reply.status == 201, let location = reply.header("Location") else {
+            throw TestSupportError("tus creation answered \(reply.status): \(reply.text)")
+        }
         return location
     }
 
@@ -67,7 +74,9 @@ extension GatewayHarness {
         while offset < bytes.count {
             let end = min(bytes.count, offset + patchSize)
             let reply = try await tusPatch(user, location, offset: offset, bytes.subdata(in: offset..<end))
-            guard reply.status == 204, reply.header("Upload-Offset") == String(end) else { throw TestSupportError("PATCH answered \(reply.status) \(reply.headers): \(reply.text)") }
+            guard reply.status == 204, reply.header("Upload-Offset") == String(end) else {
+                throw TestSupportError("PATCH answered \(reply.status) \(reply.headers): \(reply.text)")
+            }
             offset = end
         }
         return String(location.split(separator: "/").last!)

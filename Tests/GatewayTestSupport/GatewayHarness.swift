@@ -26,8 +26,10 @@ public final class GatewayHarness: Sendable {
         "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", "GATEWAY_RATE_LIMIT_EXPORT_PER_USER",
     ]
 
-    private init(database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
-                 legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]) {
+    private init(
+        database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
+        legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]
+    ) {
         self.database = database
         self.httpPort = httpPort
         self.http = HTTPClient(port: httpPort)
@@ -52,7 +54,10 @@ public final class GatewayHarness: Sendable {
         documents documentsExtra: [String: String] = [:], databasePassword: String? = nil,
         _ body: (GatewayHarness) async throws -> Void
     ) async throws {
-        try await StackGate.holding { try await runStack(gateway: extra, accounts: accountsExtra, audit: auditExtra, documents: documentsExtra, databasePassword: databasePassword, body) }
+        try await StackGate.holding {
+            try await runStack(
+                gateway: extra, accounts: accountsExtra, audit: auditExtra, documents: documentsExtra, databasePassword: databasePassword, body)
+        }
     }
 
     private static func runStack(
@@ -61,8 +66,11 @@ public final class GatewayHarness: Sendable {
     ) async throws {
         try await TestDatabase.withDatabase { database in
             let databaseURL = url(database.url, password: databasePassword)
-            let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
-            let legal = try await PeerProcess("Legal", environment: ServiceEnvironment.make(databaseURL: databaseURL, rpc: legalRPC, events: legalEvents))
+            let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (
+                ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint()
+            )
+            let legal = try await PeerProcess(
+                "Legal", environment: ServiceEnvironment.make(databaseURL: databaseURL, rpc: legalRPC, events: legalEvents))
             var auditEnvironment = ServiceEnvironment.audit(
                 databaseURL: databaseURL, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
                 signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString())
@@ -195,15 +203,21 @@ public final class GatewayHarness: Sendable {
     }
 
     /// A signed-up user with a session: Apple sign-in, then the seed's sign-up with eligibility.
-    public func signedUpUser(appleId: String = "apple." + UUID().uuidString, state: String = "AL") async throws -> (id: String, token: String, refresh: String) {
+    public func signedUpUser(appleId: String = "apple." + UUID().uuidString, state: String = "AL") async throws -> (
+        id: String, token: String, refresh: String
+    ) {
         let session = try await signIn(appleId: appleId)
         let token = session["sessionToken"] as? String ?? ""
         let reply = try await http.send(
             "POST", "/api/users",
-            json: ["apple_id": appleId, "email": "a@example.com", "name": "Alex", "state": state, "eligibility_certified": true,
-                   "tos_version": try await currentTerms()],
+            json: [
+                "apple_id": appleId, "email": "a@example.com", "name": "Alex", "state": state, "eligibility_certified": true,
+                "tos_version": try await currentTerms(),
+            ],
             headers: HTTPClient.bearer(token))
-        guard reply.status == 200, let id = reply.json["id"] as? String else { throw TestSupportError("sign-up answered \(reply.status): \(reply.text)") }
+        guard reply.status == 200, let id = reply.json["id"] as? String else {
+            throw TestSupportError("sign-up answered \(reply.status): \(reply.text)")
+        }
         return (id, token, session["refreshToken"] as? String ?? "")
     }
 

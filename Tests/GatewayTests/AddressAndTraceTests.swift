@@ -1,5 +1,6 @@
-@testable import GatewayService
 import Testing
+
+@testable import GatewayService
 
 /// Client addresses behind trusted proxies, and W3C trace context parsing.
 struct AddressAndTraceTests {
@@ -39,9 +40,11 @@ struct AddressAndTraceTests {
         #expect(joined.traceID == "4bf92f3577b34da6a3ce929d0e0e4736" && joined.flags == "01")
         #expect(joined.spanID != "00f067aa0ba902b7" && joined.spanID.count == 16)
         #expect(joined.header == "00-4bf92f3577b34da6a3ce929d0e0e4736-\(joined.spanID)-01")
-        for bad in ["", "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                    "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-                    "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"] {
+        for bad in [
+            "", "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+        ] {
             let fresh = TraceContext(incoming: bad)
             #expect(fresh.traceID != "4bf92f3577b34da6a3ce929d0e0e4736" && fresh.traceID.count == 32 && fresh.flags == "01", "\(bad)")
         }

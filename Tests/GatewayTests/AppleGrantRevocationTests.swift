@@ -5,8 +5,8 @@ import Crypto
 import Foundation
 import GatewayTestSupport
 import Identity
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Sign in with Apple's grant, end to end through the gateway on the real stack, with Apple's
@@ -62,15 +62,16 @@ extension GatewayIntegration {
                 #expect(sdk["appleTokenStored"] == nil)
                 let handOverPath = "/api/auth/apple/authorization-code"
                 let sdkCode = "code-sdk-\(UUID())"
-            apple.authorize(code: sdkCode, subject: sdkAppleId)
-            // A code from someone else's sign-in is refused, and the grant it brought revoked.
-            let foreignCode = "code-foreign-\(UUID())"
-            apple.authorize(code: foreignCode, subject: "apple.someone-else.\(UUID())")
-            let foreign = try await harness.http.send(
-                "POST", handOverPath, json: ["authorizationCode": foreignCode], headers: HTTPClient.bearer(sdkToken))
-            #expect(foreign.status == 400 && foreign.json["error"] as? String == "invalid_argument", "\(foreign.text)")
-            #expect(apple.revoked.contains(AppleTokenStandIn.refreshToken(for: foreignCode)))
-                let handed = try await harness.http.send("POST", handOverPath, json: ["authorizationCode": sdkCode], headers: HTTPClient.bearer(sdkToken))
+                apple.authorize(code: sdkCode, subject: sdkAppleId)
+                // A code from someone else's sign-in is refused, and the grant it brought revoked.
+                let foreignCode = "code-foreign-\(UUID())"
+                apple.authorize(code: foreignCode, subject: "apple.someone-else.\(UUID())")
+                let foreign = try await harness.http.send(
+                    "POST", handOverPath, json: ["authorizationCode": foreignCode], headers: HTTPClient.bearer(sdkToken))
+                #expect(foreign.status == 400 && foreign.json["error"] as? String == "invalid_argument", "\(foreign.text)")
+                #expect(apple.revoked.contains(AppleTokenStandIn.refreshToken(for: foreignCode)))
+                let handed = try await harness.http.send(
+                    "POST", handOverPath, json: ["authorizationCode": sdkCode], headers: HTTPClient.bearer(sdkToken))
                 #expect(handed.status == 200 && handed.json["appleTokenStored"] as? Bool == true, "\(handed.text)")
                 #expect(apple.exchanges.contains(sdkCode))
                 let refused = try await harness.http.send(
@@ -90,7 +91,8 @@ extension GatewayIntegration {
                     _ = try db.execute("UPDATE accounts.sessions SET expires_at = now() - interval '1 minute' WHERE id = $1", away.sessionId)
                 }
                 let stale = try Flow.expiredToken(userId: away.id, sessionId: away.sessionId, appleId: away.appleId)
-                let refusedDeletion = try await harness.http.send("POST", "/api/me/deletion", json: [String: String](), headers: HTTPClient.bearer(stale))
+                let refusedDeletion = try await harness.http.send(
+                    "POST", "/api/me/deletion", json: [String: String](), headers: HTTPClient.bearer(stale))
                 #expect(refusedDeletion.status == 401 && Flow.reason(refusedDeletion) == "session_expired", "\(refusedDeletion.text)")
                 #expect(refusedDeletion.header("www-authenticate") == "Bearer")
                 let refresh = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": away.refresh])
@@ -170,8 +172,10 @@ private struct Flow {
         let token = try #require(session["sessionToken"] as? String)
         let reply = try await harness.http.send(
             "POST", "/api/users",
-            json: ["apple_id": appleId, "email": email, "name": "Alex", "state": "AL", "eligibility_certified": true,
-                   "tos_version": try await harness.currentTerms()],
+            json: [
+                "apple_id": appleId, "email": email, "name": "Alex", "state": "AL", "eligibility_certified": true,
+                "tos_version": try await harness.currentTerms(),
+            ],
             headers: HTTPClient.bearer(token))
         guard reply.status == 200, let id = (reply.json["id"] as? String).flatMap(UUID.init(uuidString:)) else {
             throw TestSupportError("sign-up answered \(reply.status): \(reply.text)")

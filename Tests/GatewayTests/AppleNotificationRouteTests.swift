@@ -3,8 +3,8 @@ import Crypto
 import Foundation
 import GatewayTestSupport
 import Identity
-import Testing
 import TestSupport
+import Testing
 import _CryptoExtras
 
 extension GatewayIntegration {
@@ -17,7 +17,8 @@ extension GatewayIntegration {
                 let user = try await harness.signedUpUser(appleId: appleId)
                 let bearer = HTTPClient.bearer(user.token)
 
-                let forged = try AppleStandIn.notification(type: "account-delete", subject: appleId, signer: _RSA.Signing.PrivateKey(keySize: .bits2048))
+                let forged = try AppleStandIn.notification(
+                    type: "account-delete", subject: appleId, signer: _RSA.Signing.PrivateKey(keySize: .bits2048))
                 let refused = try await harness.http.send("POST", "/api/apple/notifications", json: ["payload": forged])
                 #expect(refused.status == 401)
                 #expect(try await harness.http.get("/api/me", headers: bearer).status == 200)

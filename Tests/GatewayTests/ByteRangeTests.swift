@@ -1,5 +1,6 @@
-@testable import GatewayService
 import Testing
+
+@testable import GatewayService
 
 /// `Range` parsing against a document's length, and tus `Upload-Metadata`.
 struct ByteRangeTests {

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Document bytes with Range, and tus uploads, through the real gateway and Documents.
@@ -90,7 +90,10 @@ extension GatewayIntegration {
                 #expect(try await create(["Upload-Length": "2000000", "Upload-Metadata": metadata]).status == 413)
                 let version = try await create(["Upload-Length": "10", "Upload-Metadata": metadata, "Tus-Resumable": "0.2.2"])
                 #expect(version.status == 412 && version.header("Tus-Version") == "1.0.0")
-                #expect(try await http.send("POST", "/api/uploads", headers: ["Tus-Resumable": "1.0.0", "Upload-Length": "10", "Upload-Metadata": metadata]).status == 401)
+                #expect(
+                    try await http.send(
+                        "POST", "/api/uploads", headers: ["Tus-Resumable": "1.0.0", "Upload-Length": "10", "Upload-Metadata": metadata]
+                    ).status == 401)
 
                 let bytes = GatewayHarness.randomBytes(700_000)
                 let location = try await harness.tusCreate(user, length: bytes.count)
@@ -99,7 +102,9 @@ extension GatewayIntegration {
                 #expect(head.header("Cache-Control") == "no-store")
                 #expect(head.header("Upload-Expires")?.hasSuffix("GMT") == true)
 
-                let wrongType = try await http.send("PATCH", location, body: Data("x".utf8), headers: user.tus.merging(["Upload-Offset": "0", "Content-Type": "application/octet-stream"]) { _, n in n })
+                let wrongType = try await http.send(
+                    "PATCH", location, body: Data("x".utf8),
+                    headers: user.tus.merging(["Upload-Offset": "0", "Content-Type": "application/octet-stream"]) { _, n in n })
                 #expect(wrongType.status == 415)
                 #expect(try await harness.tusPatch(user, location, offset: 5, bytes.subdata(in: 5..<10)).status == 409)
                 let first = try await harness.tusPatch(user, location, offset: 0, bytes.subdata(in: 0..<400_000))

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The native documents API under `/api`, through the real gateway and Documents service.
@@ -13,7 +13,10 @@ extension GatewayIntegration {
                 // Create with JSON, then the bytes through tus at Location.
                 let created = try await http.send(
                     "POST", "/api/documents",
-                    json: ["type": "resume", "title": "Résumé", "fileType": "application/octet-stream", "fileName": "cv.bin", "length": 5, "schoolId": "s1"],
+                    json: [
+                        "type": "resume", "title": "Résumé", "fileType": "application/octet-stream", "fileName": "cv.bin", "length": 5,
+                        "schoolId": "s1",
+                    ],
                     headers: user.auth)
                 #expect(created.status == 201, "\(created.text)")
                 let first = try #require(created.json["id"] as? String).lowercased()
@@ -43,7 +46,8 @@ extension GatewayIntegration {
                 #expect(all.json["total"] as? Int == 3)
                 let page1 = try await http.get("/api/documents?limit=2", headers: user.auth)
                 let cursor = try #require(page1.json["nextCursor"] as? String)
-                let page2 = try await http.get("/api/documents?limit=2&after=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", headers: user.auth)
+                let page2 = try await http.get(
+                    "/api/documents?limit=2&after=\(cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", headers: user.auth)
                 #expect((page2.json["documents"] as? [[String: Any]])?.map { ($0["id"] as? String)?.lowercased() } == [first])
                 #expect(page2.json["nextCursor"] == nil || page2.json["nextCursor"] is NSNull)
                 let transcripts = try await http.get("/api/documents?type=transcript", headers: user.auth)
@@ -55,7 +59,8 @@ extension GatewayIntegration {
                 let position = try await http.get("/api/documents/\(second)/position", headers: user.auth)
                 #expect(position.status == 200)
                 #expect(position.json["position"] as? Int == 2 && position.json["total"] as? Int == 3)
-                #expect((position.json["previousId"] as? String)?.lowercased() == third && (position.json["nextId"] as? String)?.lowercased() == first)
+                #expect(
+                    (position.json["previousId"] as? String)?.lowercased() == third && (position.json["nextId"] as? String)?.lowercased() == first)
                 let inType = try await http.get("/api/documents/\(second)/position?type=transcript", headers: user.auth)
                 #expect(inType.json["position"] as? Int == 2 && inType.json["total"] as? Int == 2)
 
@@ -70,7 +75,8 @@ extension GatewayIntegration {
                 #expect(badType.status == 400)
                 let noTitle = try await http.send("POST", "/api/documents", json: ["type": "resume", "length": 1], headers: user.auth)
                 #expect(noTitle.status == 400)
-                let notJSON = try await http.send("POST", "/api/documents", body: Data("x".utf8), headers: user.auth.merging(["Content-Type": "text/plain"]) { _, n in n })
+                let notJSON = try await http.send(
+                    "POST", "/api/documents", body: Data("x".utf8), headers: user.auth.merging(["Content-Type": "text/plain"]) { _, n in n })
                 #expect(notJSON.status == 415)
 
                 // Delete: gone everywhere, a second delete is 404.
@@ -114,7 +120,8 @@ extension GatewayIntegration {
                 #expect(try await http.send("DELETE", "/api/share-links/\(linkId)", headers: user.auth).status == 204)
 
                 // Used up: 410 after maxUses.
-                let once = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let once = try await http.send(
+                    "POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
                 let onceURL = try #require(once.json["url"] as? String)
                 #expect(try await http.get(onceURL).status == 200)
                 let exhausted = try await http.get(onceURL)
@@ -122,7 +129,8 @@ extension GatewayIntegration {
 
                 // Errors.
                 #expect(try await http.get("/api/shared/not-a-token").status == 404)
-                #expect(try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 0], headers: user.auth).status == 400)
+                #expect(
+                    try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 0], headers: user.auth).status == 400)
                 #expect(try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 60]).status == 401)
                 #expect(try await http.send("DELETE", "/api/share-links/nope", headers: user.auth).status == 400)
                 #expect(try await http.send("DELETE", "/api/share-links/\(UUID().uuidString)", headers: user.auth).status == 404)
@@ -162,7 +170,8 @@ extension GatewayIntegration {
                 #expect(try await http.send("DELETE", pending, headers: other.tus).status == 404)
                 // Lists and PostgREST show the other user nothing of it.
                 #expect(try await http.get("/api/documents", headers: other.auth).json["total"] as? Int == 0)
-                let rest = try await http.get("/rest/v1/documents?select=id&id=eq.\(id)", headers: ["apikey": other.token, "Authorization": "Bearer " + other.token])
+                let rest = try await http.get(
+                    "/rest/v1/documents?select=id&id=eq.\(id)", headers: ["apikey": other.token, "Authorization": "Bearer " + other.token])
                 #expect(rest.status == 200 && rest.jsonArray.isEmpty)
                 // The owner's link cannot be revoked by the other user.
                 let link = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 60], headers: owner.auth)

@@ -1,12 +1,14 @@
 import Contracts
 import Crypto
 import Foundation
-@testable import GatewayService
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
+
+@testable import GatewayService
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension GatewayIntegration {
@@ -42,10 +44,14 @@ extension GatewayIntegration {
                 #expect(whole.status == 200 && whole.body == bytes)
                 #expect(whole.header("ETag") == etag)
                 let cache = try #require(whole.header("Cache-Control"))
-                let maxAge = try #require(cache.split(separator: ",").compactMap { $0.trimmingCharacters(in: .whitespaces).split(separator: "=").last.flatMap { Int($0) } }.first)
+                let maxAge = try #require(
+                    cache.split(separator: ",").compactMap { $0.trimmingCharacters(in: .whitespaces).split(separator: "=").last.flatMap { Int($0) } }
+                        .first)
                 #expect(cache.hasPrefix("private, max-age=") && cache.hasSuffix(", immutable") && (540...750).contains(maxAge), "\(cache)")
                 #expect(whole.header("Content-Type") == "application/pdf")
-                #expect(whole.header("Content-Disposition") == "inline; filename=\"Zeugnis M_ller _2025_.pdf\"; filename*=UTF-8''Zeugnis%20M%C3%BCller%20%222025%22.pdf")
+                #expect(
+                    whole.header("Content-Disposition")
+                        == "inline; filename=\"Zeugnis M_ller _2025_.pdf\"; filename*=UTF-8''Zeugnis%20M%C3%BCller%20%222025%22.pdf")
                 #expect(whole.header("X-Content-Type-Options") == "nosniff" && whole.header("Content-Security-Policy") == "sandbox")
 
                 // Range, If-None-Match, If-Range.
@@ -84,7 +90,8 @@ extension GatewayIntegration {
                 altered[altered.count - 2] = altered[altered.count - 2] == "A" ? "B" : "A"
                 #expect(try await http.get("/storage/v1/object/sign/\(stored)?token=\(String(altered))").status == 404)
                 let otherId = try await harness.upload(Data("x".utf8), as: user, fileName: "x.txt")
-                let otherStored = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(otherId)", headers: user.auth).json["fileUrl"] as? String))
+                let otherStored = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(otherId)", headers: user.auth).json["fileUrl"] as? String))
                 #expect(try await http.get("/storage/v1/object/sign/\(otherStored)?token=\(token)").status == 404)
                 let links = FileLinks(keys: [SymmetricKey(data: SHA256.hash(data: Data(Self.key.utf8)))], lifetimeSeconds: 600)
                 let expires = Int64(Date().timeIntervalSince1970) - 1
@@ -118,11 +125,13 @@ extension GatewayIntegration {
                 let id = String(location.split(separator: "/").last!)
                 // Behind a trusted proxy: its forwarded scheme and host.
                 let proxied = try await http.get(
-                    "/api/documents?limit=5", headers: user.auth.merging(["X-Forwarded-Proto": "https", "X-Forwarded-Host": "compass.example"]) { _, n in n })
+                    "/api/documents?limit=5",
+                    headers: user.auth.merging(["X-Forwarded-Proto": "https", "X-Forwarded-Host": "compass.example"]) { _, n in n })
                 let listed = try #require((proxied.json["documents"] as? [[String: Any]])?.first?["fileUrl"] as? String)
                 #expect(listed.hasPrefix("https://compass.example/storage/v1/object/sign/documents/\(id)/cv.txt?token="), "\(listed)")
                 // A host that is not a plain host name is not used.
-                let odd = try await http.get("/api/documents/\(id)", headers: user.auth.merging(["X-Forwarded-Host": "evil.example/path?x="]) { _, n in n })
+                let odd = try await http.get(
+                    "/api/documents/\(id)", headers: user.auth.merging(["X-Forwarded-Host": "evil.example/path?x="]) { _, n in n })
                 #expect((odd.json["fileUrl"] as? String)?.hasPrefix("http://127.0.0.1:") == true, "\(odd.text)")
                 // Share link url.
                 let share = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
@@ -155,7 +164,8 @@ extension GatewayIntegration {
                 let http = harness.http
                 let video = Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8)) + GatewayHarness.randomBytes(2_000_000)
                 let id = try await harness.upload(video, as: user, type: "highlight_video", fileType: "video/mp4", fileName: "game.mp4")
-                let share = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let share = try await http.send(
+                    "POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
                 let url = try #require(share.json["url"] as? String)
                 let player = ["X-Forwarded-For": "198.51.100.7"]
                 // Safari's probe, then the stream from the start, then seeks, some at once.
@@ -195,7 +205,8 @@ extension GatewayIntegration {
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(50_000)
                 let id = try await harness.upload(bytes, as: user)
-                let share = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let share = try await http.send(
+                    "POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
                 let url = try #require(share.json["url"] as? String)
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                     for client in 0..<8 {
@@ -205,7 +216,8 @@ extension GatewayIntegration {
                 }
                 #expect(statuses.sorted() == [200] + Array(repeating: 410, count: 7), "\(statuses)")
 
-                let second = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
+                let second = try await http.send(
+                    "POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 1], headers: user.auth)
                 let secondURL = try #require(second.json["url"] as? String)
                 let player = ["X-Forwarded-For": "198.51.100.20", "Range": "bytes=0-"]
                 #expect(try await http.get(secondURL, headers: player).status == 206)
@@ -238,12 +250,14 @@ extension GatewayIntegration {
                     let share = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 60], headers: user.auth)
                     let shared = try #require(share.json["url"] as? String)
                     let replies = [
-                        try await http.get("/api/documents/\(id)/content", headers: user.auth), try await http.get(fileUrl), try await http.get(shared),
+                        try await http.get("/api/documents/\(id)/content", headers: user.auth), try await http.get(fileUrl),
+                        try await http.get(shared),
                         try await http.get("/storage/v1/object/\(GatewayHarness.storedFileUrl(fileUrl))", headers: user.auth),
                     ]
                     for reply in replies {
                         #expect(reply.status == 200 && reply.body == bytes)
-                        #expect(reply.header("Content-Disposition")?.hasPrefix(inline ? "inline;" : "attachment;") == true, "\(type): \(reply.headers)")
+                        #expect(
+                            reply.header("Content-Disposition")?.hasPrefix(inline ? "inline;" : "attachment;") == true, "\(type): \(reply.headers)")
                         #expect(reply.header("X-Content-Type-Options") == "nosniff", "\(type)")
                         #expect(reply.header("Content-Security-Policy") == "sandbox", "\(type)")
                         #expect(reply.header("Content-Type") == type, "\(type)")

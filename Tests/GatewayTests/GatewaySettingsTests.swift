@@ -1,6 +1,7 @@
-@testable import GatewayService
 import ServiceKit
 import Testing
+
+@testable import GatewayService
 
 /// The gateway's settings: defaults, and refusals that name the variable without echoing secrets.
 struct GatewaySettingsTests {
@@ -18,7 +19,10 @@ struct GatewaySettingsTests {
 
     @Test func refusals() {
         func refusal(_ environment: [String: String]) -> ConfigurationError? {
-            do { _ = try GatewaySettings(environment: EnvironmentReader(environment)); return nil } catch { return error as? ConfigurationError }
+            do {
+                _ = try GatewaySettings(environment: EnvironmentReader(environment))
+                return nil
+            } catch { return error as? ConfigurationError }
         }
         #expect(refusal(["GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, nonsense"])?.variable == "GATEWAY_TRUSTED_PROXIES")
         let short = refusal(["GATEWAY_JWT_SECRET": "too-short-secret"])

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The public legal pages (the privacy policy URL given to App Store Connect) while the Legal
@@ -25,7 +25,8 @@ extension GatewayIntegration {
                 // example does (`…T…:…:…Z`, which ISO8601DateFormatter's defaults parse), and the
                 // page carries the same instant for the reader's zone.
                 let anon = try PostgRESTTests.anonKey()
-                let rows = try await http.get("/rest/v1/legal_documents?select=type,last_updated,version", headers: PostgRESTTests.keys(anon)).jsonArray
+                let rows = try await http.get("/rest/v1/legal_documents?select=type,last_updated,version", headers: PostgRESTTests.keys(anon))
+                    .jsonArray
                 #expect(rows.count == 2)
                 for row in rows {
                     let text = try #require(row["last_updated"] as? String)

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The gateway's in-memory copy of the legal texts, against the real executables: a version
@@ -139,8 +139,9 @@ extension GatewayIntegration {
                 let took = try await Self.waitUntilServed("3.0-no-event", harness, anon: anon, within: refresh + .seconds(3))
                 print("LEGAL CACHE without events a published version was served \(took) after legal.publish answered (GATEWAY_LEGAL_REFRESH=1s)")
                 let metrics = try await harness.http.get("/metrics").text
-                #expect(metrics.contains("gateway_legal_cache_refreshes_total{reason=\"interval\",result=\"ok\"}")
-                    || metrics.contains("gateway_legal_cache_refreshes_total{result=\"ok\",reason=\"interval\"}"), "\(metrics.prefix(400))")
+                #expect(
+                    metrics.contains("gateway_legal_cache_refreshes_total{reason=\"interval\",result=\"ok\"}")
+                        || metrics.contains("gateway_legal_cache_refreshes_total{result=\"ok\",reason=\"interval\"}"), "\(metrics.prefix(400))")
                 #expect(!metrics.contains("gateway_legal_cache_events_total{outcome=\"applied\"}"))
                 // It came from the gateway's copy, not from asking Legal per request.
                 await harness.stop("Legal")

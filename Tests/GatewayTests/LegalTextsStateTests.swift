@@ -1,7 +1,8 @@
 import Contracts
 import Foundation
-@testable import GatewayService
 import Testing
+
+@testable import GatewayService
 
 /// The rules of the gateway's copy of the legal texts, without I/O: which held version is in
 /// effect when, what a revalidation keeps, and how an event's sequence number shows a lost one.
@@ -10,7 +11,9 @@ struct LegalTextsStateTests {
 
     /// A terms version taking effect `effective` seconds after ``start``, published `published`
     /// seconds after it.
-    static func text(_ version: String, effective: TimeInterval, published: TimeInterval? = nil, type: LegalDocumentType = .termsOfService) throws -> LegalText {
+    static func text(_ version: String, effective: TimeInterval, published: TimeInterval? = nil, type: LegalDocumentType = .termsOfService) throws
+        -> LegalText
+    {
         let content = "# Terms \(version)\n\n## 1. Section\n\nText of \(version).\n"
         let summary = LegalVersionSummary(
             type: type, version: version, lastUpdated: start, publishedAt: start.addingTimeInterval(published ?? min(effective, 0)),
@@ -43,7 +46,8 @@ struct LegalTextsStateTests {
         #expect(state.histories[.termsOfService] == nil)
         state.add(added, at: Self.at(0))
         #expect(state.histories[.termsOfService] == nil, "an event before the first revalidation gives no complete history")
-        state.replace(with: [.termsOfService: [current]], histories: [.termsOfService: [old.summary, current.summary]], latestSequence: 2, at: Self.at(0))
+        state.replace(
+            with: [.termsOfService: [current]], histories: [.termsOfService: [old.summary, current.summary]], latestSequence: 2, at: Self.at(0))
         #expect(state.versions(of: .termsOfService).map(\.summary.version) == ["2.0"])
         #expect(state.histories[.termsOfService]?.map(\.version) == ["1.0", "2.0"])
         state.add(added, at: Self.at(0))

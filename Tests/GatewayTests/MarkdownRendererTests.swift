@@ -1,14 +1,16 @@
 import Contracts
 import Foundation
-@testable import GatewayService
 import Testing
+
+@testable import GatewayService
 
 /// The legal pages' Markdown renderer: the subset the texts use, and that nothing unsafe passes.
 struct MarkdownRendererTests {
     let renderer = MarkdownRenderer()
 
     @Test func headingsParagraphsAndLists() {
-        let (html, title) = renderer.render("""
+        let (html, title) = renderer.render(
+            """
             # Privacy Policy
 
             ## 1. Introduction
@@ -29,7 +31,9 @@ struct MarkdownRendererTests {
         #expect(html.contains("<h2 id=\"1-introduction\">1. Introduction</h2>"))
         #expect(html.contains("<h3 id=\"information-you-provide\">Information You Provide</h3>"))
         #expect(html.contains("<p>First line continues here.</p>"))
-        #expect(html.contains("<ul>\n<li><strong>Account information.</strong> We keep it.</li>\n<li>Second <em>item</em> with <em>emphasis</em>.</li>\n</ul>"))
+        #expect(
+            html.contains(
+                "<ul>\n<li><strong>Account information.</strong> We keep it.</li>\n<li>Second <em>item</em> with <em>emphasis</em>.</li>\n</ul>"))
         #expect(html.contains("<ol>\n<li>one</li>\n<li>two</li>\n</ol>"))
     }
 
@@ -49,7 +53,8 @@ struct MarkdownRendererTests {
         var documents = try ["privacy_policy.md", "terms_of_service.md"].map {
             try String(contentsOf: texts.appendingPathComponent($0), encoding: .utf8)
         }
-        documents.append("""
+        documents.append(
+            """
             # Title
             ## 9. Children's Privacy
             ## Children\u{2019}s *Rights* & [Choices](https://example.com)
@@ -80,7 +85,8 @@ struct MarkdownRendererTests {
     }
 
     @Test func contactBoxWithMailtoLinks() {
-        let (html, _) = renderer.render("""
+        let (html, _) = renderer.render(
+            """
             > **Recruiting Compass**
             >
             > Email: [privacy@recruitingcompass.com](mailto:privacy@recruitingcompass.com)
@@ -91,7 +97,8 @@ struct MarkdownRendererTests {
     }
 
     @Test func everythingIsEscapedAndUnsafeLinksDropped() {
-        let (html, _) = renderer.render("""
+        let (html, _) = renderer.render(
+            """
             ## <script>alert(1)</script>
 
             Text with <img src=x onerror=alert(1)> & "quotes" 'single'.
@@ -111,7 +118,10 @@ struct MarkdownRendererTests {
 
     @Test func bareAddressesBecomeMailtoLinks() {
         let (html, _) = renderer.render("Write to support@recruitingcompass.com. Or a@b, x@y.c and me@host.io!")
-        #expect(html == "<p>Write to <a href=\"mailto:support@recruitingcompass.com\">support@recruitingcompass.com</a>. Or a@b, x@y.c and <a href=\"mailto:me@host.io\">me@host.io</a>!</p>\n")
+        #expect(
+            html
+                == "<p>Write to <a href=\"mailto:support@recruitingcompass.com\">support@recruitingcompass.com</a>. Or a@b, x@y.c and <a href=\"mailto:me@host.io\">me@host.io</a>!</p>\n"
+        )
         // Inside a link's text the address is not linked twice.
         let (linked, _) = renderer.render("[privacy@x.com](mailto:privacy@x.com)")
         #expect(linked.components(separatedBy: "<a ").count == 2)
@@ -123,8 +133,9 @@ struct MarkdownRendererTests {
     }
 
     @Test func theShippedTextsRender() throws {
-        let source = try String(contentsOfFile: #filePath.replacingOccurrences(
-            of: "Tests/GatewayTests/MarkdownRendererTests.swift", with: "Services/Legal/Service/DefaultTexts/privacy_policy.md"), encoding: .utf8)
+        let source = try String(
+            contentsOfFile: #filePath.replacingOccurrences(
+                of: "Tests/GatewayTests/MarkdownRendererTests.swift", with: "Services/Legal/Service/DefaultTexts/privacy_policy.md"), encoding: .utf8)
         let (html, title) = renderer.render(source)
         #expect(title == "Privacy Policy")
         #expect(html.components(separatedBy: "<h2 ").count - 1 == 12)
@@ -138,7 +149,8 @@ struct MarkdownRendererTests {
         #expect(LegalPage.dateText(Date(timeIntervalSince1970: 1_765_497_600)) == "December 12, 2025")
         // "Last Updated": the instant for the reader's zone, the UTC date as the text without scripts;
         // a value at midnight UTC (a date stored before instants were) stays a bare date.
-        #expect(LegalPage.timeElement(Date(timeIntervalSince1970: 1_768_446_125.5)) == "<time datetime=\"2026-01-15T03:02:05Z\">January 15, 2026</time>")
+        #expect(
+            LegalPage.timeElement(Date(timeIntervalSince1970: 1_768_446_125.5)) == "<time datetime=\"2026-01-15T03:02:05Z\">January 15, 2026</time>")
         #expect(LegalPage.timeElement(Date(timeIntervalSince1970: 1_765_497_600)) == "<time datetime=\"2025-12-12\">December 12, 2025</time>")
         #expect(LegalPage.contentSecurityPolicy.contains("script-src 'sha256-"))
     }

@@ -2,8 +2,8 @@ import AppleStandIn
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The native API under `/api`: sessions, legal documents, consent, eligibility and deletion.
@@ -18,11 +18,13 @@ extension GatewayIntegration {
                 // Before eligibility there is no account: /api/me is 403.
                 #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(token)).status == 403)
                 let restricted = try await harness.http.send(
-                    "POST", "/api/me/eligibility", json: ["state": "WA", "eligibilityCertified": true, "tosVersion": try await harness.currentTerms()],
+                    "POST", "/api/me/eligibility",
+                    json: ["state": "WA", "eligibilityCertified": true, "tosVersion": try await harness.currentTerms()],
                     headers: HTTPClient.bearer(token))
                 #expect(restricted.status == 403 && restricted.json["error"] as? String == "restricted_state")
                 let eligible = try await harness.http.send(
-                    "POST", "/api/me/eligibility", json: ["state": "OH", "eligibilityCertified": true, "tosVersion": try await harness.currentTerms()],
+                    "POST", "/api/me/eligibility",
+                    json: ["state": "OH", "eligibilityCertified": true, "tosVersion": try await harness.currentTerms()],
                     headers: HTTPClient.bearer(token))
                 #expect(eligible.status == 200 && eligible.json["hasConfirmedEligibility"] as? Bool == true)
                 let me = try await harness.http.get("/api/me", headers: HTTPClient.bearer(token))
@@ -40,9 +42,12 @@ extension GatewayIntegration {
                 #expect(try await harness.http.send("POST", "/api/auth/sign-out").status == 401)
                 // Sign-out by refresh token (no session header), then nothing of that session works.
                 let other = try await harness.signIn(appleId: appleId)
-                let byRefresh = try await harness.http.send("POST", "/api/auth/sign-out", json: ["refreshToken": other["refreshToken"] as? String ?? ""])
+                let byRefresh = try await harness.http.send(
+                    "POST", "/api/auth/sign-out", json: ["refreshToken": other["refreshToken"] as? String ?? ""])
                 #expect(byRefresh.status == 200)
-                #expect(try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": other["refreshToken"] as? String ?? ""]).status == 401)
+                #expect(
+                    try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": other["refreshToken"] as? String ?? ""]).status
+                        == 401)
                 #expect(try await harness.http.send("POST", "/api/me/eligibility", json: ["state": "OH"]).status == 401)
                 // A refused Apple token is 401 and writes nothing.
                 let forged = try await harness.http.send(
@@ -63,7 +68,8 @@ extension GatewayIntegration {
                 let newRefresh = try #require(rotated.json["refreshToken"] as? String)
                 #expect(try await harness.http.get("/api/me", headers: access).status == 200)
                 // A second sign-in of the same user is another family and is left alone.
-                let other = try await harness.signIn(appleId: try #require(try await harness.http.get("/api/me", headers: access).json["appleId"] as? String))
+                let other = try await harness.signIn(
+                    appleId: try #require(try await harness.http.get("/api/me", headers: access).json["appleId"] as? String))
                 let otherAccess = HTTPClient.bearer(try #require(other["sessionToken"] as? String))
 
                 let reuse = try await harness.http.send("POST", "/api/auth/refresh", json: ["refreshToken": user.refresh])
@@ -117,9 +123,11 @@ extension GatewayIntegration {
                 #expect(documents.contains { $0["documentType"] as? String == "terms_of_service" && $0["needsAcceptance"] as? Bool == false })
                 // Acknowledge the privacy policy (retried with one key: recorded once).
                 let headers = bearer.merging(["Idempotency-Key": "ack-1"]) { a, _ in a }
-                let ack = try await harness.http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: headers)
+                let ack = try await harness.http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: headers)
                 #expect(ack.status == 201 && ack.json["action"] as? String == "acknowledge")
-                let again = try await harness.http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: headers)
+                let again = try await harness.http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: headers)
                 #expect(again.json["recordId"] as? String == ack.json["recordId"] as? String)
                 // The same key for another body is a client error, not the first action's reply.
                 let reused = try await harness.http.send(
@@ -127,10 +135,12 @@ extension GatewayIntegration {
                 #expect(reused.status == 422 && reused.json["error"] as? String == "idempotency_key_reused", "\(reused.status) \(reused.text)")
                 // A key longer than the one rule allows is refused, not ignored.
                 let long = bearer.merging(["Idempotency-Key": String(repeating: "k", count: 201)]) { _, key in key }
-                let tooLong = try await harness.http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: long)
+                let tooLong = try await harness.http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: long)
                 #expect(tooLong.status == 400, "\(tooLong.status) \(tooLong.text)")
                 // Decline then accept the terms (through Accounts).
-                let decline = try await harness.http.send("POST", "/api/me/consents/terms_of_service/decline", json: ["version": terms], headers: bearer)
+                let decline = try await harness.http.send(
+                    "POST", "/api/me/consents/terms_of_service/decline", json: ["version": terms], headers: bearer)
                 #expect(decline.status == 201 && decline.json["action"] as? String == "decline")
                 // Declining signs out everywhere (seed 001): the access and refresh tokens are refused.
                 #expect(try await harness.http.get("/api/me", headers: bearer).status == 401)
@@ -140,18 +150,24 @@ extension GatewayIntegration {
                 bearer = HTTPClient.bearer(try #require(signedInAgain["sessionToken"] as? String))
                 let me = try await harness.http.get("/api/me", headers: bearer)
                 #expect(me.json["needsToAcceptTOS"] as? Bool == true)
-                let accept = try await harness.http.send("POST", "/api/me/consents/terms_of_service/accept", json: ["version": terms], headers: bearer)
+                let accept = try await harness.http.send(
+                    "POST", "/api/me/consents/terms_of_service/accept", json: ["version": terms], headers: bearer)
                 #expect(accept.status == 201 && accept.json["action"] as? String == "accept")
                 // Bad input: unknown action 404, unknown version 400, another type 404.
-                #expect(try await harness.http.send("POST", "/api/me/consents/terms_of_service/shrug", json: ["version": terms], headers: bearer).status == 404)
-                #expect(try await harness.http.send("POST", "/api/me/consents/privacy_policy/accept", json: ["version": "0.0"], headers: bearer).status == 400)
+                #expect(
+                    try await harness.http.send("POST", "/api/me/consents/terms_of_service/shrug", json: ["version": terms], headers: bearer).status
+                        == 404)
+                #expect(
+                    try await harness.http.send("POST", "/api/me/consents/privacy_policy/accept", json: ["version": "0.0"], headers: bearer).status
+                        == 400)
                 // History, newest first, filtered and limited.
                 let history = try await harness.http.get("/api/me/consents/history?documentType=terms_of_service&limit=2", headers: bearer)
                 let records = try #require(history.json["records"] as? [[String: Any]])
                 #expect(records.count == 2 && (records[0]["receipt"] as? [String: Any])?["action"] as? String == "accept")
                 #expect(try await harness.http.get("/api/me/consents/history?limit=0", headers: bearer).status == 400)
                 // Receipts verify; a tampered one does not.
-                let verified = try await harness.http.send("POST", "/api/receipts/verify", body: accept.body, headers: ["Content-Type": "application/json"])
+                let verified = try await harness.http.send(
+                    "POST", "/api/receipts/verify", body: accept.body, headers: ["Content-Type": "application/json"])
                 #expect(verified.status == 200 && verified.json["valid"] as? Bool == true)
                 var tampered = accept.json
                 tampered["version"] = "1999"

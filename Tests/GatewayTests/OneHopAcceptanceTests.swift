@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The acceptance path as the benchmark drives it: session tokens verified by the gateway
@@ -39,7 +39,9 @@ extension GatewayIntegration {
                                 let reply = try await harness.http.send(
                                     "PUT", "/api/users/\(user.id)/accept-tos", json: ["tos_version": terms],
                                     headers: HTTPClient.bearer(user.token).merging(["Idempotency-Key": "\(user.id)-\(key)"]) { $1 })
-                                return (user.id, reply.status, reply.json["tos_version"] as? String, reply.json["hasAcceptedTOS"] as? Bool, reply.text)
+                                return (
+                                    user.id, reply.status, reply.json["tos_version"] as? String, reply.json["hasAcceptedTOS"] as? Bool, reply.text
+                                )
                             }
                         }
                     }

@@ -1,8 +1,8 @@
 import Foundation
-import Locks
 import GatewayTestSupport
-import Testing
+import Locks
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Health, readiness, metrics, request ids, error mapping and limits, against the real gateway.
@@ -54,12 +54,14 @@ extension GatewayIntegration {
                 // Bodies: wrong media type 415, too large 413, broken JSON 400; checked before any service is called.
                 let session = try await harness.signIn(appleId: "limits." + UUID().uuidString)
                 let bearer = HTTPClient.bearer(session["sessionToken"] as? String ?? "")
-                let xml = try await harness.http.send("POST", "/api/auth/refresh", body: Data("<a/>".utf8), headers: ["Content-Type": "application/xml"])
+                let xml = try await harness.http.send(
+                    "POST", "/api/auth/refresh", body: Data("<a/>".utf8), headers: ["Content-Type": "application/xml"])
                 #expect(xml.status == 415 && xml.json["error"] as? String == "unsupported_media_type")
                 let huge = try await harness.http.send(
                     "POST", "/api/auth/refresh", json: ["refreshToken": String(repeating: "x", count: 70_000)])
                 #expect(huge.status == 413 && huge.json["error"] as? String == "payload_too_large", "\(huge.status) \(huge.text)")
-                let broken = try await harness.http.send("POST", "/api/auth/refresh", body: Data("{".utf8), headers: ["Content-Type": "application/json"].merging(bearer) { a, _ in a })
+                let broken = try await harness.http.send(
+                    "POST", "/api/auth/refresh", body: Data("{".utf8), headers: ["Content-Type": "application/json"].merging(bearer) { a, _ in a })
                 #expect(broken.status == 400 && broken.json["error"] as? String == "invalid_argument")
                 let missingField = try await harness.http.send("POST", "/api/auth/refresh", json: ["other": 1])
                 #expect(missingField.status == 400 && (missingField.json["message"] as? String ?? "").contains("refreshToken"))

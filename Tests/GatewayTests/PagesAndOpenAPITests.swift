@@ -1,8 +1,9 @@
 import Foundation
-@testable import GatewayService
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
+
+@testable import GatewayService
 
 extension GatewayIntegration {
     /// The public legal pages and the OpenAPI document, through the real gateway.
@@ -50,7 +51,8 @@ extension GatewayIntegration {
                     ("get", "/api/deletion-certificates/{certificateId}"),
                     ("get", "/api/legal/{type}"), ("get", "/api/legal/{type}/outline"), ("get", "/api/legal/{type}/versions"),
                     ("get", "/api/legal/{type}/versions/{version}"),
-                    ("get", "/api/me"), ("patch", "/api/me"), ("get", "/api/me/export"), ("post", "/api/me/eligibility"), ("get", "/api/me/deletion/preview"), ("post", "/api/me/deletion"),
+                    ("get", "/api/me"), ("patch", "/api/me"), ("get", "/api/me/export"), ("post", "/api/me/eligibility"),
+                    ("get", "/api/me/deletion/preview"), ("post", "/api/me/deletion"),
                     ("post", "/api/me/deletion/{requestId}/confirm"), ("delete", "/api/me/deletion/{requestId}"),
                     ("get", "/api/me/consents"), ("get", "/api/me/consents/history"), ("post", "/api/me/consents/{type}/{action}"),
                     ("post", "/api/receipts/verify"), ("get", "/legal/privacy"), ("get", "/legal/terms"),

@@ -3,8 +3,8 @@ import Contracts
 import Crypto
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The user's rights over their data through the real stack: correcting the profile
@@ -60,7 +60,8 @@ extension GatewayIntegration {
                 #expect(try await confirmations(harness, user) == 2)
                 let recorded = try await harness.database.pool.withConnection { db in
                     try db.query(
-                        "SELECT array_to_string(fields, ','), user_agent FROM accounts.profile_corrections WHERE user_id = $1", UUID(uuidString: user.id)!
+                        "SELECT array_to_string(fields, ','), user_agent FROM accounts.profile_corrections WHERE user_id = $1",
+                        UUID(uuidString: user.id)!
                     )[0].decode(String.self, String?.self)
                 }
                 #expect(recorded.0 == "name,email,state" && recorded.1 == "CompassTest/1")
@@ -76,7 +77,8 @@ extension GatewayIntegration {
                 #expect(same.status == 200 && same.json["name"] as? String == "Jordan Lee")
                 #expect(try await corrections(harness, user) == 1)
                 let nameOnly = try await http.send("PATCH", "/api/me", json: ["name": "J. Lee"], headers: user.auth)
-                #expect(nameOnly.status == 200 && nameOnly.json["email"] as? String == "jordan@example.org" && nameOnly.json["state"] as? String == "TX")
+                #expect(
+                    nameOnly.status == 200 && nameOnly.json["email"] as? String == "jordan@example.org" && nameOnly.json["state"] as? String == "TX")
                 #expect(try await corrections(harness, user) == 2)
                 #expect(try await confirmations(harness, user) == 2)
 
@@ -101,7 +103,8 @@ extension GatewayIntegration {
                 // Two receipts (the sign-up's acceptance and a privacy acknowledgement), a
                 // correction, documents crossing the chunk size, an unfinished upload, a share link used once.
                 let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version
-                let acknowledged = try await http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: user.auth)
+                let acknowledged = try await http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: user.auth)
                 #expect(acknowledged.status == 201, "\(acknowledged.text)")
                 #expect(try await http.send("PATCH", "/api/me", json: ["name": "Exported Person"], headers: user.auth).status == 200)
                 let big = GatewayHarness.randomBytes(GatewayHarness.chunkSize * 2 + 12_345)
@@ -141,7 +144,9 @@ extension GatewayIntegration {
                 #expect(sessions.count == 1 && sessions[0]["id"] is String && sessions[0]["expiresAt"] is String)
                 let text = String(decoding: reply.body, as: UTF8.self)
                 let storedHashes = try await harness.database.pool.withConnection { db in
-                    try db.query("SELECT refresh_token_hash FROM accounts.sessions WHERE user_id = $1", UUID(uuidString: user.id)!).map { try $0.decode(String.self, column: 0) }
+                    try db.query("SELECT refresh_token_hash FROM accounts.sessions WHERE user_id = $1", UUID(uuidString: user.id)!).map {
+                        try $0.decode(String.self, column: 0)
+                    }
                 }
                 #expect(!storedHashes.isEmpty)
                 for secret in storedHashes + [user.token, shareToken] { #expect(!text.contains(secret), "a secret is in the export") }
@@ -174,7 +179,8 @@ extension GatewayIntegration {
                 // was uploaded and to the SHA-256 the manifest states.
                 let documents = try #require(manifest["documents"] as? [[String: Any]])
                 #expect(documents.count == 3)
-                let byId = Dictionary(uniqueKeysWithValues: documents.map { ((($0["document"] as? [String: Any])?["id"] as? String ?? "").lowercased(), $0) })
+                let byId = Dictionary(
+                    uniqueKeysWithValues: documents.map { ((($0["document"] as? [String: Any])?["id"] as? String ?? "").lowercased(), $0) })
                 for (id, bytes) in [(bigId.lowercased(), big), (smallId.lowercased(), small)] {
                     let entry = try #require(byId[id])
                     let path = try #require(entry["file"] as? String)
@@ -184,7 +190,9 @@ extension GatewayIntegration {
                     let listed = (manifest["files"] as? [[String: Any]])?.first { $0["path"] as? String == path }
                     #expect(listed?["sha256"] as? String == GatewayHarness.sha256(bytes) && listed?["bytes"] as? Int == bytes.count)
                 }
-                #expect(try #require(byId[bigId.lowercased()])["file"] as? String == "documents/\(bigId.lowercased())/game_film.mp4", "the archive path is the file URL")
+                #expect(
+                    try #require(byId[bigId.lowercased()])["file"] as? String == "documents/\(bigId.lowercased())/game_film.mp4",
+                    "the archive path is the file URL")
                 let half = try #require(byId[unfinishedId])
                 #expect(half["file"] == nil || half["file"] is NSNull)
                 #expect(half["bytesNotIncluded"] as? String == "the upload was not finished")
@@ -220,7 +228,9 @@ extension GatewayIntegration {
                 let entries = try ZipReader.entries(of: reply.body)
                 #expect(entries.first { $0.name.hasSuffix("/season.mp4") }?.data == bytes)
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                print("export of a 48 MiB document: \(reply.body.count >> 20) MiB archive in \(String(format: "%.2f", seconds)) s, gateway peak memory growth \(growth >> 20) MiB")
+                print(
+                    "export of a 48 MiB document: \(reply.body.count >> 20) MiB archive in \(String(format: "%.2f", seconds)) s, gateway peak memory growth \(growth >> 20) MiB"
+                )
                 #expect(growth < 16 << 20, "the gateway's peak memory grew by \(growth >> 20) MiB for a \(reply.body.count >> 20) MiB archive")
 
                 // Figures (printed, not asserted): the export against the plain download of the same
@@ -240,10 +250,12 @@ extension GatewayIntegration {
                 }
                 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
                 let (download, export) = (rounds["download"]!, rounds["export"]!)
-                print(String(
-                    format: "export vs download of 48 MiB (medians of 3): wall %.3f s vs %.3f s (ratio %.2f), gateway CPU %.2f s vs %.2f s (ratio %.2f)",
-                    median(export.map(\.wall)), median(download.map(\.wall)), median(export.map(\.wall)) / median(download.map(\.wall)),
-                    median(export.map(\.cpu)), median(download.map(\.cpu)), median(export.map(\.cpu)) / max(0.01, median(download.map(\.cpu)))))
+                print(
+                    String(
+                        format:
+                            "export vs download of 48 MiB (medians of 3): wall %.3f s vs %.3f s (ratio %.2f), gateway CPU %.2f s vs %.2f s (ratio %.2f)",
+                        median(export.map(\.wall)), median(download.map(\.wall)), median(export.map(\.wall)) / median(download.map(\.wall)),
+                        median(export.map(\.cpu)), median(download.map(\.cpu)), median(export.map(\.cpu)) / max(0.01, median(download.map(\.cpu)))))
             }
         }
 
@@ -257,13 +269,15 @@ extension GatewayIntegration {
 
         func corrections(_ harness: GatewayHarness, _ user: GatewayHarness.User) async throws -> Int {
             try await harness.database.pool.withConnection { db in
-                try db.query("SELECT count(*)::bigint FROM accounts.profile_corrections WHERE user_id = $1", UUID(uuidString: user.id)!)[0].decode(Int.self, column: 0)
+                try db.query("SELECT count(*)::bigint FROM accounts.profile_corrections WHERE user_id = $1", UUID(uuidString: user.id)!)[0].decode(
+                    Int.self, column: 0)
             }
         }
 
         func confirmations(_ harness: GatewayHarness, _ user: GatewayHarness.User) async throws -> Int {
             try await harness.database.pool.withConnection { db in
-                try db.query("SELECT count(*)::bigint FROM accounts.eligibility_confirmations WHERE user_id = $1", UUID(uuidString: user.id)!)[0].decode(Int.self, column: 0)
+                try db.query("SELECT count(*)::bigint FROM accounts.eligibility_confirmations WHERE user_id = $1", UUID(uuidString: user.id)!)[0]
+                    .decode(Int.self, column: 0)
             }
         }
     }

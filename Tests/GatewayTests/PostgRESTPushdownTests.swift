@@ -1,8 +1,8 @@
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// `/rest/v1` reads done in the owning service's SQL, through the real gateway and services:
@@ -23,7 +23,8 @@ extension GatewayIntegration {
                 var sizes: [String: Int] = [:]
                 for index in 0..<60 {
                     let size = 10 + ((index * 37) % 60) * 20
-                    let id = try await harness.upload(Data(repeating: UInt8(index), count: size), as: user, type: Self.types[index % 4], fileName: "f\(index).bin")
+                    let id = try await harness.upload(
+                        Data(repeating: UInt8(index), count: size), as: user, type: Self.types[index % 4], fileName: "f\(index).bin")
                     ids.append(id)
                     sizes[id] = size
                 }
@@ -40,7 +41,9 @@ extension GatewayIntegration {
                 #expect(byTime.status == 200 && byTime.header("Content-Range") == "0-59/60")
                 #expect(byTime.jsonArray.compactMap { $0["id"] as? String } == ids)
                 // The Range header, and offset/limit: the same windows.
-                let ranged = try await http.get("/rest/v1/documents?select=id&order=created_at", headers: counted.merging(["Range": "0-24", "Range-Unit": "items"]) { _, new in new })
+                let ranged = try await http.get(
+                    "/rest/v1/documents?select=id&order=created_at",
+                    headers: counted.merging(["Range": "0-24", "Range-Unit": "items"]) { _, new in new })
                 #expect(ranged.status == 206 && ranged.header("Content-Range") == "0-24/60" && ranged.jsonArray.count == 25)
                 let last = try await http.get("/rest/v1/documents?select=id&order=created_at&offset=50&limit=25", headers: counted)
                 #expect(last.status == 206 && last.header("Content-Range") == "50-59/60")
@@ -55,11 +58,16 @@ extension GatewayIntegration {
                 // Times compare as times.
                 let since = try #require(byTime.jsonArray[30]["created_at"] as? String)
                 let recent = try await http.get("/rest/v1/documents?select=id&created_at=gte.\(Self.encoded(since))", headers: counted)
-                #expect(recent.status == 200 && recent.header("Content-Range") == "0-29/30" && Set(recent.jsonArray.compactMap { $0["id"] as? String }) == Set(ids.suffix(30)), "\(since) \(recent.headers)")
+                #expect(
+                    recent.status == 200 && recent.header("Content-Range") == "0-29/30"
+                        && Set(recent.jsonArray.compactMap { $0["id"] as? String }) == Set(ids.suffix(30)), "\(since) \(recent.headers)")
                 // in.(), or=(…) with a nested and(…), not., like.
                 let typed = try await http.get("/rest/v1/documents?select=type&type=in.(resume,stats_sheet)", headers: counted)
-                #expect(typed.header("Content-Range") == "0-29/30" && typed.jsonArray.allSatisfy { ["resume", "stats_sheet"].contains($0["type"] as? String ?? "") })
-                let either = try await http.get("/rest/v1/documents?select=id&or=(type.eq.resume,and(type.eq.transcript,file_size.lt.400))", headers: keys)
+                #expect(
+                    typed.header("Content-Range") == "0-29/30"
+                        && typed.jsonArray.allSatisfy { ["resume", "stats_sheet"].contains($0["type"] as? String ?? "") })
+                let either = try await http.get(
+                    "/rest/v1/documents?select=id&or=(type.eq.resume,and(type.eq.transcript,file_size.lt.400))", headers: keys)
                 let expected = ids.enumerated().filter { $0.offset % 4 == 1 || ($0.offset % 4 == 0 && sizes[$0.element]! < 400) }.map(\.element)
                 #expect(Set(either.jsonArray.compactMap { $0["id"] as? String }) == Set(expected))
                 let notVideo = try await http.get("/rest/v1/documents?select=id&type=not.eq.highlight_video&limit=0", headers: counted)
@@ -88,7 +96,8 @@ extension GatewayIntegration {
                 #expect(past.status == 416 && past.json["code"] as? String == "PGRST103", "\(past.status) \(past.text)")
                 // The anon key sees no rows, counted as none.
                 let anon = try PostgRESTTests.anonKey()
-                let anonymous = try await http.get("/rest/v1/documents?select=id", headers: ["apikey": anon, "Authorization": "Bearer " + anon, "Prefer": "count=exact"])
+                let anonymous = try await http.get(
+                    "/rest/v1/documents?select=id", headers: ["apikey": anon, "Authorization": "Bearer " + anon, "Prefer": "count=exact"])
                 #expect(anonymous.status == 200 && anonymous.jsonArray.isEmpty && anonymous.header("Content-Range") == "*/0")
             }
         }
@@ -135,14 +144,18 @@ extension GatewayIntegration {
                 }
                 let now = try await http.get("/rest/v1/legal_acceptances?select=document_type,action&order=accepted_at.asc", headers: keys)
                 #expect(now.jsonArray.count == initial + 2, "\(now.text)")
-                let privacyRows = try await http.get("/rest/v1/legal_acceptances?document_type=eq.privacy_policy&action=in.(acknowledge,accept)", headers: keys)
+                let privacyRows = try await http.get(
+                    "/rest/v1/legal_acceptances?document_type=eq.privacy_policy&action=in.(acknowledge,accept)", headers: keys)
                 #expect(privacyRows.header("Content-Range") == "0-0/1")
-                let termsOnly = try await http.get("/rest/v1/legal_acceptances?or=(document_type.eq.terms_of_service,version.eq.none)&limit=1", headers: keys)
+                let termsOnly = try await http.get(
+                    "/rest/v1/legal_acceptances?or=(document_type.eq.terms_of_service,version.eq.none)&limit=1", headers: keys)
                 #expect(termsOnly.status == 206 && termsOnly.header("Content-Range") == "0-0/\(initial + 1)")
                 // Bad input: PostgREST's codes; merge-duplicates is not an upsert of a record.
                 #expect(try await http.get("/rest/v1/legal_acceptances?action=eq.approve", headers: keys).json["code"] as? String == "22P02")
                 #expect(try await http.get("/rest/v1/legal_acceptances?accepted_at=gt.soon", headers: keys).json["code"] as? String == "22P02")
-                let merge = try await http.send("POST", "/rest/v1/legal_acceptances", json: [row], headers: keys.merging(["Prefer": "resolution=merge-duplicates"]) { _, new in new })
+                let merge = try await http.send(
+                    "POST", "/rest/v1/legal_acceptances", json: [row],
+                    headers: keys.merging(["Prefer": "resolution=merge-duplicates"]) { _, new in new })
                 #expect(merge.status == 400 && merge.json["code"] as? String == "PGRST100")
                 // The other user still has only their own sign-up record; the anon key reads none.
                 let theirOwn = try await http.get("/rest/v1/legal_acceptances", headers: PostgRESTTests.keys(anon, bearer: other.token))

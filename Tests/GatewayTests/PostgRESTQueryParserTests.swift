@@ -19,14 +19,15 @@ struct PostgRESTQueryParserTests {
         let query = try parse(
             "title=eq.a&title=neq.b&file_size=gt.1&file_size=gte.2&file_size=lt.3&file_size=lte.4&title=like.*x*&title=ilike.Y*"
                 + "&type=in.(resume,\"rec_letter\")&school_id=is.NULL&version=not.eq.2&id=not.in.()")
-        #expect(query.filters == [
-            .condition(.init("title", .eq, ["a"])), .condition(.init("title", .neq, ["b"])),
-            .condition(.init("file_size", .gt, ["1"])), .condition(.init("file_size", .gte, ["2"])),
-            .condition(.init("file_size", .lt, ["3"])), .condition(.init("file_size", .lte, ["4"])),
-            .condition(.init("title", .like, ["*x*"])), .condition(.init("title", .ilike, ["Y*"])),
-            .condition(.init("type", .in, ["resume", "rec_letter"])), .condition(.init("school_id", .is, ["null"])),
-            .condition(.init("version", .eq, ["2"], negated: true)), .condition(.init("id", .in, [], negated: true)),
-        ])
+        #expect(
+            query.filters == [
+                .condition(.init("title", .eq, ["a"])), .condition(.init("title", .neq, ["b"])),
+                .condition(.init("file_size", .gt, ["1"])), .condition(.init("file_size", .gte, ["2"])),
+                .condition(.init("file_size", .lt, ["3"])), .condition(.init("file_size", .lte, ["4"])),
+                .condition(.init("title", .like, ["*x*"])), .condition(.init("title", .ilike, ["Y*"])),
+                .condition(.init("type", .in, ["resume", "rec_letter"])), .condition(.init("school_id", .is, ["null"])),
+                .condition(.init("version", .eq, ["2"], negated: true)), .condition(.init("id", .in, [], negated: true)),
+            ])
         // A value keeps its dots and, outside a logic tree, its quotes.
         #expect(try parse("title=eq.a.b.\"c\"").filters == [.condition(.init("title", .eq, ["a.b.\"c\""]))])
         // Percent-encoding and + are decoded before parsing.
@@ -42,16 +43,31 @@ struct PostgRESTQueryParserTests {
     }
 
     @Test func logicTreesNestAsPostgRESTNestsThem() throws {
-        let query = try parse("or=(type.eq.resume,and(file_size.gt.10,school_id.is.null),not.or(title.like.*a*,title.eq.\"x,y)\"),version.not.in.(1,2))")
-        #expect(query.filters == [.group(RestGroup(.or, [
-            .condition(.init("type", .eq, ["resume"])),
-            .group(RestGroup(.and, [.condition(.init("file_size", .gt, ["10"])), .condition(.init("school_id", .is, ["null"]))])),
-            .group(RestGroup(.or, negated: true, [.condition(.init("title", .like, ["*a*"])), .condition(.init("title", .eq, ["x,y)"]))])),
-            .condition(.init("version", .in, ["1", "2"], negated: true)),
-        ]))])
-        #expect(try parse("not.and=(id.eq.1,id.eq.2)").filters == [.group(RestGroup(.and, negated: true, [
-            .condition(.init("id", .eq, ["1"])), .condition(.init("id", .eq, ["2"])),
-        ]))])
+        let query = try parse(
+            "or=(type.eq.resume,and(file_size.gt.10,school_id.is.null),not.or(title.like.*a*,title.eq.\"x,y)\"),version.not.in.(1,2))")
+        #expect(
+            query.filters == [
+                .group(
+                    RestGroup(
+                        .or,
+                        [
+                            .condition(.init("type", .eq, ["resume"])),
+                            .group(RestGroup(.and, [.condition(.init("file_size", .gt, ["10"])), .condition(.init("school_id", .is, ["null"]))])),
+                            .group(
+                                RestGroup(
+                                    .or, negated: true, [.condition(.init("title", .like, ["*a*"])), .condition(.init("title", .eq, ["x,y)"]))])),
+                            .condition(.init("version", .in, ["1", "2"], negated: true)),
+                        ]))
+            ])
+        #expect(
+            try parse("not.and=(id.eq.1,id.eq.2)").filters == [
+                .group(
+                    RestGroup(
+                        .and, negated: true,
+                        [
+                            .condition(.init("id", .eq, ["1"])), .condition(.init("id", .eq, ["2"])),
+                        ]))
+            ])
         // Too deep, unbalanced, empty items, trailing text: PGRST100.
         let deep = "or=(" + String(repeating: "and(", count: 9) + "id.eq.1" + String(repeating: ")", count: 10)
         for bad in [deep, "or=(id.eq.1", "or=id.eq.1", "or=(id.eq.1))", "or=()", "or=(,)", "or=(id)", "or=(id.fts.x)", "or=(and(id.eq.1)"] {
@@ -60,10 +76,11 @@ struct PostgRESTQueryParserTests {
     }
 
     @Test func orderIsTypedPerColumnWithNulls() throws {
-        #expect(try parse("order=created_at.desc.nullslast,file_size,title.asc,school_id.nullsfirst").order == [
-            RestOrder("created_at", descending: true, nulls: .last), RestOrder("file_size"), RestOrder("title"),
-            RestOrder("school_id", nulls: .first),
-        ])
+        #expect(
+            try parse("order=created_at.desc.nullslast,file_size,title.asc,school_id.nullsfirst").order == [
+                RestOrder("created_at", descending: true, nulls: .last), RestOrder("file_size"), RestOrder("title"),
+                RestOrder("school_id", nulls: .first),
+            ])
         for bad in ["order=title.sideways", "order=title.asc.desc", "order=title.nullsfirst.asc", "order=", "order=a.asc.nullslast.x"] {
             #expect(code(bad) == "PGRST100", "\(bad)")
         }
@@ -71,7 +88,10 @@ struct PostgRESTQueryParserTests {
     }
 
     @Test func operatorsAndValuesAreCheckedAgainstTheColumnTypes() {
-        #expect(code("file_size=gt.1000&created_at=lt.2026-01-02T03:04:05.123456Z&created_at=gte.2026-01-01&id=eq.\(String(repeating: "a", count: 8))-aaaa-aaaa-aaaa-aaaaaaaaaaaa") == nil)
+        #expect(
+            code(
+                "file_size=gt.1000&created_at=lt.2026-01-02T03:04:05.123456Z&created_at=gte.2026-01-01&id=eq.\(String(repeating: "a", count: 8))-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+            ) == nil)
         #expect(code("file_size=gt.big") == "22P02")
         #expect(code("created_at=lt.yesterday") == "22P02")
         #expect(code("id=eq.nope") == "22P02")
@@ -90,7 +110,8 @@ struct PostgRESTQueryParserTests {
         #expect(code("select=id,author(name)") == "PGRST100")
         #expect(code("title=in.(" + (0...100).map(String.init).joined(separator: ",") + ")") == "PGRST100")
         #expect(code("limit=-1") == "PGRST100" && code("offset=x") == "PGRST100")
-        #expect(code("document_type=eq.privacy_policy&action=in.(accept,decline)&accepted_at=gt.2026-01-01", table: RestTables.legalAcceptances) == nil)
+        #expect(
+            code("document_type=eq.privacy_policy&action=in.(accept,decline)&accepted_at=gt.2026-01-01", table: RestTables.legalAcceptances) == nil)
         #expect(code("action=eq.approve", table: RestTables.legalAcceptances) == "22P02")
     }
 
@@ -112,7 +133,9 @@ struct PostgRESTQueryParserTests {
     }
 
     @Test func preferencesAreReadLikePostgRESTReadsThem() {
-        let preferences = PostgRESTPreferences([PostgRESTPreferences.header: "return=representation, count=exact", PostgRESTPreferences.header: "resolution=ignore-duplicates,tx=commit"])
+        let preferences = PostgRESTPreferences([
+            PostgRESTPreferences.header: "return=representation, count=exact", PostgRESTPreferences.header: "resolution=ignore-duplicates,tx=commit",
+        ])
         #expect(preferences.count && preferences.returns == .representation && preferences.resolution == .ignoreDuplicates)
         let none = PostgRESTPreferences([:])
         #expect(!none.count && none.returns == .minimal && none.resolution == nil)

@@ -1,8 +1,8 @@
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The Supabase-compatible subset under `/rest/v1`, through the real gateway.
@@ -32,7 +32,8 @@ extension GatewayIntegration {
                 let single = keys.merging(["Accept": "application/vnd.pgrst.object+json"]) { a, _ in a }
                 // Seed 000 / 001: select three columns of one type, .single().
                 for type in ["privacy_policy", "terms_of_service"] {
-                    let reply = try await harness.http.get("/rest/v1/legal_documents?select=content,last_updated,version&type=eq.\(type)", headers: single)
+                    let reply = try await harness.http.get(
+                        "/rest/v1/legal_documents?select=content,last_updated,version&type=eq.\(type)", headers: single)
                     #expect(reply.status == 200)
                     #expect(Set(reply.json.keys) == ["content", "last_updated", "version"])
                     #expect((reply.json["content"] as? String)?.hasPrefix("# ") == true)
@@ -46,11 +47,15 @@ extension GatewayIntegration {
                 #expect(limited.jsonArray.count == 1)
                 // .single() with 0 or 2 rows: PostgREST's 406 PGRST116.
                 let two = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: single)
-                #expect(two.status == 406 && two.json["code"] as? String == "PGRST116" && two.json["details"] as? String == "The result contains 2 rows")
+                #expect(
+                    two.status == 406 && two.json["code"] as? String == "PGRST116" && two.json["details"] as? String == "The result contains 2 rows")
                 let none = try await harness.http.get("/rest/v1/legal_documents?select=version&type=eq.cookie_policy", headers: single)
                 #expect(none.status == 406 && none.json["details"] as? String == "The result contains 0 rows")
                 // Unsupported input: PostgREST's 400s, never a 500.
-                for query in ["type=neq.terms_of_service", "type=like.*terms*", "or=(type.eq.a,type.eq.b)", "select=content(*)", "limit=-1", "order=type.sideways"] {
+                for query in [
+                    "type=neq.terms_of_service", "type=like.*terms*", "or=(type.eq.a,type.eq.b)", "select=content(*)", "limit=-1",
+                    "order=type.sideways",
+                ] {
                     let reply = try await harness.http.get("/rest/v1/legal_documents?\(query)", headers: keys)
                     #expect(reply.status == 400 && reply.json["code"] as? String == "PGRST100", "\(query): \(reply.status) \(reply.text)")
                     #expect(reply.json.keys.contains("hint") && reply.json.keys.contains("details"))
@@ -95,15 +100,21 @@ extension GatewayIntegration {
                 let bad = try await harness.http.send("POST", "/rest/v1/legal_acceptances", json: ["user_id": user.id], headers: keys)
                 #expect(bad.status == 400 && bad.json["code"] as? String == "PGRST102")
                 let unknownVersion = try await harness.http.send(
-                    "POST", "/rest/v1/legal_acceptances", json: ["user_id": user.id, "document_type": "privacy_policy", "version": "0.0.0"], headers: keys)
+                    "POST", "/rest/v1/legal_acceptances", json: ["user_id": user.id, "document_type": "privacy_policy", "version": "0.0.0"],
+                    headers: keys)
                 #expect(unknownVersion.status == 400 && unknownVersion.json["message"] is String)
                 // Audit holds the user's two records, with the gateway's view of time and address.
                 let userID = try #require(UUID(uuidString: user.id))
-                let history = try await harness.auditClient.call(AuditHistory.self, .init(userId: userID, documentType: .privacyPolicy), principal: .service("tests"))
+                let history = try await harness.auditClient.call(
+                    AuditHistory.self, .init(userId: userID, documentType: .privacyPolicy), principal: .service("tests"))
                 #expect(history.records.count == 2)
-                #expect(history.records.allSatisfy { $0.clientIP == "127.0.0.1" && $0.receipt.recordedAt > Date(timeIntervalSince1970: 1_700_000_000) })
+                #expect(
+                    history.records.allSatisfy { $0.clientIP == "127.0.0.1" && $0.receipt.recordedAt > Date(timeIntervalSince1970: 1_700_000_000) })
                 let otherID = try #require(UUID(uuidString: other.id))
-                #expect(try await harness.auditClient.call(AuditHistory.self, .init(userId: otherID, documentType: .privacyPolicy), principal: .service("tests")).records.isEmpty)
+                #expect(
+                    try await harness.auditClient.call(
+                        AuditHistory.self, .init(userId: otherID, documentType: .privacyPolicy), principal: .service("tests")
+                    ).records.isEmpty)
             }
         }
     }

@@ -2,8 +2,8 @@ import AppleStandIn
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Rate limits against the real gateway and services: 429 with `Retry-After` in each route
@@ -12,7 +12,9 @@ extension GatewayIntegration {
     /// `X-Forwarded-For` only when a trusted proxy sends it.
     @Suite(.serialized) struct RateLimitTests {
         static func sessionCount(_ harness: GatewayHarness) async throws -> Int {
-            try await harness.database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0) }
+            try await harness.database.pool.withConnection { db in
+                try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0)
+            }
         }
 
         @Test func signInIsLimitedPerAddressAnsweredWithRetryAfterAndRecovers() async throws {
@@ -46,9 +48,12 @@ extension GatewayIntegration {
                 _ = try await harness.signIn(appleId: "rl.a")
                 #expect(try await Self.sessionCount(harness) == 2)
                 let metrics = try await harness.http.get("/metrics")
-                #expect(metrics.text.contains("gateway_rate_limited_total{rule=\"sign_in_per_ip\"} 2"), "\(metrics.text.split(separator: "\n").filter { $0.contains("rate_limited") })")
-                print("RATE-LIMIT sign-in per address 3/6s,burst=3: 4th attempt 429 Retry-After \(retryAfter) s; sessions made by refused requests 0; "
-                      + "forwarded client 200; allowed again after waiting Retry-After (sign-in took \(ContinuousClock.now - recovered))")
+                #expect(
+                    metrics.text.contains("gateway_rate_limited_total{rule=\"sign_in_per_ip\"} 2"),
+                    "\(metrics.text.split(separator: "\n").filter { $0.contains("rate_limited") })")
+                print(
+                    "RATE-LIMIT sign-in per address 3/6s,burst=3: 4th attempt 429 Retry-After \(retryAfter) s; sessions made by refused requests 0; "
+                        + "forwarded client 200; allowed again after waiting Retry-After (sign-in took \(ContinuousClock.now - recovered))")
             }
         }
 
@@ -61,15 +66,20 @@ extension GatewayIntegration {
                         "POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "rl.person")],
                         headers: ["X-Forwarded-For": "198.51.100.\(index)"])
                     statuses.append(reply.status)
-                    if reply.status == 429 { #expect((reply.json["details"] as? [String: Any])?["rule"] as? String == "sign_in_per_user", "\(reply.text)") }
+                    if reply.status == 429 {
+                        #expect((reply.json["details"] as? [String: Any])?["rule"] as? String == "sign_in_per_user", "\(reply.text)")
+                    }
                 }
                 #expect(statuses == [200, 200, 429])
                 // Tokens that do not verify name nobody: they cannot spend another person's budget.
                 let forged = try AppleStandIn.token(subject: "rl.other", audience: "com.example.someone-else")
                 for _ in 0..<3 { #expect(try await harness.http.send("POST", "/api/auth/apple", json: ["identityToken": forged]).status == 401) }
-                let other = try await harness.http.send("POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "rl.other")])
+                let other = try await harness.http.send(
+                    "POST", "/api/auth/apple", json: ["identityToken": try AppleStandIn.token(subject: "rl.other")])
                 #expect(other.status == 200, "\(other.text)")
-                print("RATE-LIMIT sign-in per Apple id 2/60s,burst=2 from 3 addresses: statuses \(statuses); 3 unverifiable tokens for another id: 401, then its own sign-in \(other.status)")
+                print(
+                    "RATE-LIMIT sign-in per Apple id 2/60s,burst=2 from 3 addresses: statuses \(statuses); 3 unverifiable tokens for another id: 401, then its own sign-in \(other.status)"
+                )
             }
         }
 
@@ -80,21 +90,26 @@ extension GatewayIntegration {
                 let terms = try await harness.currentTerms()
                 let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version
                 func records(_ user: String) async throws -> Int {
-                    try await harness.auditClient.call(AuditHistory.self, .init(userId: UUID(uuidString: user)!), principal: .service("tests")).records.count
+                    try await harness.auditClient.call(AuditHistory.self, .init(userId: UUID(uuidString: user)!), principal: .service("tests"))
+                        .records.count
                 }
                 let aBefore = try await records(a.id)
                 for _ in 0..<2 {
-                    let accepted = try await harness.http.send("PUT", "/api/users/\(a.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(a.token))
+                    let accepted = try await harness.http.send(
+                        "PUT", "/api/users/\(a.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(a.token))
                     #expect(accepted.status == 200, "\(accepted.text)")
                 }
                 // A's third write on any acceptance route is refused, each in its family's shape.
-                let seed = try await harness.http.send("PUT", "/api/users/\(a.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(a.token))
+                let seed = try await harness.http.send(
+                    "PUT", "/api/users/\(a.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(a.token))
                 #expect(seed.status == 429 && seed.json.keys.sorted() == ["error"], "\(seed.text)")
                 let retryAfter = try #require(seed.header("Retry-After").flatMap(Int.init))
                 #expect((1...30).contains(retryAfter))
                 let native = try await harness.http.send(
                     "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: HTTPClient.bearer(a.token))
-                #expect(native.status == 429 && native.json["error"] as? String == "rate_limited" && native.header("Retry-After") != nil, "\(native.text)")
+                #expect(
+                    native.status == 429 && native.json["error"] as? String == "rate_limited" && native.header("Retry-After") != nil, "\(native.text)"
+                )
                 let anon = try PostgRESTTests.anonKey()
                 let rest = try await harness.http.send(
                     "POST", "/rest/v1/legal_acceptances", json: ["user_id": a.id, "document_type": "privacy_policy", "version": privacy],
@@ -106,7 +121,8 @@ extension GatewayIntegration {
                 // Requests naming B with a bad token fail authentication and spend no budget of B's
                 // (they count against the address, which has no limit here).
                 for _ in 0..<5 {
-                    let forged = try await harness.http.send("PUT", "/api/users/\(b.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer("not.a.token"))
+                    let forged = try await harness.http.send(
+                        "PUT", "/api/users/\(b.id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer("not.a.token"))
                     #expect(forged.status == 401)
                 }
                 // B is unaffected by A's limit and by the forged requests: two writes go through.
@@ -118,18 +134,22 @@ extension GatewayIntegration {
                 }
                 let bAfter = try await records(b.id)
                 #expect(bAfter == bBefore + 2)
-                print("RATE-LIMIT accept per user 2/60s,burst=2: A 2×200 then seed/native/PostgREST 429 (Retry-After \(retryAfter) s); "
-                      + "A's audit records \(aBefore) → \(aAfter) (3 refused writes stored 0); 5 forged-token requests for B: 401; B \(bBefore) → \(bAfter)")
+                print(
+                    "RATE-LIMIT accept per user 2/60s,burst=2: A 2×200 then seed/native/PostgREST 429 (Retry-After \(retryAfter) s); "
+                        + "A's audit records \(aBefore) → \(aAfter) (3 refused writes stored 0); 5 forged-token requests for B: 401; B \(bBefore) → \(bAfter)"
+                )
             }
         }
 
         @Test func untrustedClientsCannotDodgeTheLimitWithForwardedFor() async throws {
             // 127.0.0.1 is not a trusted proxy here, so its X-Forwarded-For is ignored.
-            try await GatewayHarness.run(gateway: ["GATEWAY_TRUSTED_PROXIES": "10.9.9.9", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP": "2/60s,burst=2"]) { harness in
+            try await GatewayHarness.run(gateway: ["GATEWAY_TRUSTED_PROXIES": "10.9.9.9", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP": "2/60s,burst=2"]) {
+                harness in
                 var statuses: [Int] = []
                 for index in 1...4 {
                     let reply = try await harness.http.send(
-                        "POST", "/api/auth/refresh", json: ["refreshToken": "not-a-refresh-token"], headers: ["X-Forwarded-For": "203.0.113.\(index)"])
+                        "POST", "/api/auth/refresh", json: ["refreshToken": "not-a-refresh-token"], headers: ["X-Forwarded-For": "203.0.113.\(index)"]
+                    )
                     statuses.append(reply.status)
                 }
                 #expect(statuses[0] != 429 && statuses[1] != 429 && statuses[2] == 429 && statuses[3] == 429, "\(statuses)")

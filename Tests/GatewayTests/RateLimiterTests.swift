@@ -30,17 +30,26 @@ struct RateLimiterTests {
         var tat: Duration?
         let now = Duration.seconds(100)
         for expectedRemaining in [2, 1, 0] {
-            guard case .allowed(let next, let remaining) = rule.decide(tat: tat, now: now) else { Issue.record("refused within the burst"); return }
+            guard case .allowed(let next, let remaining) = rule.decide(tat: tat, now: now) else {
+                Issue.record("refused within the burst")
+                return
+            }
             #expect(remaining == expectedRemaining)
             tat = next
         }
         // The fourth waits exactly one interval, and the state does not move while refused.
         #expect(rule.decide(tat: tat, now: now) == .limited(retryAfter: .seconds(1)))
         #expect(rule.decide(tat: tat, now: now + .milliseconds(400)) == .limited(retryAfter: .milliseconds(600)))
-        guard case .allowed(let after, 0) = rule.decide(tat: tat, now: now + .seconds(1)) else { Issue.record("not allowed after retryAfter"); return }
+        guard case .allowed(let after, 0) = rule.decide(tat: tat, now: now + .seconds(1)) else {
+            Issue.record("not allowed after retryAfter")
+            return
+        }
         #expect(rule.decide(tat: after, now: now + .seconds(1)) == .limited(retryAfter: .seconds(1)))
         // A quiet key is back to a full burst; a cost of 2 takes two.
-        guard case .allowed(_, 1) = rule.decide(tat: after, now: now + .seconds(60), cost: 2) else { Issue.record("cost 2 not taken"); return }
+        guard case .allowed(_, 1) = rule.decide(tat: after, now: now + .seconds(60), cost: 2) else {
+            Issue.record("cost 2 not taken")
+            return
+        }
         #expect(rule.decide(tat: nil, now: now, cost: 4) == .limited(retryAfter: .seconds(1)))
     }
 
@@ -75,12 +84,16 @@ struct RateLimiterTests {
         }
         #expect(largest == 1000)
         // The most indebted key survives the evictions (the nearest-to-idle go first): still limited.
-        guard case .limited = table.take("victim-of-abuse", now: .seconds(2)) else { Issue.record("the busiest key was evicted"); return }
+        guard case .limited = table.take("victim-of-abuse", now: .seconds(2)) else {
+            Issue.record("the busiest key was evicted")
+            return
+        }
     }
 
     @Test func limiterUsesItsInjectedClockAndCountsRefusals() throws {
         let now = LockedValue(Duration.seconds(0))
-        let limiter = RateLimiter(name: "test_rule", rule: RateLimitRule(count: 1, period: .seconds(2), burst: 1), maxKeys: 100, clock: { now.withLock { $0 } })
+        let limiter = RateLimiter(
+            name: "test_rule", rule: RateLimitRule(count: 1, period: .seconds(2), burst: 1), maxKeys: 100, clock: { now.withLock { $0 } })
         try limiter.take("a")
         #expect(throws: RateLimited(rule: "test_rule", retryAfter: .seconds(2))) { try limiter.take("a") }
         try limiter.take("b")
@@ -105,7 +118,9 @@ struct RateLimiterTests {
         #expect(defaults.acceptPerUser == RateLimitRule(count: 20, period: .seconds(60), burst: 10))
         #expect(defaults.exportPerUser == RateLimitRule(count: 6, period: .seconds(3600), burst: 2))
         #expect(defaults.maxKeys == 100_000)
-        let off = try GatewaySettings(environment: EnvironmentReader(["GATEWAY_RATE_LIMIT_ACCEPT_PER_IP": "off", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER": "0"])).rateLimits
+        let off = try GatewaySettings(
+            environment: EnvironmentReader(["GATEWAY_RATE_LIMIT_ACCEPT_PER_IP": "off", "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER": "0"])
+        ).rateLimits
         #expect(off.acceptPerIP == nil && off.signInPerUser == nil && off.signInPerIP != nil)
         do {
             _ = try GatewaySettings(environment: EnvironmentReader(["GATEWAY_RATE_LIMIT_ACCEPT_PER_USER": "20 per minute"]))

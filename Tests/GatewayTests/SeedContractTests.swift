@@ -2,17 +2,25 @@ import AppleStandIn
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Seed 004's routes and its "Testing Instructions", through the real gateway and services.
     @Suite(.serialized) struct SeedContractTests {
         /// The seed client's `TOSResponse` and `ErrorResponse`, as it decodes them.
-        struct TOSResponse: Codable { let content: String; let version: String }
+        struct TOSResponse: Codable {
+            let content: String
+            let version: String
+        }
         struct ErrorResponse: Codable { let error: String }
         /// A `User` model as the seed's client could write it (no coding keys): it must decode.
-        struct SeedUser: Codable { let id: UUID; let username: String?; let hasConfirmedEligibility: Bool; let hasAcceptedTOS: Bool }
+        struct SeedUser: Codable {
+            let id: UUID
+            let username: String?
+            let hasConfirmedEligibility: Bool
+            let hasAcceptedTOS: Bool
+        }
 
         @Test func termsAreTheCurrentVersionInTheSeedShape() async throws {
             try await GatewayHarness.run { harness in
@@ -33,7 +41,8 @@ extension GatewayIntegration {
                 let session = try await harness.signIn(appleId: appleId)
                 let bearer = HTTPClient.bearer(session["sessionToken"] as? String ?? "")
                 // Sign-in: no compliance fields; the unconfirmed user (nil id) sends the app to eligibility.
-                let first = try await harness.http.send("POST", "/api/users", json: ["apple_id": appleId, "email": NSNull(), "name": NSNull()], headers: bearer)
+                let first = try await harness.http.send(
+                    "POST", "/api/users", json: ["apple_id": appleId, "email": NSNull(), "name": NSNull()], headers: bearer)
                 #expect(first.status == 200)
                 let unconfirmed = try JSONDecoder().decode(SeedUser.self, from: first.body)
                 #expect(!unconfirmed.hasConfirmedEligibility)
@@ -41,8 +50,10 @@ extension GatewayIntegration {
                 // Eligibility view: Alabama, certified, the terms version the app hard-codes.
                 let created = try await harness.http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": "alex@example.com", "name": "Alex Athlete", "state": "AL",
-                           "eligibility_certified": true, "tos_version": "2025-12-12"],
+                    json: [
+                        "apple_id": appleId, "email": "alex@example.com", "name": "Alex Athlete", "state": "AL",
+                        "eligibility_certified": true, "tos_version": "2025-12-12",
+                    ],
                     headers: bearer.merging(["User-Agent": "PlayoffChallenge/1.0", "X-Forwarded-For": "203.0.113.77"]) { a, _ in a })
                 #expect(created.status == 200)
                 let user = try JSONDecoder().decode(SeedUser.self, from: created.body)
@@ -54,7 +65,8 @@ extension GatewayIntegration {
                     "PUT", "/api/users/\(user.id.uuidString)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
                 #expect((200...299).contains(accept.status))
                 // Test 3: relaunch, sign in again: the existing user, eligibility and terms done.
-                let again = try await harness.http.send("POST", "/api/users", json: ["apple_id": appleId, "email": NSNull(), "name": NSNull()], headers: bearer)
+                let again = try await harness.http.send(
+                    "POST", "/api/users", json: ["apple_id": appleId, "email": NSNull(), "name": NSNull()], headers: bearer)
                 let existing = try JSONDecoder().decode(SeedUser.self, from: again.body)
                 #expect(existing.id == user.id && existing.hasConfirmedEligibility && existing.hasAcceptedTOS)
                 #expect(try await harness.userCount() == 1)
@@ -72,8 +84,10 @@ extension GatewayIntegration {
                 let token = try AppleStandIn.token(subject: appleId)
                 let reply = try await harness.http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": "nv@example.com", "name": "Nev", "state": "NV", "eligibility_certified": true,
-                           "tos_version": "2025-12-12"],
+                    json: [
+                        "apple_id": appleId, "email": "nv@example.com", "name": "Nev", "state": "NV", "eligibility_certified": true,
+                        "tos_version": "2025-12-12",
+                    ],
                     headers: HTTPClient.bearer(token))
                 #expect(reply.status == 403)
                 #expect(try JSONDecoder().decode(ErrorResponse.self, from: reply.body).error == "Fantasy contests are not available in your state")
@@ -106,7 +120,8 @@ extension GatewayIntegration {
                     "POST", "/api/users", json: ["apple_id": "forged"],
                     headers: HTTPClient.bearer(try AppleStandIn.token(subject: "forged", signer: AppleStandIn.otherKey)))
                 #expect(forged.status == 401)
-                let notUUID = try await harness.http.send("PUT", "/api/users/12/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(mine.token))
+                let notUUID = try await harness.http.send(
+                    "PUT", "/api/users/12/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(mine.token))
                 #expect(notUUID.status == 400)
                 let stale = try await harness.http.send(
                     "PUT", "/api/users/\(mine.id)/accept-tos", json: ["tos_version": "0.1"], headers: HTTPClient.bearer(mine.token))
@@ -122,13 +137,18 @@ extension GatewayIntegration {
                 let bearer = HTTPClient.bearer(try AppleStandIn.token(subject: appleId))
                 let created = try await harness.http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": "ap@example.com", "name": "Ap", "state": "GA", "eligibility_certified": true, "tos_version": "2025-12-12"],
+                    json: [
+                        "apple_id": appleId, "email": "ap@example.com", "name": "Ap", "state": "GA", "eligibility_certified": true,
+                        "tos_version": "2025-12-12",
+                    ],
                     headers: bearer)
                 let user = try JSONDecoder().decode(SeedUser.self, from: created.body)
-                let accept = try await harness.http.send("PUT", "/api/users/\(user.id.uuidString)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
+                let accept = try await harness.http.send(
+                    "PUT", "/api/users/\(user.id.uuidString)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
                 #expect(accept.status == 200 && accept.json["hasAcceptedTOS"] as? Bool == true)
                 let someoneElse = try await harness.signedUpUser()
-                let forbidden = try await harness.http.send("PUT", "/api/users/\(someoneElse.id)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
+                let forbidden = try await harness.http.send(
+                    "PUT", "/api/users/\(someoneElse.id)/accept-tos", json: ["tos_version": "2025-12-12"], headers: bearer)
                 #expect(forbidden.status == 403 && forbidden.json["error"] is String)
             }
         }
@@ -141,7 +161,10 @@ extension GatewayIntegration {
                 #expect(unconfirmed.status == 200 && unconfirmed.json["hasConfirmedEligibility"] as? Bool == false)
                 let created = try await harness.http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": NSNull(), "name": NSNull(), "state": "TX", "eligibility_certified": true, "tos_version": "2025-12-12"])
+                    json: [
+                        "apple_id": appleId, "email": NSNull(), "name": NSNull(), "state": "TX", "eligibility_certified": true,
+                        "tos_version": "2025-12-12",
+                    ])
                 let user = try JSONDecoder().decode(SeedUser.self, from: created.body)
                 let accept = try await harness.http.send("PUT", "/api/users/\(user.id.uuidString)/accept-tos", json: ["tos_version": "2025-12-12"])
                 #expect(accept.status == 200)

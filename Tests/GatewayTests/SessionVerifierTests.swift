@@ -149,7 +149,8 @@ import Testing
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         func version(_ name: String, _ day: Double, material: Bool = true) -> LegalVersionSummary {
             let at = start.addingTimeInterval(day * 86_400)
-            return LegalVersionSummary(type: .termsOfService, version: name, lastUpdated: at, publishedAt: at, effectiveAt: at, digest: name, material: material)
+            return LegalVersionSummary(
+                type: .termsOfService, version: name, lastUpdated: at, publishedAt: at, effectiveAt: at, digest: name, material: material)
         }
         let versions = [version("1", 0), version("1.1", 1, material: false), version("2", 2), version("3", 10)]
         let rule = { (accepted: String?, day: Double) in
@@ -166,8 +167,9 @@ import Testing
         var list = RevocationList(retention: 930)
         let now = Date()
         list.load(
-            .init(sequence: 1, sessions: [SessionRevoked(sessionId: session, userId: nil, revokedAt: now.addingTimeInterval(-931))],
-                  users: [UserSessionsRevoked(userId: user, revokedAt: now.addingTimeInterval(-10))], tokenLifetimeSeconds: 900),
+            .init(
+                sequence: 1, sessions: [SessionRevoked(sessionId: session, userId: nil, revokedAt: now.addingTimeInterval(-931))],
+                users: [UserSessionsRevoked(userId: user, revokedAt: now.addingTimeInterval(-10))], tokenLifetimeSeconds: 900),
             leeway: 30)
         #expect(list.count == 2)
         list.prune(now: now)

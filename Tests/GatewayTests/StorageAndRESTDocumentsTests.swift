@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// `/rest/v1/documents` and the Storage subset, as the Supabase clients call them.
@@ -54,7 +54,8 @@ extension GatewayIntegration {
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(400_000)
                 let id = try await harness.upload(bytes, as: user, fileName: "letter.bin")
-                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
+                let fileUrl = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
                 let objectPath = String(fileUrl.dropFirst("documents/".count))
                 let keys = ["apikey": user.token, "Authorization": "Bearer " + user.token]
 
@@ -63,7 +64,8 @@ extension GatewayIntegration {
                 #expect(download.status == 200 && download.body == bytes)
                 let authenticated = try await http.get("/storage/v1/object/authenticated/documents/\(objectPath)", headers: keys)
                 #expect(authenticated.body == bytes)
-                let ranged = try await http.get("/storage/v1/object/documents/\(objectPath)", headers: keys.merging(["Range": "bytes=-10"]) { _, n in n })
+                let ranged = try await http.get(
+                    "/storage/v1/object/documents/\(objectPath)", headers: keys.merging(["Range": "bytes=-10"]) { _, n in n })
                 #expect(ranged.status == 206 && ranged.body == bytes.suffix(10))
                 let noSession = try await http.get("/storage/v1/object/documents/\(objectPath)")
                 #expect(noSession.status == 401 && noSession.json["statusCode"] as? String == "401")
@@ -99,7 +101,9 @@ extension GatewayIntegration {
                 #expect(try await http.send("DELETE", "/api/share-links/\(link["id"] as? String ?? "")", headers: user.auth).status == 204)
                 #expect(try await http.get("/storage/v1" + signedURL).status == 410)
                 // Bad requests.
-                #expect(try await http.send("POST", "/storage/v1/object/sign/documents/\(objectPath)", json: ["expiresIn": "soon"], headers: keys).status == 400)
+                #expect(
+                    try await http.send("POST", "/storage/v1/object/sign/documents/\(objectPath)", json: ["expiresIn": "soon"], headers: keys).status
+                        == 400)
                 #expect(try await http.send("POST", "/storage/v1/object/sign/documents/\(objectPath)", json: ["expiresIn": 60]).status == 401)
             }
         }

@@ -3,8 +3,8 @@ import Crypto
 import Foundation
 import GatewayTestSupport
 import Identity
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// Supabase Auth (`/auth/v1`) through the real gateway and Accounts: the session body, the
@@ -25,7 +25,8 @@ extension GatewayIntegration {
 
                 // A nonce that does not hash to the token's: 400 validation_failed, nothing opened.
                 let sessionsBefore = try await harness.sessionCount()
-                let mismatch = try await harness.http.send("POST", path, json: ["provider": "apple", "id_token": token, "nonce": "other"], headers: key)
+                let mismatch = try await harness.http.send(
+                    "POST", path, json: ["provider": "apple", "id_token": token, "nonce": "other"], headers: key)
                 #expect(mismatch.status == 400)
                 #expect(mismatch.json["code"] as? Int == 400 && mismatch.json["error_code"] as? String == "validation_failed")
                 #expect((mismatch.json["msg"] as? String)?.contains("Nonces mismatch") == true)
@@ -57,11 +58,13 @@ extension GatewayIntegration {
                 #expect(noKey.status == 401 && noKey.json["error_code"] as? String == "no_api_key")
                 let badGrant = try await harness.http.send("POST", "/auth/v1/token?grant_type=password", json: ["email": "a@b.c"], headers: key)
                 #expect(badGrant.status == 400 && badGrant.json["error_code"] as? String == "unsupported_grant_type")
-                let spent = try await harness.http.send("POST", "/auth/v1/token?grant_type=refresh_token", json: ["refresh_token": "nope"], headers: versioned)
+                let spent = try await harness.http.send(
+                    "POST", "/auth/v1/token?grant_type=refresh_token", json: ["refresh_token": "nope"], headers: versioned)
                 #expect(spent.status == 400 && spent.json["code"] as? String == "refresh_token_not_found")
                 let noBearer = try await harness.http.get("/auth/v1/user", headers: key)
                 #expect(noBearer.status == 401 && noBearer.json["error_code"] as? String == "no_authorization")
-                let logout = try await harness.http.send("POST", "/auth/v1/logout?scope=local", headers: key.merging(HTTPClient.bearer(access)) { a, _ in a })
+                let logout = try await harness.http.send(
+                    "POST", "/auth/v1/logout?scope=local", headers: key.merging(HTTPClient.bearer(access)) { a, _ in a })
                 #expect(logout.status == 204)
                 let after = try await harness.http.get("/auth/v1/user", headers: key.merging(HTTPClient.bearer(access)) { a, _ in a })
                 #expect(after.status == 403 && after.json["error_code"] as? String == "session_not_found")

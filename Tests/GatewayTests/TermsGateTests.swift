@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension GatewayIntegration {
     /// The server's enforcement of the terms, through the real executables: routes that need the
@@ -18,7 +18,9 @@ extension GatewayIntegration {
         static func publish(_ harness: GatewayHarness, _ version: String, material: Bool) async throws {
             _ = try await harness.legalClient.call(
                 LegalPublish.self,
-                .init(type: .termsOfService, version: version, content: "# Terms and Conditions\n\n## 1. Version \(version)\n\nText.\n", material: material),
+                .init(
+                    type: .termsOfService, version: version, content: "# Terms and Conditions\n\n## 1. Version \(version)\n\nText.\n",
+                    material: material),
                 principal: .operator("tests"), timeout: .seconds(10))
         }
 
@@ -51,10 +53,16 @@ extension GatewayIntegration {
 
                 // Accepted at sign-up: open; after the first check, judged from memory.
                 #expect(try await http.get("/api/documents", headers: user.auth).status == 200)
-                let (memoryBefore, accountsBefore) = (try await Self.checks(harness, source: "memory"), try await Self.checks(harness, source: "accounts"))
+                let (memoryBefore, accountsBefore) = (
+                    try await Self.checks(harness, source: "memory"), try await Self.checks(harness, source: "accounts")
+                )
                 for _ in 0..<20 { #expect(try await http.get("/api/documents/\(id)", headers: user.auth).status == 200) }
-                let (memoryAfter, accountsAfter) = (try await Self.checks(harness, source: "memory"), try await Self.checks(harness, source: "accounts"))
-                #expect(memoryAfter - memoryBefore == 20 && accountsAfter == accountsBefore, "memory \(memoryBefore)→\(memoryAfter), accounts \(accountsBefore)→\(accountsAfter)")
+                let (memoryAfter, accountsAfter) = (
+                    try await Self.checks(harness, source: "memory"), try await Self.checks(harness, source: "accounts")
+                )
+                #expect(
+                    memoryAfter - memoryBefore == 20 && accountsAfter == accountsBefore,
+                    "memory \(memoryBefore)→\(memoryAfter), accounts \(accountsBefore)→\(accountsAfter)")
 
                 // An editorial version changes nothing.
                 try await Self.publish(harness, "2026-02-01-editorial", material: false)
@@ -150,8 +158,10 @@ extension GatewayIntegration {
                 let auth = HTTPClient.bearer(session["sessionToken"] as? String ?? "")
                 let created = try await http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": "stale@example.com", "name": "Sam", "state": "AL", "eligibility_certified": true,
-                           "tos_version": "2025-12-12"],
+                    json: [
+                        "apple_id": appleId, "email": "stale@example.com", "name": "Sam", "state": "AL", "eligibility_certified": true,
+                        "tos_version": "2025-12-12",
+                    ],
                     headers: auth)
                 #expect(created.status == 200, "\(created.text)")
                 let userId = try #require(created.json["id"] as? String)

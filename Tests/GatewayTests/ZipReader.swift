@@ -43,7 +43,10 @@ enum ZipReader {
                 let (id, length) = (u16(extra), Int(u16(extra + 2)))
                 if id == 1 {
                     var field = extra + 4
-                    if size == 0xFFFF_FFFF { size = u64(field); field += 16 }
+                    if size == 0xFFFF_FFFF {
+                        size = u64(field)
+                        field += 16
+                    }
                     if offset == 0xFFFF_FFFF { offset = u64(field) }
                 }
                 extra += 4 + length
@@ -55,7 +58,9 @@ enum ZipReader {
             guard bitwiseCRC(data) == crc else { throw TestSupportError("CRC of \(name) does not match") }
             if flags & 8 != 0 {
                 let descriptor = start + Int(size)
-                guard u32(descriptor) == 0x0807_4B50, UInt32(u32(descriptor + 4)) == crc else { throw TestSupportError("bad data descriptor of \(name)") }
+                guard u32(descriptor) == 0x0807_4B50, UInt32(u32(descriptor + 4)) == crc else {
+                    throw TestSupportError("bad data descriptor of \(name)")
+                }
             }
             entries.append(Entry(name: name, data: data))
             at += 46 + nameLength + extraLength + commentLength
@@ -79,7 +84,9 @@ enum ZipReader {
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); bad = z.testzip(); sys.exit(1 if bad else 0)", file.path]
+        process.arguments = [
+            "python3", "-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); bad = z.testzip(); sys.exit(1 if bad else 0)", file.path,
+        ]
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestSupportError("python3 zipfile refused the archive (\(process.terminationStatus))") }

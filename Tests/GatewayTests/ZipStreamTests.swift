@@ -1,6 +1,7 @@
 import Foundation
-@testable import GatewayService
 import Testing
+
+@testable import GatewayService
 
 /// The export's ZIP writer on its own: archives read back by the tests' reader and by Python's
 /// `zipfile`, in classic form and with ZIP64 forced (a low threshold stands for the 4 GiB

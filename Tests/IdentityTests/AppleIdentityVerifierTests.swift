@@ -40,19 +40,21 @@ import Testing
     }
 
     @Test func booleansAsStringsOrBoolsAndAbsentEmail() async throws {
-        let token = try AppleFixture.token(claims: claims {
-            $0["email_verified"] = false
-            $0["is_private_email"] = "false"
-        })
+        let token = try AppleFixture.token(
+            claims: claims {
+                $0["email_verified"] = false
+                $0["is_private_email"] = "false"
+            })
         let claims = try await verifier.verify(token)
         #expect(claims.emailVerified == false)
         #expect(claims.isPrivateEmail == false)
 
-        let withoutEmail = try AppleFixture.token(claims: self.claims {
-            $0["email"] = nil
-            $0["email_verified"] = nil
-            $0["is_private_email"] = nil
-        })
+        let withoutEmail = try AppleFixture.token(
+            claims: self.claims {
+                $0["email"] = nil
+                $0["email_verified"] = nil
+                $0["is_private_email"] = nil
+            })
         let bare = try await verifier.verify(withoutEmail)
         #expect(bare.email == nil && bare.emailVerified == nil && bare.isPrivateEmail == nil)
     }

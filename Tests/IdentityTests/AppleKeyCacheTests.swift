@@ -88,7 +88,8 @@ import _CryptoExtras
 
         let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
         let weakOnly: [String: Any] = ["keys": [try AppleFixture.jwk(kid: "W", key: weak)]]
-        #expect(try thrown { try JSONWebKeySet(json: try JSONSerialization.data(withJSONObject: weakOnly)) } == .keySetUnavailable("no usable RS256 key"))
+        #expect(
+            try thrown { try JSONWebKeySet(json: try JSONSerialization.data(withJSONObject: weakOnly)) } == .keySetUnavailable("no usable RS256 key"))
     }
 
     @Test func keySourceConfiguration() throws {

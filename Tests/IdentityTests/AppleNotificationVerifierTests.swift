@@ -6,9 +6,13 @@ import _CryptoExtras
 
 /// Apple's server-to-server notification JWTs: every check of ``AppleNotificationVerifier``.
 struct AppleNotificationVerifierTests {
-    static func claims(events: Any = ["type": "email-disabled", "sub": "001.abc.002", "email": "x@privaterelay.appleid.com",
-                                      "is_private_email": "true", "event_time": 1_700_000_000],
-                       iss: String = "https://appleid.apple.com", aud: String = AppleFixture.bundleID, iat: Date = Date()) throws -> [String: Any] {
+    static func claims(
+        events: Any = [
+            "type": "email-disabled", "sub": "001.abc.002", "email": "x@privaterelay.appleid.com",
+            "is_private_email": "true", "event_time": 1_700_000_000,
+        ],
+        iss: String = "https://appleid.apple.com", aud: String = AppleFixture.bundleID, iat: Date = Date()
+    ) throws -> [String: Any] {
         let eventsText: String
         if let text = events as? String {
             eventsText = text

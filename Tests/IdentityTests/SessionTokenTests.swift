@@ -86,7 +86,8 @@ import Testing
         let keys = try SessionKeySet(
             currentConfiguration: "k2=\(seed.base64EncodedString())", previousConfiguration: "k1=\(old.base64EncodedString())")
         #expect(keys.current.id == "k2" && keys.previous.keys.sorted() == ["k1"])
-        #expect(try thrown { try SessionKeySet(currentConfiguration: "k2=AAAA") } == .invalidKey("session signing key must be a 32-byte Ed25519 seed"))
+        #expect(
+            try thrown { try SessionKeySet(currentConfiguration: "k2=AAAA") } == .invalidKey("session signing key must be a 32-byte Ed25519 seed"))
         #expect(try thrown { try SessionKeySet(currentConfiguration: "bad id=\(seed.base64EncodedString())") } != nil)
         #expect(!"\(keys.current)".contains(seed.base64EncodedString()))
     }

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Testing
+
 @testable import LegalService
 
 /// The texts the service ships: the shape the app's pages expect (seeds 000 and 001), and valid

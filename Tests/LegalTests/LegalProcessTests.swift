@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import LegalService
 
 /// The real `Legal` executable: first start seeds, restarts and twin instances do not seed again,

@@ -1,5 +1,6 @@
 import Contracts
 import Testing
+
 @testable import LegalService
 
 /// The outline parser: a pure function of the markdown, so it is tested on its own.
@@ -26,13 +27,14 @@ import Testing
 
             ## 3. How We Use Your Information
             """
-        #expect(outline(markdown) == [
-            LegalOutlineEntry(level: 2, title: "1. Introduction", anchor: "1-introduction"),
-            LegalOutlineEntry(level: 2, title: "2. Information We Collect", anchor: "2-information-we-collect"),
-            LegalOutlineEntry(level: 3, title: "Information You Provide", anchor: "information-you-provide"),
-            LegalOutlineEntry(level: 3, title: "Information Collected Automatically", anchor: "information-collected-automatically"),
-            LegalOutlineEntry(level: 2, title: "3. How We Use Your Information", anchor: "3-how-we-use-your-information"),
-        ])
+        #expect(
+            outline(markdown) == [
+                LegalOutlineEntry(level: 2, title: "1. Introduction", anchor: "1-introduction"),
+                LegalOutlineEntry(level: 2, title: "2. Information We Collect", anchor: "2-information-we-collect"),
+                LegalOutlineEntry(level: 3, title: "Information You Provide", anchor: "information-you-provide"),
+                LegalOutlineEntry(level: 3, title: "Information Collected Automatically", anchor: "information-collected-automatically"),
+                LegalOutlineEntry(level: 2, title: "3. How We Use Your Information", anchor: "3-how-we-use-your-information"),
+            ])
     }
 
     @Test func headingsInsideFencedCodeBlocksAreIgnored() {
@@ -65,15 +67,15 @@ import Testing
 
     @Test func whatIsAndIsNotAnATXHeading() {
         let markdown = [
-            "##NoSpace",             // needs a space after the marks
+            "##NoSpace",  // needs a space after the marks
             "    ## Indented code",  // four spaces: code block
-            "\t## Tab-indented",     // a tab is four columns
-            "   ## Three spaces",    // up to three is fine
+            "\t## Tab-indented",  // a tab is four columns
+            "   ## Three spaces",  // up to three is fine
             "##\tTab after marks",
             "## Closing hashes ##",
-            "### Hash at end#",      // not a closing sequence: no space before it
-            "##",                    // empty heading: nothing to list
-            "## ###",                // empty too, once the closing sequence goes
+            "### Hash at end#",  // not a closing sequence: no space before it
+            "##",  // empty heading: nothing to list
+            "## ###",  // empty too, once the closing sequence goes
             "#### h4",
             "# h1",
             "> ## In a quote",
@@ -84,10 +86,11 @@ import Testing
     }
 
     @Test func windowsLineEndingsAreHandled() {
-        #expect(outline("## One\r\n\r\n### Two\r\n") == [
-            LegalOutlineEntry(level: 2, title: "One", anchor: "one"),
-            LegalOutlineEntry(level: 3, title: "Two", anchor: "two"),
-        ])
+        #expect(
+            outline("## One\r\n\r\n### Two\r\n") == [
+                LegalOutlineEntry(level: 2, title: "One", anchor: "one"),
+                LegalOutlineEntry(level: 3, title: "Two", anchor: "two"),
+            ])
     }
 
     @Test func anchorsAreSlugsUniqueWithinTheDocument() {
@@ -102,10 +105,11 @@ import Testing
             ## !!!
             ## ???
             """
-        #expect(outline(markdown).map(\.anchor) == [
-            "overview", "overview-1", "overview-2", "overview-1-1", "7-your-rights-gdpr-ccpa", "childrens-privacy",
-            "données-personnelles", "section", "section-1",
-        ])
+        #expect(
+            outline(markdown).map(\.anchor) == [
+                "overview", "overview-1", "overview-2", "overview-1-1", "7-your-rights-gdpr-ccpa", "childrens-privacy",
+                "données-personnelles", "section", "section-1",
+            ])
         let anchors = outline(markdown).map(\.anchor)
         #expect(Set(anchors).count == anchors.count)
     }
@@ -119,10 +123,11 @@ import Testing
             ## Brackets [kept] when not a link
             ##   Spaces    collapse   ##
             """
-        #expect(outline(markdown).map(\.title) == [
-            "Bold and italic and code", "See our site for more", "Escaped # hash and strong words",
-            "An e-mail: privacy_team@example.com", "Brackets [kept] when not a link", "Spaces collapse",
-        ])
+        #expect(
+            outline(markdown).map(\.title) == [
+                "Bold and italic and code", "See our site for more", "Escaped # hash and strong words",
+                "An e-mail: privacy_team@example.com", "Brackets [kept] when not a link", "Spaces collapse",
+            ])
         #expect(outline(markdown)[1].anchor == "see-our-site-for-more")
     }
 

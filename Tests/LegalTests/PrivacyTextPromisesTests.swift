@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import Logging
 import Testing
+
 @testable import AccountsService
 @testable import DocumentsService
 @testable import GatewayService
@@ -40,7 +41,13 @@ import Testing
         ("**See your information.**", ["GET /api/me"]),
         ("**Correct your information.** You can correct your name, e-mail address and state of residence", ["PATCH /api/me"]),
         ("**Download a copy.**", ["GET /api/me/export"]),
-        ("**Delete your account.**", ["GET /api/me/deletion/preview", "POST /api/me/deletion", "POST /api/me/deletion/:requestId/confirm", "DELETE /api/me/deletion/:requestId"]),
+        (
+            "**Delete your account.**",
+            [
+                "GET /api/me/deletion/preview", "POST /api/me/deletion", "POST /api/me/deletion/:requestId/confirm",
+                "DELETE /api/me/deletion/:requestId",
+            ]
+        ),
         ("**Withdraw your agreement.** You can decline our Terms of Service in the app", ["POST /api/me/consents/:type/:action"]),
         ("check those signatures yourself", ["POST /api/receipts/verify"]),
         ("Every previous version stays available to read.", ["GET /api/legal/:type/versions", "GET /api/legal/:type/versions/:version"]),
@@ -54,7 +61,8 @@ import Testing
             for route in needed { #expect(routes.contains(route), "\(words) — no route \(route)") }
         }
         // The summary at the top promises the same four rights.
-        #expect(Self.section(1, of: content).contains("You can see and correct your information, download a copy of all of it, and delete your account"))
+        #expect(
+            Self.section(1, of: content).contains("You can see and correct your information, download a copy of all of it, and delete your account"))
     }
 
     /// Whole hours, days or minutes as the text writes them ("24 hours", "30 days").
@@ -67,9 +75,15 @@ import Testing
     @Test func everyPeriodItNamesIsTheConfiguredDefault() throws {
         let documents = try DocumentsSettings(environment: EnvironmentReader([:]))
         let periods: [(sentence: String, seconds: Double)] = [
-            ("**Unfinished uploads** are deleted \(Self.words(documents.uploadExpiry.inSeconds)) after the last part", documents.uploadExpiry.inSeconds),
+            (
+                "**Unfinished uploads** are deleted \(Self.words(documents.uploadExpiry.inSeconds)) after the last part",
+                documents.uploadExpiry.inSeconds
+            ),
             ("at most \(Self.words(documents.shareMaxLifetime.inSeconds)) after you create them", documents.shareMaxLifetime.inSeconds),
-            ("You confirm within \(Self.words(Double(DeletionHandlers.requestLifetimeSeconds))) of asking", Double(DeletionHandlers.requestLifetimeSeconds)),
+            (
+                "You confirm within \(Self.words(Double(DeletionHandlers.requestLifetimeSeconds))) of asking",
+                Double(DeletionHandlers.requestLifetimeSeconds)
+            ),
         ]
         let content = try Self.text()
         for (sentence, seconds) in periods {
@@ -81,7 +95,8 @@ import Testing
         let age = try EligibilityRules.bundled().minimumAge
         #expect(content.contains("at least \(age) years old"), "the minimum age is the eligibility rules' \(age)")
         let known = Set(periods.map { Self.words($0.seconds) } + ["\(age) years", "45 days", "one month", "five business days"])
-        let pattern = try NSRegularExpression(pattern: #"\b(\d+|one|two|three|five|six|twelve) (business )?(minutes?|hours?|days?|weeks?|months?|years?)\b"#)
+        let pattern = try NSRegularExpression(
+            pattern: #"\b(\d+|one|two|three|five|six|twelve) (business )?(minutes?|hours?|days?|weeks?|months?|years?)\b"#)
         let range = NSRange(content.startIndex..., in: content)
         for match in pattern.matches(in: content, range: range) {
             let found = String(content[Range(match.range, in: content)!])

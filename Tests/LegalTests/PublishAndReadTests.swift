@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import LegalService
 
 /// Publishing and reading versions through the real handlers, store and PostgreSQL.
@@ -26,10 +27,11 @@ import TestSupport
             let current = try await legal.call(LegalCurrent.self, .init(type: .privacyPolicy))
             #expect(current.summary == published)
             #expect(current.content == Self.v2)
-            #expect(current.outline == [
-                LegalOutlineEntry(level: 2, title: "1. Introduction", anchor: "1-introduction"),
-                LegalOutlineEntry(level: 3, title: "Scope", anchor: "scope"),
-            ])
+            #expect(
+                current.outline == [
+                    LegalOutlineEntry(level: 2, title: "1. Introduction", anchor: "1-introduction"),
+                    LegalOutlineEntry(level: 3, title: "Scope", anchor: "scope"),
+                ])
             // The other type is untouched.
             #expect(try await legal.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version == "2025-12-12")
         }
@@ -39,7 +41,8 @@ import TestSupport
         try await InProcessLegal.with(seeded: true) { legal in
             let effectiveAt = Milliseconds.truncate(Date().addingTimeInterval(2))
             let lastUpdated = Date(timeIntervalSince1970: 1_780_000_000)
-            let scheduled = try await legal.publish(.termsOfService, "1.1", "# Terms\n\n## 1. New\n", lastUpdated: lastUpdated, effectiveAt: effectiveAt)
+            let scheduled = try await legal.publish(
+                .termsOfService, "1.1", "# Terms\n\n## 1. New\n", lastUpdated: lastUpdated, effectiveAt: effectiveAt)
             #expect(Milliseconds.same(scheduled.effectiveAt, effectiveAt))
             #expect(scheduled.lastUpdated == lastUpdated)
 

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Testing
+
 @testable import LegalService
 
 /// The input rules of `legal.publish`, on their own (the service tests check they reach callers).

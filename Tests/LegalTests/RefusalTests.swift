@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import LegalService
 
 /// Bad requests get a clear error code and change nothing: no version, no event.
@@ -53,7 +54,9 @@ import TestSupport
             func publish(_ version: String, secondsAgo: TimeInterval) async -> ErrorCode? {
                 await legal.errorCode(
                     LegalPublish.self,
-                    .init(type: .privacyPolicy, version: version, content: "# \(version)\n", effectiveAt: Date().addingTimeInterval(-secondsAgo), material: true),
+                    .init(
+                        type: .privacyPolicy, version: version, content: "# \(version)\n", effectiveAt: Date().addingTimeInterval(-secondsAgo),
+                        material: true),
                     principal: InProcessLegal.operatorPrincipal)
             }
             #expect(await publish("0.9", secondsAgo: 3600) == .invalidArgument, "long ago")

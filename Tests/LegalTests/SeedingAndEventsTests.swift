@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import LegalService
 
 /// Seeding the default texts, and the `legal.published` events every publish emits.

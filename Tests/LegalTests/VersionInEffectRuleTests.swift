@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import LegalService
 
 /// The rule of which version is in effect exists twice: in Legal's SQL (`legal.current`) and in
@@ -21,7 +22,10 @@ import TestSupport
             try await legal.publish(.termsOfService, "now", "# Terms\n\nNow\n")
             let history = try await legal.call(LegalHistory.self, .init(type: .termsOfService)).versions
             #expect(history.count == 5)
-            let times = [Date(), base.addingTimeInterval(-0.001), base, base.addingTimeInterval(30), base.addingTimeInterval(60), base.addingTimeInterval(7200)]
+            let times = [
+                Date(), base.addingTimeInterval(-0.001), base, base.addingTimeInterval(30), base.addingTimeInterval(60),
+                base.addingTimeInterval(7200),
+            ]
             var answers: [String] = []
             for time in times {
                 let current = try await legal.call(LegalCurrent.self, .init(type: .termsOfService, at: time)).summary

@@ -17,15 +17,15 @@ struct MigrationTests {
 
     static let files = [
         "0001_create_documents.sql": """
-            CREATE TABLE documents (id bigserial PRIMARY KEY, title text NOT NULL);
-            CREATE TABLE applied_log (file text NOT NULL);
-            INSERT INTO applied_log VALUES ('0001');
-            SELECT pg_sleep(0.3);
-            """,
+        CREATE TABLE documents (id bigserial PRIMARY KEY, title text NOT NULL);
+        CREATE TABLE applied_log (file text NOT NULL);
+        INSERT INTO applied_log VALUES ('0001');
+        SELECT pg_sleep(0.3);
+        """,
         "0002_add_owner.sql": """
-            ALTER TABLE documents ADD COLUMN owner uuid;
-            INSERT INTO applied_log VALUES ('0002');
-            """,
+        ALTER TABLE documents ADD COLUMN owner uuid;
+        INSERT INTO applied_log VALUES ('0002');
+        """,
         "0010_index.sql": "CREATE INDEX documents_owner ON documents (owner); INSERT INTO applied_log VALUES ('0010');",
         "README.md": "not a migration",
         "notes.sql": "not numbered, ignored",
@@ -50,8 +50,10 @@ struct MigrationTests {
             #expect(try await migrator.run(on: db.pool) == ["0001_create_documents", "0002_add_owner", "0010_index"])
             #expect(try await migrator.run(on: db.pool) == [])
             let (log, records) = try await db.pool.withConnection { c in
-                (try c.query("SELECT file FROM applied_log ORDER BY file").map { try $0.decode(String.self, column: 0) },
-                 try c.query("SELECT name, checksum FROM schema_migrations ORDER BY version").map { try $0.decode(String.self, String.self) })
+                (
+                    try c.query("SELECT file FROM applied_log ORDER BY file").map { try $0.decode(String.self, column: 0) },
+                    try c.query("SELECT name, checksum FROM schema_migrations ORDER BY version").map { try $0.decode(String.self, String.self) }
+                )
             }
             #expect(log == ["0001", "0002", "0010"])
             #expect(records.map(\.0) == migrator.migrations.map(\.name))
@@ -91,8 +93,10 @@ struct MigrationTests {
             let error = await #expect(throws: PostgresError.self) { try await migrator.run(on: db.pool) }
             #expect(error?.sqlState == "42P01")
             let (versions, half) = try await db.pool.withConnection { c in
-                (try c.query("SELECT version FROM schema_migrations").map { try $0.decode(Int.self, column: 0) },
-                 try c.query("SELECT to_regclass($1) IS NOT NULL", "\(db.name).half")[0].decode(Bool.self, column: 0))
+                (
+                    try c.query("SELECT version FROM schema_migrations").map { try $0.decode(Int.self, column: 0) },
+                    try c.query("SELECT to_regclass($1) IS NOT NULL", "\(db.name).half")[0].decode(Bool.self, column: 0)
+                )
             }
             #expect(versions == [1])
             #expect(half == false)

@@ -30,7 +30,10 @@ struct PoolStateTests {
     func idleFirst() throws {
         var state = State(limit: 2)
         _ = try state.take()
-        guard case .keptIdle = state.checkin(7) else { Issue.record("not kept idle"); return }
+        guard case .keptIdle = state.checkin(7) else {
+            Issue.record("not kept idle")
+            return
+        }
         #expect(Self.connection(try state.take()) == 7)
         #expect(state.open == 1)
         #expect(state.idle.isEmpty)
@@ -44,7 +47,10 @@ struct PoolStateTests {
         let second = state.makeWaiterID()
         #expect(try state.takeOrWait(id: first) { "first" } == nil)
         #expect(try state.takeOrWait(id: second) { "second" } == nil)
-        guard case .handOver(let waiter) = state.checkin(1) else { Issue.record("not handed over"); return }
+        guard case .handOver(let waiter) = state.checkin(1) else {
+            Issue.record("not handed over")
+            return
+        }
         #expect(waiter == "first")
         #expect(state.idle.isEmpty)
         #expect(state.waiters.map(\.waiter) == ["second"])
@@ -57,10 +63,16 @@ struct PoolStateTests {
         _ = try state.take()
         let id = state.makeWaiterID()
         _ = try state.takeOrWait(id: id) { "waiting" }
-        guard case .handOver(let waiter) = state.freeSlot() else { Issue.record("slot not handed over"); return }
+        guard case .handOver(let waiter) = state.freeSlot() else {
+            Issue.record("slot not handed over")
+            return
+        }
         #expect(waiter == "waiting")
         #expect(state.open == 1)
-        guard case .freed = state.freeSlot() else { Issue.record("slot not freed"); return }
+        guard case .freed = state.freeSlot() else {
+            Issue.record("slot not freed")
+            return
+        }
         #expect(state.open == 0)
         #expect(Self.isCreate(try state.take()))
     }
@@ -75,7 +87,10 @@ struct PoolStateTests {
         #expect(state.removeWaiter(id) == "late (timer set)")
         #expect(state.removeWaiter(id) == nil)
         #expect(!state.updateWaiter(id) { _ in })
-        guard case .keptIdle = state.checkin(1) else { Issue.record("handed to a removed waiter"); return }
+        guard case .keptIdle = state.checkin(1) else {
+            Issue.record("handed to a removed waiter")
+            return
+        }
     }
 
     @Test("a waiter is made only when the caller has to wait")
@@ -106,9 +121,15 @@ struct PoolStateTests {
         #expect(closed.waiters.isEmpty)
         #expect(state.open == 2)
         #expect(throws: State.Closed.self) { try state.take() }
-        guard case .close = state.checkin(2) else { Issue.record("kept after close"); return }
+        guard case .close = state.checkin(2) else {
+            Issue.record("kept after close")
+            return
+        }
         #expect(state.open == 1)
-        guard case .freed = state.freeSlot() else { Issue.record("slot handed over after close"); return }
+        guard case .freed = state.freeSlot() else {
+            Issue.record("slot handed over after close")
+            return
+        }
         #expect(state.open == 0)
     }
 

@@ -24,7 +24,10 @@ struct PoolTests {
                 for _ in 0..<50 {
                     group.addTask {
                         try await pool.withConnection { c in
-                            inUse.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+                            inUse.withLock {
+                                $0.now += 1
+                                $0.peak = max($0.peak, $0.now)
+                            }
                             defer { inUse.withLock { $0.now -= 1 } }
                             let count = try c.query(
                                 "SELECT count(*), pg_sleep(0.02) FROM pg_stat_activity WHERE application_name = $1", name

@@ -10,7 +10,12 @@ struct ReconnectTests {
             // Open three connections so several idle ones are dead after the restart.
             let before = try await withThrowingTaskGroup(of: Int32.self) { group in
                 for _ in 0..<3 {
-                    group.addTask { try await db.pool.withConnection { c in try c.query("SELECT pg_sleep(0.1)"); return c.backendPID } }
+                    group.addTask {
+                        try await db.pool.withConnection { c in
+                            try c.query("SELECT pg_sleep(0.1)")
+                            return c.backendPID
+                        }
+                    }
                 }
                 return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
             }
@@ -25,7 +30,11 @@ struct ReconnectTests {
             }
             #expect(!before.contains(after))
             let all = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<3 { group.addTask { try await db.pool.withConnection { c in try c.query("SELECT count(*) FROM survivors")[0].decode(Int.self, column: 0) } } }
+                for _ in 0..<3 {
+                    group.addTask {
+                        try await db.pool.withConnection { c in try c.query("SELECT count(*) FROM survivors")[0].decode(Int.self, column: 0) }
+                    }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(all == [1, 1, 1])

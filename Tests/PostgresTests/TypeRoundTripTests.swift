@@ -20,7 +20,8 @@ struct TypeRoundTripTests {
             let profile = Profile(name: "Zoë", tags: ["a", "日本語"], score: 4.5)
             let text = "Zoë ✓ 日本語 🚀 \"quoted\" 'single' \\ back\tslash\nnewline"
             let row = try await db.pool.withConnection { c in
-                try c.executeScript("""
+                try c.executeScript(
+                    """
                     CREATE TABLE everything (
                         t text, i integer, s smallint, b bigint, f boolean, u uuid, ts timestamptz,
                         raw bytea, doc jsonb, ip inet, d double precision
@@ -44,7 +45,8 @@ struct TypeRoundTripTests {
                     rows[1].decode(UUID?.self, column: "u"), rows[1].decode(Date?.self, column: "ts"),
                     rows[1].decode(Data?.self, column: "raw"), rows[1].decode(PostgresJSONB?.self, column: "doc"),
                     rows[1].decode(PostgresInet?.self, column: "ip"), rows[1].decode(Double?.self, column: "d"),
-                    rows[1].decode(Bool?.self, column: "f"), rows[1].decode(Int16?.self, column: "s"))
+                    rows[1].decode(Bool?.self, column: "f"), rows[1].decode(Int16?.self, column: "s")
+                )
             }
             #expect(row.0 == text)
             #expect(row.1 == Int32.min)

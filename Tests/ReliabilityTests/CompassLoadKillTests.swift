@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// The issue's own wording: `compass load acceptances` (the operator's load tool, a separate
@@ -41,7 +41,9 @@ extension ReliabilityTests {
                 let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
                 let acknowledged = try #require(report["acknowledged"] as? Int)
                 let stored = try #require(report["stored"] as? [String: Any])
-                #expect(acknowledged > storedAtKill, "the load went on after the restart: \(acknowledged) acknowledged, \(storedAtKill) stored at the kill")
+                #expect(
+                    acknowledged > storedAtKill,
+                    "the load went on after the restart: \(acknowledged) acknowledged, \(storedAtKill) stored at the kill")
                 #expect(stored["checked"] as? Int == acknowledged)
                 #expect(stored["missing"] as? Int == 0, "\(stored)")
                 let rows = try await stack.count("SELECT count(*)::bigint FROM audit.records")
@@ -51,7 +53,9 @@ extension ReliabilityTests {
                 #expect(rows >= acknowledged && rows <= acknowledged + failed, "\(rows) rows for \(acknowledged) acknowledged and \(failed) failed")
                 let verified = try await stack.audit.call(AuditVerify.self, Empty(), principal: Stack.operatorPrincipal, timeout: .seconds(60))
                 #expect(verified.valid)
-                print("RELIABILITY compass-load-audit-kill acknowledged=\(acknowledged) failed=\(report["failed"] ?? "?") errors=\(report["errors"] ?? "?") missing=\(stored["missing"] ?? "?") rows=\(rows) stored-at-kill=\(storedAtKill) restart-to-ready=\(restart)")
+                print(
+                    "RELIABILITY compass-load-audit-kill acknowledged=\(acknowledged) failed=\(report["failed"] ?? "?") errors=\(report["errors"] ?? "?") missing=\(stored["missing"] ?? "?") rows=\(rows) stored-at-kill=\(storedAtKill) restart-to-ready=\(restart)"
+                )
             }
         }
     }

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// The whole stack on a CURVE bus with the keys `compass keys generate` makes: a client with an
@@ -45,7 +45,8 @@ extension ReliabilityTests {
 
                 // An admitted peer outside BUS_PRINCIPAL_ASSERTERS asserting the operator gets no
                 // operator rights: it acts as service:intruder.
-                let legalKey = keys["LEGAL_PUBLIC_KEY"]!, auditKey = keys["AUDIT_PUBLIC_KEY"]!
+                let legalKey = keys["LEGAL_PUBLIC_KEY"]!
+                let auditKey = keys["AUDIT_PUBLIC_KEY"]!
                 let intruderLegal = try await client("Legal", stack.rpc["Legal"]!, .curve(intruder, serverPublicKey: legalKey))
                 let operatorLegal = try await client("Legal", stack.rpc["Legal"]!, .curve(operatorKeys, serverPublicKey: legalKey))
                 let intruderAudit = try await client("Audit", stack.rpc["Audit"]!, .curve(intruder, serverPublicKey: auditKey))
@@ -66,7 +67,8 @@ extension ReliabilityTests {
                 // Accounts refuse; the accounts key, on the list, is served.
                 let someone = UUID()
                 let claimed = Principal.user(someone.uuidString.lowercased())
-                let documentsKey = keys["DOCUMENTS_PUBLIC_KEY"]!, accountsKey = keys["ACCOUNTS_PUBLIC_KEY"]!
+                let documentsKey = keys["DOCUMENTS_PUBLIC_KEY"]!
+                let accountsKey = keys["ACCOUNTS_PUBLIC_KEY"]!
                 let accountsKeys = try CurveKeyPair(secretKey: keys["ACCOUNTS_SECRET_KEY"]!)
                 let intruderDocuments = try await client("Documents", stack.rpc["Documents"]!, .curve(intruder, serverPublicKey: documentsKey))
                 let intruderAccounts = try await client("Accounts", stack.rpc["Accounts"]!, .curve(intruder, serverPublicKey: accountsKey))
@@ -84,7 +86,8 @@ extension ReliabilityTests {
                 let account = await #expect(throws: BusError.self) {
                     _ = try await intruderAccounts.call(AccountsGet.self, .init(userId: someone), principal: claimed, timeout: .seconds(10))
                 }
-                for (name, error) in [("audit.history", history), ("documents.usage", usage), ("documents.list", listing), ("accounts.get", account)] {
+                for (name, error) in [("audit.history", history), ("documents.usage", usage), ("documents.list", listing), ("accounts.get", account)]
+                {
                     #expect(error?.code == .forbidden, "\(name)")
                     userRefusals.append("\(name)=\(error?.code.rawValue ?? "served")")
                 }
@@ -96,7 +99,9 @@ extension ReliabilityTests {
                 _ = try await operatorLegal.call(LegalPublish.self, publish, principal: .operator("tests"), timeout: .seconds(10))
                 #expect(try await stack.count("SELECT count(*)::bigint FROM legal.versions WHERE version = $1", publish.version) == 1)
                 for client in [intruderLegal, operatorLegal, intruderAudit] { await client.close() }
-                print("RELIABILITY curve refusals=\(refusals) forged-operator-publish=\(forged?.code.rawValue ?? "accepted") forged-operator-verify=\(verifyForged?.code.rawValue ?? "accepted")")
+                print(
+                    "RELIABILITY curve refusals=\(refusals) forged-operator-publish=\(forged?.code.rawValue ?? "accepted") forged-operator-verify=\(verifyForged?.code.rawValue ?? "accepted")"
+                )
             }
         }
 
@@ -104,7 +109,8 @@ extension ReliabilityTests {
             var options = RPCClientOptions()
             options.heartbeatIntervalMs = 200
             options.heartbeatTimeoutMs = 800
-            return try await RPCClient.connect(to: service.lowercased(), endpoints: [endpoint], security: security, options: options, logger: testLogger())
+            return try await RPCClient.connect(
+                to: service.lowercased(), endpoints: [endpoint], security: security, options: options, logger: testLogger())
         }
 
         func probe(_ service: String, _ client: RPCClient, timeout: Duration) async throws {

@@ -2,8 +2,8 @@ import Foundation
 import GatewayTestSupport
 import Locks
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// Someone else (an operator's `psql`, a migration, a stuck transaction) holds an
@@ -105,7 +105,9 @@ extension ReliabilityTests {
                 #expect(served.statuses[200, default: 0] >= 3 * unaffected.count, "other routes during the lock: \(served.statuses)")
                 #expect(served.slowest < .seconds(2), "\(served.slowestPath) took \(served.slowest)")
                 #expect(recovery < .seconds(3), "acceptances came back \(recovery) after the lock went")
-                print("RELIABILITY table-lock hold=\(Self.hold) lock_timeout=\(Self.lockTimeout) acceptances=\(locked.statuses.sorted { $0.key < $1.key }) seconds-to-fail(median)=\(failMedian) slowest-refusal=\(locked.slowest) other-routes=\(served.statuses.sorted { $0.key < $1.key }) other-slowest=\(served.slowest) (\(served.slowestPath)) recovery-after-release=\(recovery)")
+                print(
+                    "RELIABILITY table-lock hold=\(Self.hold) lock_timeout=\(Self.lockTimeout) acceptances=\(locked.statuses.sorted { $0.key < $1.key }) seconds-to-fail(median)=\(failMedian) slowest-refusal=\(locked.slowest) other-routes=\(served.statuses.sorted { $0.key < $1.key }) other-slowest=\(served.slowest) (\(served.slowestPath)) recovery-after-release=\(recovery)"
+                )
             }
         }
     }
@@ -131,7 +133,10 @@ final class Probe: Sendable {
         current.withLock { window in
             if took > (window.times.max() ?? .zero) { window.slowestPath = path }
             window.times.append(took)
-            guard let reply else { return window.unanswered += 1 }
+            guard let reply else {
+                window.unanswered += 1
+                return
+            }
             window.statuses[reply.status, default: 0] += 1
             if reply.status == 503, reply.header("Retry-After") == nil { window.withoutRetryAfter += 1 }
             if !(200..<300).contains(reply.status) { window.failedPaths.insert(path) }

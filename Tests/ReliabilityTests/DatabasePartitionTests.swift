@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// PostgreSQL that stops answering without closing anything, under load: frozen (every
@@ -113,10 +113,13 @@ extension ReliabilityTests {
                     #expect(summary.failures.keys.allSatisfy { allowed.contains($0) }, "failures: \(summary.failures)")
                     #expect(summary.slowest <= Self.callTimeout + Self.slack, "a call took \(summary.slowest)")
                     let seen = probes.summary
-                    #expect(seen.statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 || $0 == 504 }, "gateway statuses: \(seen.statuses)")
+                    #expect(
+                        seen.statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 || $0 == 504 }, "gateway statuses: \(seen.statuses)")
                     #expect(seen.unanswered == 0, "\(seen.unanswered) gateway requests got no response")
                     #expect(seen.slowest <= .seconds(2) + Self.slack, "a gateway request took \(seen.slowest)")
-                    print("RELIABILITY pg-\(fault.rawValue) outage=\(Self.outage) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) recovery-after-lift=\(recovery) gateway-2xx-after-lift=\(gatewayRecovery) gateway=\(seen.statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) fault-began=\(lifted - began) ago")
+                    print(
+                        "RELIABILITY pg-\(fault.rawValue) outage=\(Self.outage) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) recovery-after-lift=\(recovery) gateway-2xx-after-lift=\(gatewayRecovery) gateway=\(seen.statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) fault-began=\(lifted - began) ago"
+                    )
                 }
             }
         }
@@ -146,7 +149,8 @@ extension ReliabilityTests {
             else { throw TestSupportError("COMPASS_PG_DIR/data/postmaster.pid is not readable") }
             let children = (try FileManager.default.contentsOfDirectory(atPath: "/proc")).compactMap { entry -> pid_t? in
                 guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                    let close = stat.lastIndex(of: ")") else { return nil }
+                    let close = stat.lastIndex(of: ")")
+                else { return nil }
                 let fields = stat[stat.index(after: close)...].split(separator: " ")
                 return fields.count > 1 && pid_t(fields[1]) == postmaster ? pid : nil
             }

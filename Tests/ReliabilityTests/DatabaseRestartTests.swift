@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Locks
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// PostgreSQL restarted (fast and immediate shutdown) under load: calls fail `unavailable` or
@@ -110,12 +110,19 @@ extension ReliabilityTests {
                     #expect(summary.failures.keys.allSatisfy { allowed.contains($0) }, "failures: \(summary.failures)")
                     #expect(summary.slowest <= Self.callTimeout + Self.slack, "a call took \(summary.slowest)")
                     let seen = probes.summary
-                    #expect(seen.statuses[503, default: 0] + seen.statuses[504, default: 0] > 0, "the gateway never said 503/504 while the database was down: \(seen.statuses)")
-                    #expect(seen.statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 || $0 == 504 }, "gateway statuses: \(seen.statuses)")
+                    #expect(
+                        seen.statuses[503, default: 0] + seen.statuses[504, default: 0] > 0,
+                        "the gateway never said 503/504 while the database was down: \(seen.statuses)")
+                    #expect(
+                        seen.statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 || $0 == 504 }, "gateway statuses: \(seen.statuses)")
                     #expect(seen.unanswered == 0, "\(seen.unanswered) gateway requests got no response")
                     #expect(seen.slowest <= Self.gatewayBusTimeout + Self.slack, "a gateway request took \(seen.slowest)")
-                    print("RELIABILITY pg-restart-\(mode.rawValue)-gateway statuses=\(seen.statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) unanswered=\(seen.unanswered) slowest=\(seen.slowest)")
-                    print("RELIABILITY pg-restart-\(mode.rawValue) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) restart-script=\(restartTook) recovery-after-restart=\(recovery)")
+                    print(
+                        "RELIABILITY pg-restart-\(mode.rawValue)-gateway statuses=\(seen.statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) unanswered=\(seen.unanswered) slowest=\(seen.slowest)"
+                    )
+                    print(
+                        "RELIABILITY pg-restart-\(mode.rawValue) acknowledged=\(summary.acknowledged.count) lost=\(lost.count) failures=\(summary.failures.map { "\($0.key?.rawValue ?? "other")=\($0.value)" }.sorted()) slowest-call=\(summary.slowest) restart-script=\(restartTook) recovery-after-restart=\(recovery)"
+                    )
                 }
             }
         }
@@ -132,11 +139,17 @@ final class Outcomes: Sendable {
     private let state = LockedValue(Summary())
 
     func acknowledge(_ id: UUID, took: Duration) {
-        state.withLock { $0.acknowledged.append(id); $0.slowest = max($0.slowest, took) }
+        state.withLock {
+            $0.acknowledged.append(id)
+            $0.slowest = max($0.slowest, took)
+        }
     }
 
     func fail(_ code: ErrorCode?, took: Duration) {
-        state.withLock { $0.failures[code, default: 0] += 1; $0.slowest = max($0.slowest, took) }
+        state.withLock {
+            $0.failures[code, default: 0] += 1
+            $0.slowest = max($0.slowest, took)
+        }
     }
 
     var acknowledgedCount: Int { state.withLock { $0.acknowledged.count } }

@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// The disk fills under running writers: Audit's records table lives in a tablespace on a
@@ -39,8 +39,9 @@ extension ReliabilityTests {
                         do {
                             let receipt = try await stack.audit.call(
                                 AuditRecord.self,
-                                .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept,
-                                      clientIP: "203.0.113.5", userAgent: String(repeating: "disk-full ", count: 20)),
+                                .init(
+                                    userId: UUID(), documentType: .termsOfService, version: terms, action: .accept,
+                                    clientIP: "203.0.113.5", userAgent: String(repeating: "disk-full ", count: 20)),
                                 idempotencyKey: "full-\(writer)-\(index)", timeout: .seconds(3))
                             acknowledged.withLock { _ = $0.insert(receipt.recordId) }
                         } catch let error as BusError {
@@ -97,7 +98,9 @@ extension ReliabilityTests {
                     try db.executeScript("ALTER TABLE audit.records SET TABLESPACE pg_default")
                     try db.executeScript("DROP TABLESPACE \(space)")
                 }
-                print("RELIABILITY disk-full acknowledged=\(acked.count) lost=\(lost) refused=\(refusals.count) codes=\(refusedCodes) stored-unacknowledged=\(unacknowledgedStored) chain-valid=\(full.valid) first-write-after-growth=\(recovered.map { "\($0)" } ?? "none") writes-after=\(after) message=\(messages.withLock { $0.first { $0.contains("out of resources") } ?? "" })")
+                print(
+                    "RELIABILITY disk-full acknowledged=\(acked.count) lost=\(lost) refused=\(refusals.count) codes=\(refusedCodes) stored-unacknowledged=\(unacknowledgedStored) chain-valid=\(full.valid) first-write-after-growth=\(recovered.map { "\($0)" } ?? "none") writes-after=\(after) message=\(messages.withLock { $0.first { $0.contains("out of resources") } ?? "" })"
+                )
             }
         }
     }

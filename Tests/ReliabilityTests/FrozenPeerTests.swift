@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// A service that stops answering (SIGSTOP keeps its sockets open, so only deadlines and
@@ -30,8 +30,8 @@ extension ReliabilityTests {
                 let took = ContinuousClock.now - began
                 #expect(error?.code == .deadlineExceeded)
                 // The bound allows for a loaded 2-core machine (deploy/test runs every target at once);
-            // idle, the call fails within 2 ms of its deadline.
-            #expect(took >= timeout && took < timeout + .seconds(2), "failed after \(took)")
+                // idle, the call fails within 2 ms of its deadline.
+                #expect(took >= timeout && took < timeout + .seconds(2), "failed after \(took)")
 
                 let frozenAt = ContinuousClock.now
                 try await withTimeout(.seconds(10), "the heartbeat to mark \(service) dead") {
@@ -48,7 +48,9 @@ extension ReliabilityTests {
                     while !client.isConnected { try await Task.sleep(for: .milliseconds(20)) }
                 }
                 await client.close()
-                print("RELIABILITY sigstop-\(service) deadline=\(timeout) failed-after=\(took) code=\(error?.code.rawValue ?? "none") marked-dead-after=\(markedDead) served-after-sigcont=\(servedAgain)")
+                print(
+                    "RELIABILITY sigstop-\(service) deadline=\(timeout) failed-after=\(took) code=\(error?.code.rawValue ?? "none") marked-dead-after=\(markedDead) served-after-sigcont=\(servedAgain)"
+                )
             }
         }
 

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// kill -9 of the HTTP gateway while apps accept the terms through it: what an app saw
@@ -106,14 +106,19 @@ extension ReliabilityTests {
                 }
                 #expect(shortHistories == 0, "\(shortHistories) users' histories do not hold 1 sign-up + \(Self.requestsPerUser) acceptances")
                 let before503 = refusals.withLock { $0 }
-                print("RELIABILITY gateway-kill requests=\(total) users=\(Self.users) acknowledged=\(acked.count) lost=\(lost.count) committed-unacknowledged=\(committedUnacknowledged) no-response=\(before503[0] ?? 0) other-statuses=\(before503.filter { $0.key != 0 }) retry-attempts=\(attempts.count) records-for-keys=\(total - missing) duplicates=\(duplicates) restart-to-ready=\(restart)")
+                print(
+                    "RELIABILITY gateway-kill requests=\(total) users=\(Self.users) acknowledged=\(acked.count) lost=\(lost.count) committed-unacknowledged=\(committedUnacknowledged) no-response=\(before503[0] ?? 0) other-statuses=\(before503.filter { $0.key != 0 }) retry-attempts=\(attempts.count) records-for-keys=\(total - missing) duplicates=\(duplicates) restart-to-ready=\(restart)"
+                )
             }
         }
 
         /// Audit's stored idempotency hashes.
         static func storedKeys(_ stack: Stack) async throws -> Set<String> {
             try await stack.withDatabase { db in
-                Set(try db.query("SELECT idempotency_hash FROM audit.records WHERE idempotency_hash IS NOT NULL").map { try $0.decode(String.self, column: 0) })
+                Set(
+                    try db.query("SELECT idempotency_hash FROM audit.records WHERE idempotency_hash IS NOT NULL").map {
+                        try $0.decode(String.self, column: 0)
+                    })
             }
         }
 

@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -27,16 +27,18 @@ extension ReliabilityTests {
                 for text in Self.injections {
                     let user = try await stack.accounts.call(
                         AccountsGetOrCreate.self,
-                        .init(appleId: "apple." + text, email: "x@example.com", name: text, state: "CA", eligibilityCertified: true,
-                              tosVersion: terms, clientIP: "203.0.113.9", userAgent: text),
+                        .init(
+                            appleId: "apple." + text, email: "x@example.com", name: text, state: "CA", eligibilityCertified: true,
+                            tosVersion: terms, clientIP: "203.0.113.9", userAgent: text),
                         principal: Stack.gateway)
                     #expect(user.name == text && user.appleId == "apple." + text)
                     let owner = try #require(user.id)
                     let principal = Principal.user(owner.uuidString.lowercased())
                     let document = try await stack.documents.call(
                         DocumentsCreate.self,
-                        .init(ownerId: owner, type: .transcript, title: text, description: text, fileType: "application/pdf",
-                              schoolId: text, fileName: text, length: 10),
+                        .init(
+                            ownerId: owner, type: .transcript, title: text, description: text, fileType: "application/pdf",
+                            schoolId: text, fileName: text, length: 10),
                         principal: principal)
                     #expect(document.title == text && document.description == text && document.schoolId == text)
                     let read = try await stack.documents.call(DocumentsGet.self, .init(id: document.id), principal: principal)
@@ -64,8 +66,10 @@ extension ReliabilityTests {
                     #expect(parts.count == 3 && parts[0] == "documents" && parts[1] == document.id.uuidString.lowercased(), "\(document.fileUrl)")
                     #expect(!parts[2].hasPrefix(".") && !parts[2].contains("/") && !parts[2].contains("\\"), "\(document.fileUrl)")
                 }
-                for url in ["documents/../../etc/passwd", "../documents/\(UUID())/x", "documents/\(UUID())/../../x", "/etc/passwd",
-                            "file:///etc/passwd", "documents/\(UUID())/x\u{0}y"] {
+                for url in [
+                    "documents/../../etc/passwd", "../documents/\(UUID())/x", "documents/\(UUID())/../../x", "/etc/passwd",
+                    "file:///etc/passwd", "documents/\(UUID())/x\u{0}y",
+                ] {
                     let error = await #expect(throws: BusError.self) {
                         _ = try await stack.documents.call(DocumentsGet.self, .init(fileUrl: url), principal: principal)
                     }
@@ -98,7 +102,8 @@ extension ReliabilityTests {
                 // Whatever was accepted is stored exactly as it was answered (valid UTF-8: PostgreSQL
                 // checks its input), and nothing else was stored.
                 let stored = try await stack.database.pool.withConnection { db in
-                    try Dictionary(uniqueKeysWithValues: db.query("SELECT id, title FROM documents.documents").map { try $0.decode(UUID.self, String.self) })
+                    try Dictionary(
+                        uniqueKeysWithValues: db.query("SELECT id, title FROM documents.documents").map { try $0.decode(UUID.self, String.self) })
                 }
                 #expect(stored.count == accepted.count)
                 for document in accepted { #expect(stored[document.id] == document.title) }

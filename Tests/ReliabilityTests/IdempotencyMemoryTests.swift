@@ -1,11 +1,12 @@
 import Bus
 import Contracts
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Testing
 import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 extension ReliabilityTests {
     /// Reads with a fresh key (or request id) each, as any anonymous client can send them, must not
@@ -41,12 +42,25 @@ extension ReliabilityTests {
                 // Reads that need no database, one service after another by index, and every
                 // twentieth one that does (Documents' usage of a user); all reads, none needs a user.
                 let reads: [(String, @Sendable (String) async throws -> Void)] = [
-                    ("legal.current", { key in _ = try await stack.legal.call(LegalCurrent.self, .init(type: .termsOfService), principal: .anonymous, idempotencyKey: key) }),
-                    ("audit.public_key", { key in _ = try await stack.audit.call(AuditPublicKey.self, Empty(), principal: .anonymous, idempotencyKey: key) }),
-                    ("accounts.public_keys", { key in _ = try await stack.accounts.call(AccountsPublicKeys.self, Empty(), principal: .anonymous, idempotencyKey: key) }),
+                    (
+                        "legal.current",
+                        { key in
+                            _ = try await stack.legal.call(
+                                LegalCurrent.self, .init(type: .termsOfService), principal: .anonymous, idempotencyKey: key)
+                        }
+                    ),
+                    (
+                        "audit.public_key",
+                        { key in _ = try await stack.audit.call(AuditPublicKey.self, Empty(), principal: .anonymous, idempotencyKey: key) }
+                    ),
+                    (
+                        "accounts.public_keys",
+                        { key in _ = try await stack.accounts.call(AccountsPublicKeys.self, Empty(), principal: .anonymous, idempotencyKey: key) }
+                    ),
                 ]
                 let usage: @Sendable (String) async throws -> Void = { key in
-                    _ = try await stack.documents.call(DocumentsUsage.self, .init(userId: UUID()), principal: .service("accounts"), idempotencyKey: key)
+                    _ = try await stack.documents.call(
+                        DocumentsUsage.self, .init(userId: UUID()), principal: .service("accounts"), idempotencyKey: key)
                 }
                 let next = Locked(0)
                 await withTaskGroup(of: Void.self) { group in
@@ -99,7 +113,9 @@ extension ReliabilityTests {
                         throw error
                     }
                 }
-                print("RELIABILITY idempotency-memory bus-reads=\(busReads) in \(busTook) (\(Int(Double(busReads) / busTook.inSeconds))/s) http-reads=\(Self.httpReads) in \(httpTook) rss=\(report.joined(separator: " ")) bound=growth<\(Self.growthBound >> 20)MiB,rss<\(Self.rssBound >> 20)MiB")
+                print(
+                    "RELIABILITY idempotency-memory bus-reads=\(busReads) in \(busTook) (\(Int(Double(busReads) / busTook.inSeconds))/s) http-reads=\(Self.httpReads) in \(httpTook) rss=\(report.joined(separator: " ")) bound=growth<\(Self.growthBound >> 20)MiB,rss<\(Self.rssBound >> 20)MiB"
+                )
             }
         }
 

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// kill -9 of a service while clients write at full speed: every acknowledged write is stored,
@@ -22,11 +22,13 @@ extension ReliabilityTests {
                 // 256 clients at a time, each writing as fast as it is answered.
                 let load = Task {
                     try? await forEachConcurrently(Self.writes, width: 256) { index in
-                        guard let receipt = try? await stack.audit.call(
-                            AuditRecord.self,
-                            .init(userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
-                                  clientIP: "203.0.113.7", userAgent: "reliability"),
-                            idempotencyKey: "kill-\(index)", timeout: .seconds(5))
+                        guard
+                            let receipt = try? await stack.audit.call(
+                                AuditRecord.self,
+                                .init(
+                                    userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
+                                    clientIP: "203.0.113.7", userAgent: "reliability"),
+                                idempotencyKey: "kill-\(index)", timeout: .seconds(5))
                         else { return }
                         acknowledged.add()
                         receipts.withLock { $0[index] = receipt }
@@ -53,8 +55,9 @@ extension ReliabilityTests {
                 try await forEachConcurrently(Self.writes, width: 128) { index in
                     let receipt = try await stack.audit.call(
                         AuditRecord.self,
-                        .init(userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
-                              clientIP: "203.0.113.7", userAgent: "reliability"),
+                        .init(
+                            userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
+                            clientIP: "203.0.113.7", userAgent: "reliability"),
                         idempotencyKey: "kill-\(index)", timeout: .seconds(30))
                     if let first = beforeRetry[index], first.recordId != receipt.recordId { replayMismatches.add() }
                 }
@@ -63,7 +66,9 @@ extension ReliabilityTests {
                 #expect(replayMismatches.count == 0)
                 let verified = try await stack.audit.call(AuditVerify.self, Empty(), principal: Stack.operatorPrincipal, timeout: .seconds(60))
                 #expect(verified.valid)
-                print("RELIABILITY audit-kill acknowledged=\(beforeRetry.count) lost=\(lost.count) rows-after-retry=\(rows) keys=\(Self.writes) duplicates=\(rows - Self.writes) restart-to-ready=\(restart)")
+                print(
+                    "RELIABILITY audit-kill acknowledged=\(beforeRetry.count) lost=\(lost.count) rows-after-retry=\(rows) keys=\(Self.writes) duplicates=\(rows - Self.writes) restart-to-ready=\(restart)"
+                )
             }
         }
 
@@ -78,9 +83,10 @@ extension ReliabilityTests {
                 // 32 clients at a time (each sign-up is three services and two transactions).
                 let load = Task {
                     try? await forEachConcurrently(signUps, width: 32) { index in
-                        guard let user = try? await stack.accounts.call(
-                            AccountsGetOrCreate.self, stack.signUpRequest(appleId: appleIds[index], terms: terms),
-                            principal: Stack.gateway, timeout: .seconds(10)), let id = user.id
+                        guard
+                            let user = try? await stack.accounts.call(
+                                AccountsGetOrCreate.self, stack.signUpRequest(appleId: appleIds[index], terms: terms),
+                                principal: Stack.gateway, timeout: .seconds(10)), let id = user.id
                         else { return }
                         acknowledged.add()
                         users.withLock { $0[index] = id }
@@ -114,7 +120,9 @@ extension ReliabilityTests {
                 // Each user's terms acceptance is in Audit once, however often the sign-up was retried.
                 let acceptances = try await stack.count("SELECT count(*)::bigint FROM audit.records")
                 #expect(acceptances == signUps, "\(acceptances) acceptance records for \(signUps) users")
-                print("RELIABILITY accounts-kill acknowledged=\(before.count) lost=\(lost.count) users-after-retry=\(rows) signups=\(signUps) duplicates=\(rows - signUps) audit-acceptances=\(acceptances)")
+                print(
+                    "RELIABILITY accounts-kill acknowledged=\(before.count) lost=\(lost.count) users-after-retry=\(rows) signups=\(signUps) duplicates=\(rows - signUps) audit-acceptances=\(acceptances)"
+                )
             }
         }
     }

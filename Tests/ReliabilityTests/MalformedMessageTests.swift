@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Bus
 
@@ -41,7 +41,9 @@ extension ReliabilityTests {
                 #expect(afterSecond - baseline <= Self.totalBound, "storms grew RSS by \(afterSecond - baseline) bytes")
                 #expect(process.process.isRunning)
                 await raw.close()
-                print("RELIABILITY malformed-\(service) messages=\(2 * Self.stormSize + 500) rss-baseline-kib=\(baseline >> 10) after-first-kib=\(afterFirst >> 10) after-second-kib=\(afterSecond >> 10)")
+                print(
+                    "RELIABILITY malformed-\(service) messages=\(2 * Self.stormSize + 500) rss-baseline-kib=\(baseline >> 10) after-first-kib=\(afterFirst >> 10) after-second-kib=\(afterSecond >> 10)"
+                )
             }
         }
 
@@ -68,7 +70,12 @@ extension ReliabilityTests {
             case 7:
                 let envelope = Envelope(kind: .request, type: "nosuch.method", payload: Data("{}".utf8))
                 return Frames.dealer(EnvelopeCodec.encode(envelope), [])
-            case 8: return [Data(#"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"legal.current","payload":{"type":[1,{}]}}"#.utf8)]
+            case 8:
+                return [
+                    Data(
+                        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"legal.current","payload":{"type":[1,{}]}}"#.utf8
+                    )
+                ]
             default: return (0..<Int(generator.next() % 6)).map { _ in random(Int(generator.next() % 64)) }
             }
         }
@@ -76,19 +83,20 @@ extension ReliabilityTests {
         /// A valid request over the same raw socket, answered without an error (garbage replies that
         /// were still queued are skipped).
         func valid(_ service: String, _ raw: RawPeer) async throws {
-            let (type, payload): (String, String) = switch service {
-            case "Legal": ("legal.current", #"{"type":"terms_of_service"}"#)
-            case "Audit": ("audit.public_key", "{}")
-            case "Accounts": ("accounts.events.since", #"{"after":0,"limit":1}"#)
-            default: ("documents.events.since", #"{"after":0,"limit":1}"#)
-            }
+            let (type, payload): (String, String) =
+                switch service {
+                case "Legal": ("legal.current", #"{"type":"terms_of_service"}"#)
+                case "Audit": ("audit.public_key", "{}")
+                case "Accounts": ("accounts.events.since", #"{"after":0,"limit":1}"#)
+                default: ("documents.events.since", #"{"after":0,"limit":1}"#)
+                }
             let envelope = Envelope(kind: .request, type: type, principal: .operator("tests"), payload: Data(payload.utf8))
             raw.send(Frames.dealer(EnvelopeCodec.encode(envelope), []))
             let end = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < end {
                 let frames = try await raw.next(timeout: .seconds(20))
                 guard let body = Frames.splitDealer(frames), let reply = try? EnvelopeCodec.decode(body.envelope),
-                      reply.correlationId == envelope.id
+                    reply.correlationId == envelope.id
                 else { continue }
                 #expect(reply.error == nil, "\(type): \(String(describing: reply.error))")
                 return
@@ -100,7 +108,7 @@ extension ReliabilityTests {
         func rss(_ pid: Int32) throws -> Int {
             let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-                  let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+                let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
             else { throw TestSupportError("no VmRSS for \(pid)") }
             return kib << 10
         }

@@ -44,8 +44,14 @@ final class RawPeer: Sendable {
     func next(timeout: Duration = .seconds(5)) async throws -> [Data] {
         let inbox = self.inbox
         return try await withThrowingTaskGroup(of: [Data]?.self) { group in
-            group.addTask { var iterator = inbox.makeAsyncIterator(); return await iterator.next() }
-            group.addTask { try await Task.sleep(for: timeout); return nil }
+            group.addTask {
+                var iterator = inbox.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let frames = first else { throw RawPeerTimeout() }
             return frames

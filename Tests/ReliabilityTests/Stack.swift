@@ -28,8 +28,10 @@ final class Stack: Sendable {
     static let operatorPrincipal = Principal.operator("tests")
     static let gateway = Principal.service("gateway")
 
-    private init(database: TestDatabaseInstance, environments: [String: [String: String]], rpc: [String: String],
-                 clients: [String: RPCClient], processes: [String: PeerProcess]) {
+    private init(
+        database: TestDatabaseInstance, environments: [String: [String: String]], rpc: [String: String],
+        clients: [String: RPCClient], processes: [String: PeerProcess]
+    ) {
         self.database = database
         self.environments = environments
         self.rpc = rpc
@@ -203,8 +205,9 @@ final class Stack: Sendable {
     }
 
     func signUpRequest(appleId: String, terms: String) -> AccountsGetOrCreate.Request {
-        .init(appleId: appleId, email: "a@example.com", name: "Alex Athlete", state: "CA", eligibilityCertified: true,
-              tosVersion: terms, clientIP: "203.0.113.9", userAgent: "reliability-tests")
+        .init(
+            appleId: appleId, email: "a@example.com", name: "Alex Athlete", state: "CA", eligibilityCertified: true,
+            tosVersion: terms, clientIP: "203.0.113.9", userAgent: "reliability-tests")
     }
 
     /// A complete sign-up; returns the new user's id.
@@ -236,7 +239,8 @@ final class Stack: Sendable {
         while true {
             attempt += 1
             do { return try await database.pool.withConnection(body) } catch let error as PostgresError
-                where error.isConnectionFailure && attempt < 10 {
+                where error.isConnectionFailure && attempt < 10
+            {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

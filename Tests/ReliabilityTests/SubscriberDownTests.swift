@@ -1,8 +1,8 @@
 import Bus
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension ReliabilityTests {
     /// A subscriber down while events are published: Documents and Audit are stopped, accounts are
@@ -32,8 +32,9 @@ extension ReliabilityTests {
                 let version = "reliability-\(UUID().uuidString.prefix(8))"
                 _ = try await stack.legal.call(
                     LegalPublish.self,
-                    .init(type: .privacyPolicy, version: version, content: "# Privacy\n\n## 1. Text\n\nVersion \(version).\n",
-                          effectiveAt: nil, material: false),
+                    .init(
+                        type: .privacyPolicy, version: version, content: "# Privacy\n\n## 1. Text\n\nVersion \(version).\n",
+                        effectiveAt: nil, material: false),
                     principal: Stack.operatorPrincipal)
 
                 let restarted = ContinuousClock.now
@@ -67,7 +68,8 @@ extension ReliabilityTests {
                 #expect(accountsLast == deletedCount)
                 #expect(try await stack.count("SELECT last_sequence FROM documents.event_cursors WHERE publisher = 'accounts'") == accountsLast)
                 #expect(try await stack.count("SELECT last_sequence FROM audit.event_cursors WHERE publisher = 'legal'") == legalLast)
-                print("RELIABILITY subscriber-down deleted=\(deletedCount) cleanups=\(cleanups.count) legal-version-rows=1 caught-up-in=\(caughtUpIn)")
+                print(
+                    "RELIABILITY subscriber-down deleted=\(deletedCount) cleanups=\(cleanups.count) legal-version-rows=1 caught-up-in=\(caughtUpIn)")
             }
         }
     }

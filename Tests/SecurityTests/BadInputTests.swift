@@ -1,8 +1,8 @@
 import Foundation
 import GatewayTestSupport
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 extension SecurityTests {
     /// Hostile HTTP input: oversized bodies, headers and URLs, invalid UTF-8, SQL-looking text.
@@ -26,7 +26,8 @@ extension SecurityTests {
                 let http = harness.http
                 let terms = try await harness.currentTerms()
                 let id = try await harness.upload(Data("x".utf8), as: user)
-                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
+                let fileUrl = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
                 let before = try await Self.tableCounts(harness)
                 let big = String(repeating: "x", count: 100 * 1024)
                 let rest = user.auth.merging(["apikey": user.token]) { a, _ in a }
@@ -49,18 +50,25 @@ extension SecurityTests {
                     #expect(reply.status == 413, "\(method) \(path) with a 100 KiB body answered \(reply.status) \(reply.text.prefix(200))")
                 }
                 // Chunked, without Content-Length: the limit holds while the body is read.
-                let chunkedJSON = Data("{\"type\":\"resume\",\"fileName\":\"a.bin\",\"length\":1,\"title\":\"".utf8) + Data(repeating: 0x61, count: 1 << 20) + Data("\"}".utf8)
+                let chunkedJSON =
+                    Data("{\"type\":\"resume\",\"fileName\":\"a.bin\",\"length\":1,\"title\":\"".utf8) + Data(repeating: 0x61, count: 1 << 20)
+                    + Data("\"}".utf8)
                 var chunked: [Int] = []
-                for (method, path) in [("POST", "/api/documents"), ("PUT", "/api/users/\(user.id)/accept-tos"), ("POST", "/api/me/consents/terms_of_service/accept")] {
+                for (method, path) in [
+                    ("POST", "/api/documents"), ("PUT", "/api/users/\(user.id)/accept-tos"), ("POST", "/api/me/consents/terms_of_service/accept"),
+                ] {
                     let status = try await CurlProbe.status(
-                        http.base + path, method: method, headers: ["Authorization": "Bearer " + user.token, "Content-Type": "application/json"], chunkedBody: chunkedJSON)
+                        http.base + path, method: method, headers: ["Authorization": "Bearer " + user.token, "Content-Type": "application/json"],
+                        chunkedBody: chunkedJSON)
                     chunked.append(status)
                     #expect(status == 413 || status == 0, "a chunked 1 MiB body to \(method) \(path) answered \(status)")
                 }
                 // tus: a declared length above Tus-Max-Size, and a PATCH past the declared length.
                 let huge = try await http.send(
                     "POST", "/api/uploads",
-                    headers: user.tus.merging(["Upload-Length": String(5 << 30), "Upload-Metadata": GatewayHarness.metadata(["type": "resume", "filename": "a.bin"])]) { a, _ in a })
+                    headers: user.tus.merging([
+                        "Upload-Length": String(5 << 30), "Upload-Metadata": GatewayHarness.metadata(["type": "resume", "filename": "a.bin"]),
+                    ]) { a, _ in a })
                 #expect(huge.status == 413, "tus creation of 5 GiB answered \(huge.status)")
                 let small = try await harness.tusCreate(user, length: 10)
                 let overflow = try await harness.tusPatch(user, small, offset: 0, Data(repeating: 1, count: 11))
@@ -70,7 +78,9 @@ extension SecurityTests {
                 var after = try await Self.tableCounts(harness)
                 after["documents.documents"]! -= 1  // the 10-byte upload created above
                 #expect(after == before, "an oversized request stored something: \(before) → \(after)")
-                print("SECURITY oversized bodies: \(requests.count) JSON routes × 100 KiB → 413; 3 chunked 1 MiB bodies (no Content-Length) → \(chunked); tus 5 GiB creation → \(huge.status); PATCH past the length → \(overflow.status), offset \(offset ?? "?"); rows unchanged in \(before.count) tables")
+                print(
+                    "SECURITY oversized bodies: \(requests.count) JSON routes × 100 KiB → 413; 3 chunked 1 MiB bodies (no Content-Length) → \(chunked); tus 5 GiB creation → \(huge.status); PATCH past the length → \(overflow.status), offset \(offset ?? "?"); rows unchanged in \(before.count) tables"
+                )
             }
         }
 
@@ -83,10 +93,13 @@ extension SecurityTests {
                         base + "/api/terms", headers: ["X-Padding": String(repeating: "h", count: kilobytes * 1024 - 64)])
                 }
                 results["100 headers of 1 KiB"] = try await CurlProbe.status(
-                    base + "/api/terms", headers: Dictionary(uniqueKeysWithValues: (0..<100).map { ("X-H\($0)", String(repeating: "h", count: 1000)) }))
+                    base + "/api/terms",
+                    headers: Dictionary(uniqueKeysWithValues: (0..<100).map { ("X-H\($0)", String(repeating: "h", count: 1000)) }))
                 for kilobytes in [16, 100] {
-                    results["URL \(kilobytes) KiB"] = try await CurlProbe.status(base + "/api/documents/" + String(repeating: "a", count: kilobytes * 1024))
-                    results["query \(kilobytes) KiB"] = try await CurlProbe.status(base + "/api/terms?q=" + String(repeating: "a", count: kilobytes * 1024))
+                    results["URL \(kilobytes) KiB"] = try await CurlProbe.status(
+                        base + "/api/documents/" + String(repeating: "a", count: kilobytes * 1024))
+                    results["query \(kilobytes) KiB"] = try await CurlProbe.status(
+                        base + "/api/terms?q=" + String(repeating: "a", count: kilobytes * 1024))
                 }
                 // Above the HTTP parser's limit (80 KiB of request head): refused with a 4xx
                 // (0 would mean the connection was closed without an answer). Below it: served
@@ -102,7 +115,9 @@ extension SecurityTests {
                 // Still serving, on new connections.
                 #expect(try await harness.http.get("/api/terms").status == 200)
                 #expect(try await CurlProbe.status(base + "/healthz") == 200)
-                print("SECURITY oversized headers/URLs: \(results.sorted { $0.key < $1.key }.map { "\($0.key) → \($0.value)" }.joined(separator: ", ")) (0 = connection closed without a response); gateway served /api/terms and /healthz afterwards")
+                print(
+                    "SECURITY oversized headers/URLs: \(results.sorted { $0.key < $1.key }.map { "\($0.key) → \($0.value)" }.joined(separator: ", ")) (0 = connection closed without a response); gateway served /api/terms and /healthz afterwards"
+                )
             }
         }
 
@@ -123,11 +138,20 @@ extension SecurityTests {
                 let json = user.auth.merging(["Content-Type": "application/json"]) { a, _ in a }
                 for (name, bytes) in invalid {
                     let requests: [(String, String, Data, [String: String])] = [
-                        ("POST", "/api/documents", body("{\"type\":\"resume\",\"title\":\"a", bytes, "b\",\"fileName\":\"a.bin\",\"length\":1}"), json),
-                        ("POST", "/api/documents", body("{\"type\":\"resume\",\"title\":\"t\",\"description\":\"", bytes, "\",\"fileName\":\"a.bin\",\"length\":1}"), json),
+                        (
+                            "POST", "/api/documents", body("{\"type\":\"resume\",\"title\":\"a", bytes, "b\",\"fileName\":\"a.bin\",\"length\":1}"),
+                            json
+                        ),
+                        (
+                            "POST", "/api/documents",
+                            body("{\"type\":\"resume\",\"title\":\"t\",\"description\":\"", bytes, "\",\"fileName\":\"a.bin\",\"length\":1}"), json
+                        ),
                         ("PUT", "/api/users/\(user.id)/accept-tos", body("{\"tos_version\":\"", bytes, "\"}"), json),
                         ("POST", "/api/me/consents/terms_of_service/accept", body("{\"version\":\"\(terms)", bytes, "\"}"), json),
-                        ("POST", "/rest/v1/legal_acceptances", body("{\"user_id\":\"\(user.id)\",\"document_type\":\"privacy_policy\",\"version\":\"", bytes, "\"}"), rest),
+                        (
+                            "POST", "/rest/v1/legal_acceptances",
+                            body("{\"user_id\":\"\(user.id)\",\"document_type\":\"privacy_policy\",\"version\":\"", bytes, "\"}"), rest
+                        ),
                         ("POST", "/api/users", body("{\"apple_id\":\"", bytes, "\",\"state\":\"AL\"}"), json),
                     ]
                     for (method, path, data, headers) in requests {
@@ -138,7 +162,10 @@ extension SecurityTests {
                     // Tus metadata is base64: invalid UTF-8 inside it.
                     let tus = try await http.send(
                         "POST", "/api/uploads",
-                        headers: user.tus.merging(["Upload-Length": "1", "Upload-Metadata": "type \(Data("resume".utf8).base64EncodedString()),title \(Data(bytes).base64EncodedString())"]) { a, _ in a })
+                        headers: user.tus.merging([
+                            "Upload-Length": "1",
+                            "Upload-Metadata": "type \(Data("resume".utf8).base64EncodedString()),title \(Data(bytes).base64EncodedString())",
+                        ]) { a, _ in a })
                     answers[tus.status, default: 0] += 1
                     #expect(tus.status == 400, "\(name) in tus metadata answered \(tus.status) \(tus.text.prefix(200))")
                     // Percent-encoded in query strings.
@@ -153,7 +180,9 @@ extension SecurityTests {
                     }
                 }
                 #expect(try await Self.tableCounts(harness) == before)
-                print("SECURITY invalid UTF-8: \(invalid.count) byte sequences in 6 JSON bodies, tus metadata and 5 query strings: statuses \(answers.sorted { $0.key < $1.key }); rows unchanged in \(before.count) tables")
+                print(
+                    "SECURITY invalid UTF-8: \(invalid.count) byte sequences in 6 JSON bodies, tus metadata and 5 query strings: statuses \(answers.sorted { $0.key < $1.key }); rows unchanged in \(before.count) tables"
+                )
             }
         }
 
@@ -173,36 +202,52 @@ extension SecurityTests {
                     // Document text fields, through the native API, read back through native and PostgREST.
                     let created = try await http.send(
                         "POST", "/api/documents",
-                        json: ["type": "resume", "title": text, "description": text, "schoolId": text, "fileName": "cv.bin", "length": 1], headers: user.auth)
+                        json: ["type": "resume", "title": text, "description": text, "schoolId": text, "fileName": "cv.bin", "length": 1],
+                        headers: user.auth)
                     #expect(created.status == 201, "\(text): \(created.status) \(created.text.prefix(200))")
                     let id = try #require(created.json["id"] as? String)
                     // The byte, so the document is complete (lists show complete documents only).
                     #expect(try await harness.tusPatch(user, "/api/uploads/\(id)", offset: 0, Data("z".utf8)).status == 204)
                     let read = try await http.get("/api/documents/\(id)", headers: user.auth)
-                    #expect(read.json["title"] as? String == text && read.json["description"] as? String == text && read.json["schoolId"] as? String == text)
+                    #expect(
+                        read.json["title"] as? String == text && read.json["description"] as? String == text
+                            && read.json["schoolId"] as? String == text)
                     stored += 1
                     // A user's name and email through seed 004's sign-up.
                     let appleId = "apple.sql." + UUID().uuidString
                     let session = try await harness.signIn(appleId: appleId)
                     let signUp = try await http.send(
                         "POST", "/api/users",
-                        json: ["apple_id": appleId, "email": "a@example.com", "name": text, "username": text, "state": "AL", "eligibility_certified": true, "tos_version": terms],
+                        json: [
+                            "apple_id": appleId, "email": "a@example.com", "name": text, "username": text, "state": "AL",
+                            "eligibility_certified": true, "tos_version": terms,
+                        ],
                         headers: HTTPClient.bearer(session["sessionToken"] as? String ?? ""))
-                    #expect(signUp.status == 200 && signUp.json["name"] as? String == text, "\(text): sign-up \(signUp.status) \(signUp.text.prefix(200))")
+                    #expect(
+                        signUp.status == 200 && signUp.json["name"] as? String == text, "\(text): sign-up \(signUp.status) \(signUp.text.prefix(200))"
+                    )
                     // PostgREST filter values: matched as values (no rows), or refused; never all rows.
                     let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
                     for filter in ["school_id=eq.\(encoded)", "type=eq.\(encoded)", "id=eq.\(encoded)"] {
-                        let reply = try await http.get("/rest/v1/documents?select=id,school_id&\(filter)", headers: user.auth.merging(["apikey": user.token]) { a, _ in a })
+                        let reply = try await http.get(
+                            "/rest/v1/documents?select=id,school_id&\(filter)", headers: user.auth.merging(["apikey": user.token]) { a, _ in a })
                         #expect(reply.status == 200 || reply.status == 400, "\(filter): \(reply.status)")
                         if reply.status == 200 {
-                            #expect(reply.jsonArray.allSatisfy { $0["school_id"] as? String == text }, "\(filter) matched other rows: \(reply.text.prefix(300))")
+                            #expect(
+                                reply.jsonArray.allSatisfy { $0["school_id"] as? String == text },
+                                "\(filter) matched other rows: \(reply.text.prefix(300))")
                         }
                         if filter.hasPrefix("school_id") {
-                            #expect(reply.status == 200 && reply.jsonArray.count == 1, "\(filter) should match exactly its document: \(reply.text.prefix(300))")
+                            #expect(
+                                reply.status == 200 && reply.jsonArray.count == 1,
+                                "\(filter) should match exactly its document: \(reply.text.prefix(300))")
                         }
                     }
-                    let legal = try await http.get("/rest/v1/legal_documents?select=type&type=eq.\(encoded)", headers: user.auth.merging(["apikey": user.token]) { a, _ in a })
-                    #expect((legal.status == 200 && legal.jsonArray.isEmpty) || legal.status == 400, "legal_documents type filter: \(legal.status) \(legal.text.prefix(200))")
+                    let legal = try await http.get(
+                        "/rest/v1/legal_documents?select=type&type=eq.\(encoded)", headers: user.auth.merging(["apikey": user.token]) { a, _ in a })
+                    #expect(
+                        (legal.status == 200 && legal.jsonArray.isEmpty) || legal.status == 400,
+                        "legal_documents type filter: \(legal.status) \(legal.text.prefix(200))")
                     let list = try await http.get("/api/documents?schoolId=\(encoded)", headers: user.auth)
                     #expect(list.json["total"] as? Int == 1, "schoolId filter \(text): \(list.text.prefix(200))")
                 }
@@ -220,7 +265,9 @@ extension SecurityTests {
                     try Set(db.query("SELECT title FROM documents.documents").map { try $0.decode(String.self, column: 0) })
                 }
                 #expect(titles.isSuperset(of: Self.hostile))
-                print("SECURITY SQL-looking text: \(Self.hostile.count) strings stored and returned verbatim as title, description, schoolId, name, username (\(stored) documents, \(Self.hostile.count) users); PostgREST school_id=eq. matched exactly its document, type/id filters and legal_documents.type nothing (or 400); \(documents) documents, \(try await harness.userCount()) users, \(records) audit records afterwards")
+                print(
+                    "SECURITY SQL-looking text: \(Self.hostile.count) strings stored and returned verbatim as title, description, schoolId, name, username (\(stored) documents, \(Self.hostile.count) users); PostgREST school_id=eq. matched exactly its document, type/id filters and legal_documents.type nothing (or 400); \(documents) documents, \(try await harness.userCount()) users, \(records) audit records afterwards"
+                )
             }
         }
     }

@@ -2,9 +2,10 @@ import AppleStandIn
 import Contracts
 import Foundation
 import GatewayTestSupport
-@testable import GatewayService
-import Testing
 import TestSupport
+import Testing
+
+@testable import GatewayService
 
 extension SecurityTests {
     /// User A, with A's own valid session, against user B's ids on every route of the gateway's
@@ -47,8 +48,12 @@ extension SecurityTests {
             grown["GET /api/documents/:reference/thumbnail"] = false
             grown["GET /api/terms"] = false
             #expect(Self.coverageProblems(catalog: grown, walked: walked, publicRoutes: IsolationWalk.publicRoutes).count == 2)
-            #expect(Self.coverageProblems(catalog: catalog.filter { $0.key != "GET /healthz" }, walked: walked, publicRoutes: IsolationWalk.publicRoutes).count == 1)
-            print("SECURITY isolation coverage: \(catalog.count) catalog routes = \(walked.count) walked + \(catalog.count - walked.count) public with a reason")
+            #expect(
+                Self.coverageProblems(catalog: catalog.filter { $0.key != "GET /healthz" }, walked: walked, publicRoutes: IsolationWalk.publicRoutes)
+                    .count == 1)
+            print(
+                "SECURITY isolation coverage: \(catalog.count) catalog routes = \(walked.count) walked + \(catalog.count - walked.count) public with a reason"
+            )
         }
 
         @Test func userACannotReadListDownloadShareDeleteOrAcceptForUserB() async throws {
@@ -87,7 +92,8 @@ extension SecurityTests {
                             let reply = try await harness.http.send(probe.method, probe.path, json: json, body: probe.body, headers: headers)
                             requests += 1
                             statuses[credential.name, default: [:]][reply.status, default: 0] += 1
-                            let what = "\(credential.name) → \(route): \(probe.method) \(probe.path) answered \(reply.status) \(reply.text.prefix(300))"
+                            let what =
+                                "\(credential.name) → \(route): \(probe.method) \(probe.path) answered \(reply.status) \(reply.text.prefix(300))"
                             if probe.refused.isEmpty {
                                 #expect(reply.status < 500, "\(what)")
                             } else {
@@ -101,7 +107,9 @@ extension SecurityTests {
                                 #expect(!reply.json.isEmpty, "\(what): the refusal has no JSON error body")
                             }
                             if probe.endsSession, credential.name == "session", reply.status < 300 {
-                                #expect(try await harness.http.get("/api/me", headers: HTTPClient.bearer(token)).status == 401, "\(what): A's session still works")
+                                #expect(
+                                    try await harness.http.get("/api/me", headers: HTTPClient.bearer(token)).status == 401,
+                                    "\(what): A's session still works")
                                 token = try #require(try await harness.signIn(appleId: aAppleId)["sessionToken"] as? String)
                                 // Declining stands until A accepts again (the gateway refuses the
                                 // routes that need the terms): accept, so the walk goes on testing isolation.
@@ -123,7 +131,9 @@ extension SecurityTests {
                 #expect(try await harness.http.get(b.shareURL).body == b.bytes)
                 #expect(try await harness.http.send("DELETE", "/api/me/deletion/\(b.deletionRequestId)", headers: b.user.auth).status == 204)
                 let routes = probes.count
-                print("SECURITY isolation: \(requests) requests by A (session, Apple identity token, anon key) on B's ids over \(routes) catalog routes (\(IsolationWalk.publicRoutes.count) public routes listed with reasons); statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))" }.joined(separator: "; ")); B's rows in \(rowsBefore.count) tables unchanged")
+                print(
+                    "SECURITY isolation: \(requests) requests by A (session, Apple identity token, anon key) on B's ids over \(routes) catalog routes (\(IsolationWalk.publicRoutes.count) public routes listed with reasons); statuses \(statuses.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))" }.joined(separator: "; ")); B's rows in \(rowsBefore.count) tables unchanged"
+                )
             }
         }
     }

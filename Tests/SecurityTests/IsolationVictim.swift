@@ -2,8 +2,8 @@ import Contracts
 import Foundation
 import GatewayTestSupport
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// User B of the isolation walk and everything B owns, made through the real routes: a complete
 /// document with known bytes, an upload still in progress, a share link and a Storage signed URL,
@@ -65,18 +65,19 @@ struct IsolationVictim {
         let owner = try #require(UUID(uuidString: user.id))
         let queries: [String: String] = [
             "documents": "SELECT d::text FROM documents.documents d WHERE owner_id = $1 ORDER BY id",
-            "share_links": "SELECT s::text FROM documents.share_links s JOIN documents.documents d ON d.id = s.document_id WHERE d.owner_id = $1 ORDER BY s.id",
+            "share_links":
+                "SELECT s::text FROM documents.share_links s JOIN documents.documents d ON d.id = s.document_id WHERE d.owner_id = $1 ORDER BY s.id",
             "share_link_uses": """
-                SELECT u::text FROM documents.share_link_uses u JOIN documents.share_links s ON s.id = u.link_id
-                JOIN documents.documents d ON d.id = s.document_id WHERE d.owner_id = $1 ORDER BY u.id
-                """,
+            SELECT u::text FROM documents.share_link_uses u JOIN documents.share_links s ON s.id = u.link_id
+            JOIN documents.documents d ON d.id = s.document_id WHERE d.owner_id = $1 ORDER BY u.id
+            """,
             "users": "SELECT u::text FROM accounts.users u WHERE id = $1",
             "sessions": "SELECT s::text FROM accounts.sessions s WHERE user_id = $1 ORDER BY 1",
             "deletion_requests": "SELECT r::text FROM accounts.deletion_requests r WHERE user_id = $1",
             "audit_records": """
-                SELECT r.record_id::text || ' ' || r.document_type || ' ' || r.version || ' ' || r.action FROM audit.records r
-                JOIN audit.subjects s ON s.pseudonym = r.subject WHERE s.user_id = $1 ORDER BY r.record_id
-                """,
+            SELECT r.record_id::text || ' ' || r.document_type || ' ' || r.version || ' ' || r.action FROM audit.records r
+            JOIN audit.subjects s ON s.pseudonym = r.subject WHERE s.user_id = $1 ORDER BY r.record_id
+            """,
         ]
         var rows: [String: [String]] = [:]
         for (name, sql) in queries {
@@ -106,6 +107,7 @@ struct IsolationVictim {
     }
 
     static func canonical(_ value: Any) -> String {
-        (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])).map { String(decoding: $0, as: UTF8.self) }
+            ?? "?"
     }
 }

@@ -63,10 +63,15 @@ enum IsolationWalk {
         let bIds = [b.user.id, b.user.id.uppercased(), doc, doc.uppercased(), b.shareLinkId, b.deletionRequestId, b.fileUrl]
         return [
             // Seed 004.
-            "POST /api/users": [Probe(
-                method: "POST", path: "/api/users",
-                json: ["apple_id": b.appleId, "email": "a@example.com", "name": "Mallory", "state": "AL", "eligibility_certified": true, "tos_version": terms],
-                refused: [403])],
+            "POST /api/users": [
+                Probe(
+                    method: "POST", path: "/api/users",
+                    json: [
+                        "apple_id": b.appleId, "email": "a@example.com", "name": "Mallory", "state": "AL", "eligibility_certified": true,
+                        "tos_version": terms,
+                    ],
+                    refused: [403])
+            ],
             "PUT /api/users/:id/accept-tos": [
                 Probe(method: "PUT", path: "/api/users/\(b.user.id)/accept-tos", json: ["tos_version": terms], refused: [403]),
                 Probe(method: "PUT", path: "/api/users/\(b.user.id.uppercased())/accept-tos", json: ["tos_version": terms], refused: [403]),
@@ -74,39 +79,61 @@ enum IsolationWalk {
             // The caller's own account: no id in the path; B's id slipped into bodies is ignored.
             "GET /api/me": [Probe(method: "GET", path: "/api/me?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             "GET /auth/v1/user": [Probe(method: "GET", path: "/auth/v1/user?id=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
-            "POST /api/me/eligibility": [Probe(
-                method: "POST", path: "/api/me/eligibility",
-                json: ["userId": b.user.id, "apple_id": b.appleId, "state": "AL", "eligibilityCertified": true, "tosVersion": terms],
-                refused: ownOnly, mustNotContain: bIds)],
+            "POST /api/me/eligibility": [
+                Probe(
+                    method: "POST", path: "/api/me/eligibility",
+                    json: ["userId": b.user.id, "apple_id": b.appleId, "state": "AL", "eligibilityCertified": true, "tosVersion": terms],
+                    refused: ownOnly, mustNotContain: bIds)
+            ],
             "GET /api/me/consents": [Probe(method: "GET", path: "/api/me/consents?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
-            "GET /api/me/consents/history": [Probe(method: "GET", path: "/api/me/consents/history?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
+            "GET /api/me/consents/history": [
+                Probe(method: "GET", path: "/api/me/consents/history?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)
+            ],
             "POST /api/me/consents/:type/:action": [
                 Probe(
                     method: "POST", path: "/api/me/consents/terms_of_service/decline", json: ["version": terms, "userId": b.user.id],
                     refused: ownOnly, mustNotContain: bIds, endsSession: true),
-                Probe(method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id], refused: ownOnly, mustNotContain: bIds),
+                Probe(
+                    method: "POST", path: "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy, "user_id": b.user.id],
+                    refused: ownOnly, mustNotContain: bIds),
             ],
-            "PATCH /api/me": [Probe(method: "PATCH", path: "/api/me", json: ["userId": b.user.id, "id": b.user.id, "name": "Mallory"], refused: ownOnly, mustNotContain: bIds)],
+            "PATCH /api/me": [
+                Probe(
+                    method: "PATCH", path: "/api/me", json: ["userId": b.user.id, "id": b.user.id, "name": "Mallory"], refused: ownOnly,
+                    mustNotContain: bIds)
+            ],
             // Stored (uncompressed) ZIP entries: an id of B's in the archive would show in the bytes.
             "GET /api/me/export": [Probe(method: "GET", path: "/api/me/export?userId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds)],
             // Stores a code for the caller's own session only; B's ids slipped in are ignored (an empty
             // code is refused before Apple is asked: this stack has no Apple token endpoints).
-            "POST /api/auth/apple/authorization-code": [Probe(
-                method: "POST", path: "/api/auth/apple/authorization-code",
-                json: ["authorizationCode": "", "userId": b.user.id, "appleId": b.appleId], refused: ownOnly, mustNotContain: bIds)],
+            "POST /api/auth/apple/authorization-code": [
+                Probe(
+                    method: "POST", path: "/api/auth/apple/authorization-code",
+                    json: ["authorizationCode": "", "userId": b.user.id, "appleId": b.appleId], refused: ownOnly, mustNotContain: bIds)
+            ],
             "GET /api/me/deletion/preview": [Probe(method: "GET", path: "/api/me/deletion/preview", refused: ownOnly, mustNotContain: bIds)],
-            "POST /api/me/deletion": [Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)],
-            "POST /api/me/deletion/:requestId/confirm": [Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])],
+            "POST /api/me/deletion": [
+                Probe(method: "POST", path: "/api/me/deletion", json: ["userId": b.user.id], refused: ownOnly, mustNotContain: bIds)
+            ],
+            "POST /api/me/deletion/:requestId/confirm": [
+                Probe(method: "POST", path: "/api/me/deletion/\(b.deletionRequestId)/confirm", refused: [403, 404])
+            ],
             "DELETE /api/me/deletion/:requestId": [Probe(method: "DELETE", path: "/api/me/deletion/\(b.deletionRequestId)", refused: [403, 404])],
             // PostgREST.
             "POST /rest/v1/legal_acceptances": [
-                Probe(method: "POST", path: "/rest/v1/legal_acceptances", jsonArray: [["user_id": b.user.id, "document_type": "terms_of_service", "version": terms, "action": "decline"]], refused: [403]),
-                Probe(method: "POST", path: "/rest/v1/legal_acceptances", json: ["user_id": b.user.id, "document_type": "privacy_policy", "version": privacy], refused: [403]),
+                Probe(
+                    method: "POST", path: "/rest/v1/legal_acceptances",
+                    jsonArray: [["user_id": b.user.id, "document_type": "terms_of_service", "version": terms, "action": "decline"]], refused: [403]),
+                Probe(
+                    method: "POST", path: "/rest/v1/legal_acceptances",
+                    json: ["user_id": b.user.id, "document_type": "privacy_policy", "version": privacy], refused: [403]),
             ],
             "GET /rest/v1/legal_acceptances": [
                 Probe(method: "GET", path: "/rest/v1/legal_acceptances?select=*", refused: ownOnly, mustNotContain: bIds),
                 Probe(method: "GET", path: "/rest/v1/legal_acceptances?user_id=eq.\(b.user.id)", refused: ownOnly, mustNotContain: bIds),
-                Probe(method: "GET", path: "/rest/v1/legal_acceptances?or=(user_id.eq.\(b.user.id),user_id.is.not_null)", refused: ownOnly, mustNotContain: bIds),
+                Probe(
+                    method: "GET", path: "/rest/v1/legal_acceptances?or=(user_id.eq.\(b.user.id),user_id.is.not_null)", refused: ownOnly,
+                    mustNotContain: bIds),
             ],
             "GET /rest/v1/documents": [
                 Probe(method: "GET", path: "/rest/v1/documents?id=eq.\(doc)", refused: ownOnly, mustNotContain: bIds),
@@ -114,10 +141,12 @@ enum IsolationWalk {
                 Probe(method: "GET", path: "/rest/v1/documents?select=*", refused: ownOnly, mustNotContain: bIds),
             ],
             // Documents.
-            "POST /api/documents": [Probe(
-                method: "POST", path: "/api/documents",
-                json: ["type": "resume", "title": "mine", "fileName": "a.bin", "length": 1, "ownerId": b.user.id, "userId": b.user.id],
-                refused: ownOnly, mustNotContain: [b.user.id, doc])],
+            "POST /api/documents": [
+                Probe(
+                    method: "POST", path: "/api/documents",
+                    json: ["type": "resume", "title": "mine", "fileName": "a.bin", "length": 1, "ownerId": b.user.id, "userId": b.user.id],
+                    refused: ownOnly, mustNotContain: [b.user.id, doc])
+            ],
             "GET /api/documents": [
                 Probe(method: "GET", path: "/api/documents", refused: ownOnly, mustNotContain: bIds),
                 Probe(method: "GET", path: "/api/documents?userId=\(b.user.id)&ownerId=\(b.user.id)", refused: ownOnly, mustNotContain: bIds),
@@ -140,15 +169,22 @@ enum IsolationWalk {
             ],
             "POST /api/documents/:reference/share-links": [
                 Probe(method: "POST", path: "/api/documents/\(doc)/share-links", json: ["expiresInSeconds": 3600], refused: notFound),
-                Probe(method: "POST", path: "/api/documents/\(b.encodedFileUrl)/share-links", json: ["expiresInSeconds": 3600, "maxUses": 5], refused: notFound),
+                Probe(
+                    method: "POST", path: "/api/documents/\(b.encodedFileUrl)/share-links", json: ["expiresInSeconds": 3600, "maxUses": 5],
+                    refused: notFound),
             ],
             "GET /api/documents/:reference/share-links": [Probe(method: "GET", path: "/api/documents/\(doc)/share-links", refused: notFound)],
             "DELETE /api/share-links/:linkId": [Probe(method: "DELETE", path: "/api/share-links/\(b.shareLinkId)", refused: notFound)],
             // tus.
-            "POST /api/uploads": [Probe(
-                method: "POST", path: "/api/uploads",
-                headers: tus.merging(["Upload-Length": "4", "Upload-Metadata": GatewayHarness.metadata(["type": "resume", "filename": "x.bin", "userId": b.user.id])]) { a, _ in a },
-                refused: ownOnly, mustNotContain: [b.uploadPath])],
+            "POST /api/uploads": [
+                Probe(
+                    method: "POST", path: "/api/uploads",
+                    headers: tus.merging([
+                        "Upload-Length": "4",
+                        "Upload-Metadata": GatewayHarness.metadata(["type": "resume", "filename": "x.bin", "userId": b.user.id]),
+                    ]) { a, _ in a },
+                    refused: ownOnly, mustNotContain: [b.uploadPath])
+            ],
             "HEAD /api/uploads/:id": [Probe(method: "HEAD", path: b.uploadPath, headers: tus, refused: notFound)],
             "PATCH /api/uploads/:id": [
                 Probe(
@@ -167,20 +203,23 @@ enum IsolationWalk {
             // Storage.
             "GET /storage/v1/object/:bucket/**": [
                 Probe(method: "GET", path: "/storage/v1/object/documents/\(b.objectPath)", refused: notFound),
-                Probe(method: "GET", path: "/storage/v1/object/documents/\(b.objectPath)?download", headers: ["Range": "bytes=0-9"], refused: notFound),
+                Probe(
+                    method: "GET", path: "/storage/v1/object/documents/\(b.objectPath)?download", headers: ["Range": "bytes=0-9"], refused: notFound),
             ],
             "GET /storage/v1/object/authenticated/:bucket/**": [
-                Probe(method: "GET", path: "/storage/v1/object/authenticated/documents/\(b.objectPath)", refused: notFound),
+                Probe(method: "GET", path: "/storage/v1/object/authenticated/documents/\(b.objectPath)", refused: notFound)
             ],
             "GET /storage/v1/object/public/:bucket/**": [
-                Probe(method: "GET", path: "/storage/v1/object/public/documents/\(b.objectPath)", refused: notFound),
+                Probe(method: "GET", path: "/storage/v1/object/public/documents/\(b.objectPath)", refused: notFound)
             ],
             "POST /storage/v1/object/sign/:bucket/**": [
-                Probe(method: "POST", path: "/storage/v1/object/sign/documents/\(b.objectPath)", json: ["expiresIn": 3600], refused: notFound),
+                Probe(method: "POST", path: "/storage/v1/object/sign/documents/\(b.objectPath)", json: ["expiresIn": 3600], refused: notFound)
             ],
             "GET /storage/v1/object/sign/:bucket/**": [
                 // A signed download with a made-up token.
-                Probe(method: "GET", path: "/storage/v1/object/sign/documents/\(b.objectPath)?token=" + String(repeating: "A", count: 43), refused: [400, 404]),
+                Probe(
+                    method: "GET", path: "/storage/v1/object/sign/documents/\(b.objectPath)?token=" + String(repeating: "A", count: 43),
+                    refused: [400, 404])
             ],
         ]
     }

@@ -1,5 +1,6 @@
-@testable import GatewayService
 import Logging
+
+@testable import GatewayService
 @testable import ServiceKit
 
 /// The gateway's ``RouteCatalog`` as the router registers it (the list `/openapi.json` is built

@@ -3,8 +3,8 @@ import Contracts
 import Crypto
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension SecurityTests {
     /// Known secret values in every process's configuration, the busiest log level, a sign-in, a
@@ -63,7 +63,10 @@ extension SecurityTests {
                 let terms = try await harness.currentTerms()
                 let signUp = try await http.send(
                     "POST", "/api/users",
-                    json: ["apple_id": appleId, "email": "s@example.com", "name": "Sam", "state": "AL", "eligibility_certified": true, "tos_version": terms],
+                    json: [
+                        "apple_id": appleId, "email": "s@example.com", "name": "Sam", "state": "AL", "eligibility_certified": true,
+                        "tos_version": terms,
+                    ],
                     headers: HTTPClient.bearer(sessionToken))
                 #expect(signUp.status == 200, "\(signUp.text)")
                 let userId = try #require(signUp.json["id"] as? String)
@@ -71,13 +74,16 @@ extension SecurityTests {
                 let accepted = try await http.send("PUT", "/api/users/\(userId)/accept-tos", json: ["tos_version": terms], headers: user.auth)
                 #expect(accepted.status == 200, "\(accepted.text)")
                 let privacy = try await harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version
-                let acknowledged = try await http.send("POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: user.auth)
+                let acknowledged = try await http.send(
+                    "POST", "/api/me/consents/privacy_policy/acknowledge", json: ["version": privacy], headers: user.auth)
                 #expect(acknowledged.status == 201)
                 let documentId = try await harness.upload(GatewayHarness.randomBytes(10_000), as: user)
-                let link = try await http.send("POST", "/api/documents/\(documentId)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
+                let link = try await http.send(
+                    "POST", "/api/documents/\(documentId)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
                 let shareURL = try #require(link.json["url"] as? String)
                 #expect(try await http.get(shareURL).status == 200)
-                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
+                let fileUrl = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
                 let signed = try await http.send("POST", "/storage/v1/object/sign/\(fileUrl)", json: ["expiresIn": 600], headers: user.auth)
                 let signedURL = try #require(signed.json["signedURL"] as? String)
                 #expect(try await http.get("/storage/v1" + signedURL).status == 200)
@@ -115,8 +121,12 @@ extension SecurityTests {
                         }
                     }
                 }
-                let sizes = outputs.filter { !$0.key.contains(" ") }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.split(separator: "\n").count)" }.joined(separator: ", ")
-                print("SECURITY secrets in logs: \(secrets.count) configured secrets and \(tokens.count) tokens in \(checked) forms searched in \(lines) log lines at LOG_LEVEL=trace (\(sizes)) and \(outputs.count - 5) public responses: none found")
+                let sizes = outputs.filter { !$0.key.contains(" ") }.sorted { $0.key < $1.key }.map {
+                    "\($0.key) \($0.value.split(separator: "\n").count)"
+                }.joined(separator: ", ")
+                print(
+                    "SECURITY secrets in logs: \(secrets.count) configured secrets and \(tokens.count) tokens in \(checked) forms searched in \(lines) log lines at LOG_LEVEL=trace (\(sizes)) and \(outputs.count - 5) public responses: none found"
+                )
             }
         }
     }

@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import GatewayTestSupport
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 extension SecurityTests {
     /// Bad session tokens on a representative route of each family (native, documents, tus, seed,
@@ -28,9 +28,13 @@ extension SecurityTests {
                 case "postgrest":
                     #expect(body["code"] is String && body["message"] is String, "\(what): PostgREST body \(reply.text)")
                 case "storage":
-                    #expect(body["statusCode"] as? String == "401" && body["error"] is String && body["message"] is String, "\(what): Storage body \(reply.text)")
+                    #expect(
+                        body["statusCode"] as? String == "401" && body["error"] is String && body["message"] is String,
+                        "\(what): Storage body \(reply.text)")
                 default:
-                    #expect(body["error"] as? String == "unauthenticated" && body["message"] is String && body["requestId"] is String, "\(what): native body \(reply.text)")
+                    #expect(
+                        body["error"] as? String == "unauthenticated" && body["message"] is String && body["requestId"] is String,
+                        "\(what): native body \(reply.text)")
                     #expect(reply.header("WWW-Authenticate") == "Bearer", "\(what): no WWW-Authenticate on \(path)")
                 }
             }
@@ -65,43 +69,89 @@ extension SecurityTests {
                 let http = harness.http
                 let terms = try await harness.currentTerms()
                 let documentId = try await harness.upload(Data("mine".utf8), as: user)
-                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
+                let fileUrl = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(documentId)", headers: user.auth).json["fileUrl"] as? String))
                 let objectPath = String(fileUrl.split(separator: "/", maxSplits: 1)[1])
                 let upload = try await harness.tusCreate(user, length: 10)
                 let doors = Self.doors(user: user, objectPath: objectPath, upload: upload, terms: terms)
                 // The real token opens every door (so a 401 below is the token's fault).
                 for door in doors {
-                    let reply = try await http.send(door.method, door.path, json: door.json, headers: Self.headers(door, authorization: "Bearer " + user.token))
-                    #expect((200..<300).contains(reply.status), "control: \(door.method) \(door.path) answered \(reply.status) \(reply.text.prefix(200))")
+                    let reply = try await http.send(
+                        door.method, door.path, json: door.json, headers: Self.headers(door, authorization: "Bearer " + user.token))
+                    #expect(
+                        (200..<300).contains(reply.status), "control: \(door.method) \(door.path) answered \(reply.status) \(reply.text.prefix(200))")
                 }
 
                 let real = user.token
                 let now = Int(Date().timeIntervalSince1970)
                 let secret = SymmetricKey(data: Data(GatewayHarness.jwtSecret.utf8))
                 func hs256(_ claims: [String: Any]) -> String {
-                    let input = ForgedTokens.base64URL(ForgedTokens.json(["alg": "HS256", "typ": "JWT"])) + "." + ForgedTokens.base64URL(ForgedTokens.json(claims))
+                    let input =
+                        ForgedTokens.base64URL(ForgedTokens.json(["alg": "HS256", "typ": "JWT"])) + "."
+                        + ForgedTokens.base64URL(ForgedTokens.json(claims))
                     return input + "." + ForgedTokens.base64URL(Data(HMAC<Crypto.SHA256>.authenticationCode(for: Data(input.utf8), using: secret)))
                 }
                 let realSignature = String(real.split(separator: ".")[2])
                 var cases: [(String, String?)] = [
-                    ("expired an hour ago", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now - 7200, "exp": now - 3600]))),
-                    ("expired past the 30 s leeway", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now - 1000, "exp": now - 120]))),
-                    ("issued an hour in the future", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now + 3600, "exp": now + 4000]))),
+                    (
+                        "expired an hour ago",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now - 7200, "exp": now - 3600]))
+                    ),
+                    (
+                        "expired past the 30 s leeway",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now - 1000, "exp": now - 120]))
+                    ),
+                    (
+                        "issued an hour in the future",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iat": now + 3600, "exp": now + 4000]))
+                    ),
                     ("signature bit flipped", "Bearer " + ForgedTokens.flippedSignature(real)),
-                    ("payload changed to another user", "Bearer " + ForgedTokens.swappedPayload(real, ForgedTokens.sessionClaims(like: real, ["sub": other.id]))),
-                    ("payload changed: expiry a year later", "Bearer " + ForgedTokens.swappedPayload(real, ForgedTokens.sessionClaims(like: real, ["exp": now + 365 * 86400]))),
+                    (
+                        "payload changed to another user",
+                        "Bearer " + ForgedTokens.swappedPayload(real, ForgedTokens.sessionClaims(like: real, ["sub": other.id]))
+                    ),
+                    (
+                        "payload changed: expiry a year later",
+                        "Bearer " + ForgedTokens.swappedPayload(real, ForgedTokens.sessionClaims(like: real, ["exp": now + 365 * 86400]))
+                    ),
                     ("signature removed", "Bearer " + real.split(separator: ".").prefix(2).joined(separator: ".") + "."),
                     ("wrong audience", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["aud": ["recruiting-compass-web"]]))),
-                    ("wrong audience (string)", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["aud": "com.example.other"]))),
+                    (
+                        "wrong audience (string)",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["aud": "com.example.other"]))
+                    ),
                     ("wrong issuer", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real, ["iss": "https://appleid.apple.com"]))),
-                    ("unknown key, real kid", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real), key: Curve25519.Signing.PrivateKey())),
-                    ("unknown kid", "Bearer " + ForgedTokens.signed(
-                        ForgedTokens.sessionClaims(like: real), key: Curve25519.Signing.PrivateKey(), header: ["alg": "EdDSA", "typ": "JWT", "kid": "s9"])),
+                    (
+                        "unknown key, real kid",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real), key: Curve25519.Signing.PrivateKey())
+                    ),
+                    (
+                        "unknown kid",
+                        "Bearer "
+                            + ForgedTokens.signed(
+                                ForgedTokens.sessionClaims(like: real), key: Curve25519.Signing.PrivateKey(),
+                                header: ["alg": "EdDSA", "typ": "JWT", "kid": "s9"])
+                    ),
                     ("alg none, no signature", "Bearer " + ForgedTokens.unsigned(ForgedTokens.sessionClaims(like: real))),
-                    ("alg none, the real signature", "Bearer " + ForgedTokens.unsigned(ForgedTokens.sessionClaims(like: real), signature: realSignature)),
-                    ("alg None (case)", "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real), header: ["alg": "None", "kid": "s1"])),
-                    ("HS256 with the gateway's JWT secret, session claims", "Bearer " + hs256(ForgedTokens.sessionClaims(like: real, ["role": "authenticated"]))),
-                    ("HS256 anon-role token under another secret", "Bearer " + ForgedTokens.base64URL(ForgedTokens.json(["alg": "HS256", "typ": "JWT"])) + "." + ForgedTokens.base64URL(ForgedTokens.json(["role": "anon"])) + "." + ForgedTokens.base64URL(Data(HMAC<Crypto.SHA256>.authenticationCode(for: Data("x".utf8), using: SymmetricKey(size: .bits256))))),
+                    (
+                        "alg none, the real signature",
+                        "Bearer " + ForgedTokens.unsigned(ForgedTokens.sessionClaims(like: real), signature: realSignature)
+                    ),
+                    (
+                        "alg None (case)",
+                        "Bearer " + ForgedTokens.signed(ForgedTokens.sessionClaims(like: real), header: ["alg": "None", "kid": "s1"])
+                    ),
+                    (
+                        "HS256 with the gateway's JWT secret, session claims",
+                        "Bearer " + hs256(ForgedTokens.sessionClaims(like: real, ["role": "authenticated"]))
+                    ),
+                    (
+                        "HS256 anon-role token under another secret",
+                        "Bearer " + ForgedTokens.base64URL(ForgedTokens.json(["alg": "HS256", "typ": "JWT"])) + "."
+                            + ForgedTokens.base64URL(ForgedTokens.json(["role": "anon"])) + "."
+                            + ForgedTokens.base64URL(
+                                Data(HMAC<Crypto.SHA256>.authenticationCode(for: Data("x".utf8), using: SymmetricKey(size: .bits256))))
+                    ),
                     ("missing", nil),
                     ("scheme only", "Bearer"),
                     ("empty token", "Bearer "),
@@ -133,7 +183,8 @@ extension SecurityTests {
                 for (name, authorization) in cases {
                     for door in doors {
                         // The revoked users' tokens on their own routes where the path names a user.
-                        let reply = try await http.send(door.method, door.path, json: door.json, headers: Self.headers(door, authorization: authorization))
+                        let reply = try await http.send(
+                            door.method, door.path, json: door.json, headers: Self.headers(door, authorization: authorization))
                         door.check(reply, name)
                         if reply.status == 401 { refused += 1 }
                     }
@@ -141,7 +192,9 @@ extension SecurityTests {
                 #expect(try await Self.auditRecords(harness) == recordsBefore, "a refused request wrote an audit record")
                 // Still fine for the real token afterwards.
                 #expect(try await http.get("/api/me", headers: user.auth).status == 200)
-                print("SECURITY session tokens: \(cases.count) bad credentials × \(doors.count) routes = \(cases.count * doors.count) requests, \(refused) answered 401; audit records unchanged (\(recordsBefore))")
+                print(
+                    "SECURITY session tokens: \(cases.count) bad credentials × \(doors.count) routes = \(cases.count * doors.count) requests, \(refused) answered 401; audit records unchanged (\(recordsBefore))"
+                )
             }
         }
 

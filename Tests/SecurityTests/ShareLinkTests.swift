@@ -1,7 +1,7 @@
 import Foundation
 import GatewayTestSupport
-import Testing
 import TestSupport
+import Testing
 
 extension SecurityTests {
     /// Share links over HTTP: tokens too long and random to guess, and dead links answering 410.
@@ -53,7 +53,9 @@ extension SecurityTests {
                 #expect(skewed.isEmpty, "bit positions far from random: \(skewed)")
                 let links = try await harness.http.get("/api/documents/\(id)/share-links", headers: user.auth)
                 #expect((links.json["links"] as? [Any])?.count == count)
-                print("SECURITY share tokens: \(count) links, \(Set(tokens).count) distinct, \(minimumBits) bits each (base64url, \(tokens[0].count) characters), \(positions) bit positions each set in \(bitCounts.prefix(positions).min() ?? 0)–\(bitCounts.prefix(positions).max() ?? 0) of \(count) tokens")
+                print(
+                    "SECURITY share tokens: \(count) links, \(Set(tokens).count) distinct, \(minimumBits) bits each (base64url, \(tokens[0].count) characters), \(positions) bit positions each set in \(bitCounts.prefix(positions).min() ?? 0)–\(bitCounts.prefix(positions).max() ?? 0) of \(count) tokens"
+                )
             }
         }
 
@@ -63,7 +65,8 @@ extension SecurityTests {
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(5_000)
                 let id = try await harness.upload(bytes, as: user)
-                let fileUrl = GatewayHarness.storedFileUrl(try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
+                let fileUrl = GatewayHarness.storedFileUrl(
+                    try #require(try await http.get("/api/documents/\(id)", headers: user.auth).json["fileUrl"] as? String))
 
                 // Expired: a 1-second link.
                 let shortLived = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 1], headers: user.auth)
@@ -91,7 +94,8 @@ extension SecurityTests {
                 #expect(revokedRange.status == 410)
 
                 // Exhausted: maxUses 2.
-                let limited = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 2], headers: user.auth)
+                let limited = try await http.send(
+                    "POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600, "maxUses": 2], headers: user.auth)
                 let limitedPath = "/api/shared/" + (try Self.token(of: limited))
                 #expect(try await http.get(limitedPath).status == 200)
                 #expect(try await http.send("HEAD", limitedPath).status < 500)
@@ -101,13 +105,18 @@ extension SecurityTests {
 
                 // A Storage signed URL, revoked through its share link: 410 in Storage's shape.
                 let objectPath = String(fileUrl.split(separator: "/", maxSplits: 1)[1])
-                let signed = try await http.send("POST", "/storage/v1/object/sign/documents/\(objectPath)", json: ["expiresIn": 600], headers: user.auth)
+                let signed = try await http.send(
+                    "POST", "/storage/v1/object/sign/documents/\(objectPath)", json: ["expiresIn": 600], headers: user.auth)
                 let signedURL = try #require(signed.json["signedURL"] as? String)
                 #expect(try await http.get("/storage/v1" + signedURL).body == bytes)
                 let links = try #require(try await http.get("/api/documents/\(id)/share-links", headers: user.auth).json["links"] as? [[String: Any]])
-                for link in links { if let linkId = link["id"] as? String { _ = try await http.send("DELETE", "/api/share-links/\(linkId)", headers: user.auth) } }
+                for link in links {
+                    if let linkId = link["id"] as? String { _ = try await http.send("DELETE", "/api/share-links/\(linkId)", headers: user.auth) }
+                }
                 let deadSigned = try await http.get("/storage/v1" + signedURL)
-                #expect(deadSigned.status == 410 && deadSigned.json["statusCode"] as? String == "410", "revoked signed URL: \(deadSigned.status) \(deadSigned.text)")
+                #expect(
+                    deadSigned.status == 410 && deadSigned.json["statusCode"] as? String == "410",
+                    "revoked signed URL: \(deadSigned.status) \(deadSigned.text)")
 
                 // Guessed and mutated tokens of a live link: 404, and no use counted.
                 let live = try await http.send("POST", "/api/documents/\(id)/share-links", json: ["expiresInSeconds": 600], headers: user.auth)
@@ -132,11 +141,14 @@ extension SecurityTests {
                     #expect([404, 400].contains(storage.status), "signed guess \(guess) answered \(storage.status)")
                     if reply.status == 404 { notFound += 1 }
                 }
-                let listed = try #require(try await http.get("/api/documents/\(id)/share-links", headers: user.auth).json["links"] as? [[String: Any]])
+                let listed = try #require(
+                    try await http.get("/api/documents/\(id)/share-links", headers: user.auth).json["links"] as? [[String: Any]])
                 let uses = listed.first { ($0["id"] as? String) == liveId }?["uses"] as? Int
                 #expect(uses == 0, "guesses counted uses: \(String(describing: uses))")
                 #expect(try await http.get("/api/shared/" + token).body == bytes)
-                print("SECURITY share links: expired after \(expiredAfter) → 410, revoked → 410 (also with Range, and a revoked signed URL → Storage 410), exhausted after 2 uses → 410; \(Set(guesses).count) guessed/mutated tokens → \(notFound) × 404 and 0 uses counted")
+                print(
+                    "SECURITY share links: expired after \(expiredAfter) → 410, revoked → 410 (also with Range, and a revoked signed URL → Storage 410), exhausted after 2 uses → 410; \(Set(guesses).count) guessed/mutated tokens → \(notFound) × 404 and 0 uses counted"
+                )
             }
         }
     }

@@ -1,13 +1,16 @@
 import Bus
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// A real service process built with `BusServiceMain`: start-up against PostgreSQL, a write with
 /// its outbox event, graceful shutdown on SIGTERM with a request in flight, configuration errors.
 @Suite(.serialized) struct BusServiceProcessTests {
-    struct NoteRequest: Codable, Sendable { var text: String; var delayMs: Int }
+    struct NoteRequest: Codable, Sendable {
+        var text: String
+        var delayMs: Int
+    }
     struct NoteReply: Codable, Sendable, Equatable { var id: Int64 }
     enum Record: RPCMethod {
         typealias Request = NoteRequest
@@ -74,7 +77,9 @@ import TestSupport
         // Signal only once the request is being handled: its row is written before it waits.
         let database = try await PostgresConnection.connect(configuration: PostgresConfiguration(url: TestDatabase.url()), logger: testLogger())
         try await withTimeout(.seconds(10), "the late request to start") {
-            while try await database.run({ db in try db.query("SELECT count(*) FROM example.notes WHERE text = $1", marker)[0].decode(Int.self, column: 0) }) == 0 {
+            while try await database.run({ db in
+                try db.query("SELECT count(*) FROM example.notes WHERE text = $1", marker)[0].decode(Int.self, column: 0)
+            }) == 0 {
                 try await Task.sleep(for: .milliseconds(10))
             }
         }
@@ -102,7 +107,9 @@ import TestSupport
         let output = String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        for variable in ["DATABASE_URL", "RPC_BIND", "EVENTS_BIND", "BUS_SECRET_KEY", "BUS_ADMITTED_KEYS", "AUDIT_RPC_ENDPOINTS", "LOG_FORMAT", "HEALTH_PORT"] {
+        for variable in [
+            "DATABASE_URL", "RPC_BIND", "EVENTS_BIND", "BUS_SECRET_KEY", "BUS_ADMITTED_KEYS", "AUDIT_RPC_ENDPOINTS", "LOG_FORMAT", "HEALTH_PORT",
+        ] {
             #expect(output.contains(variable), "missing \(variable)")
         }
     }

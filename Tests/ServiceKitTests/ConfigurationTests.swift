@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+
 @testable import ServiceKit
 
 @Suite("Environment configuration")
@@ -94,10 +95,11 @@ struct ConfigurationTests {
         _ = try CommonConfiguration(environment: environment, defaultHealthPort: 5751)
         _ = environment.string("LOG_FORMAT", default: "ignored", "read twice")
         let names = environment.variables.map(\.name)
-        #expect(names == [
-            "SERVICE_VERSION", "LOG_FORMAT", "LOG_LEVEL", "HEALTH_HOST", "HEALTH_PORT", "READINESS_INTERVAL",
-            "READINESS_TIMEOUT", "SHUTDOWN_TIMEOUT",
-        ])
+        #expect(
+            names == [
+                "SERVICE_VERSION", "LOG_FORMAT", "LOG_LEVEL", "HEALTH_HOST", "HEALTH_PORT", "READINESS_INTERVAL",
+                "READINESS_TIMEOUT", "SHUTDOWN_TIMEOUT",
+            ])
         let table = environment.variables.markdownTable()
         #expect(table.hasPrefix("| Variable | Default | Secret | Description |\n| --- | --- | --- | --- |\n"))
         #expect(table.contains("| `HEALTH_PORT` | `5751` | no | Port of the health server; 0 picks a free port. |"))

@@ -2,8 +2,8 @@ import Bus
 import Foundation
 import Postgres
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// Database failures reach bus callers with the code that tells them what to do: a broken rule is
 /// the caller's (`conflict`), an unreachable database is temporary (`unavailable`), anything else

@@ -2,8 +2,8 @@ import Bus
 import Foundation
 import Postgres
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// A service's database sessions carry its statement, lock and idle-in-transaction timeouts and
 /// TCP keepalives from the moment they connect (connection options: nothing per query), and a
@@ -12,9 +12,10 @@ import TestSupport
 @Suite struct DatabaseSessionLimitsTests {
     @Test func sessionsCarryTheLimitsAndATimedOutRequestFreesItsConnection() async throws {
         try await TestDatabase.withSchema { schema in
-            let settings = try DatabaseSettings(environment: EnvironmentReader([
-                "DATABASE_URL": try TestDatabase.url(), "DATABASE_LOCK_TIMEOUT": "300ms", "DATABASE_STATEMENT_TIMEOUT": "700ms",
-            ]))
+            let settings = try DatabaseSettings(
+                environment: EnvironmentReader([
+                    "DATABASE_URL": try TestDatabase.url(), "DATABASE_LOCK_TIMEOUT": "300ms", "DATABASE_STATEMENT_TIMEOUT": "700ms",
+                ]))
             let configuration = try settings.configuration(applicationName: "limits-test")
             #expect(configuration["keepalives"] == "1" && configuration["keepalives_idle"] == "10")
             #expect(configuration["keepalives_interval"] == "5" && configuration["keepalives_count"] == "3")

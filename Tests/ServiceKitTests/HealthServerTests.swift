@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Metrics
 import ServiceLifecycle
 import Testing
+
 @testable import ServiceKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Runs `body` with the runtime's group serving, then shuts it down and checks it finished cleanly.
 func withRunningRuntime(

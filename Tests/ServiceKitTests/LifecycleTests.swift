@@ -1,6 +1,7 @@
 import Foundation
 import ServiceLifecycle
 import Testing
+
 @testable import ServiceKit
 
 /// A service that waits for graceful shutdown and records what `/readyz` said while it drained.

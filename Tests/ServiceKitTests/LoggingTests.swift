@@ -2,6 +2,7 @@ import Foundation
 import Locks
 import Logging
 import Testing
+
 @testable import ServiceKit
 
 /// Collects the lines a handler writes.

@@ -4,8 +4,8 @@ import Foundation
 import Postgres
 import ServiceKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The transactional outbox end to end: real PostgreSQL, real PUB/SUB and RPC sockets.
 @Suite struct OutboxTests {
@@ -53,8 +53,10 @@ import TestSupport
         }
     }
 
-    static func consumer(_ schema: TestSchema, _ publisher: Publisher, subscribeTo endpoints: [String]? = nil,
-                         catchUpInterval: Duration = .seconds(5)) async throws -> (EventConsumer, EventSubscriber, RPCClient) {
+    static func consumer(
+        _ schema: TestSchema, _ publisher: Publisher, subscribeTo endpoints: [String]? = nil,
+        catchUpInterval: Duration = .seconds(5)
+    ) async throws -> (EventConsumer, EventSubscriber, RPCClient) {
         let logger = testLogger()
         let subscriber = try await EventSubscriber.connect(endpoints: endpoints ?? publisher.publisher.boundEndpoints, topics: [""], logger: logger)
         let client = try await RPCClient.connect(to: "test", endpoints: publisher.server.boundEndpoints, logger: logger)
@@ -109,7 +111,9 @@ import TestSupport
             }
             #expect(event?.envelope.sequence == 1)
             #expect(try event?.envelope.decodePayload(Happened.self) == Happened(n: 2))
-            let rows = try await schema.pool.withConnection { db in try db.query("SELECT count(*) FROM \(schema.name).outbox")[0].decode(Int.self, column: 0) }
+            let rows = try await schema.pool.withConnection { db in
+                try db.query("SELECT count(*) FROM \(schema.name).outbox")[0].decode(Int.self, column: 0)
+            }
             #expect(rows == 1)
             await subscriber.close()
             await publisher.stop()
@@ -199,7 +203,10 @@ import TestSupport
                 #expect(sequences == Array(1...200))
                 try await Self.waitUntil { try await first.cursor() == 200 }
                 #expect(try await Self.applied(consumerSchema).map(\.0) == Array(1...200))
-                for task in consumers { task.cancel(); _ = try? await task.value }
+                for task in consumers {
+                    task.cancel()
+                    _ = try? await task.value
+                }
                 for subscriber in [firstSub, secondSub] { await subscriber.close() }
                 for client in [firstClient, secondClient] { await client.close() }
                 await publisher.stop()

@@ -4,8 +4,8 @@ import Foundation
 import Locks
 import Postgres
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// An event whose handler always throws: before, the consumer retried it forever and applied
 /// nothing after it. Now it is retried with backoff, parked as a dead letter, counted in the
@@ -62,7 +62,9 @@ import TestSupport
                 #expect(counted.count == 1 && counted.first?.hasSuffix(" 1") == true, "\(counted)")
 
                 // Not for anyone but operators; a retry while the cause remains fails and changes nothing.
-                let refused = await #expect(throws: BusError.self) { _ = try await operatorClient.deadLetters(of: name, principal: .service("gateway")) }
+                let refused = await #expect(throws: BusError.self) {
+                    _ = try await operatorClient.deadLetters(of: name, principal: .service("gateway"))
+                }
                 #expect(refused?.code == .forbidden)
                 let again = await #expect(throws: BusError.self) {
                     _ = try await operatorClient.retryDeadLetter(of: name, publisher: "test", sequence: 3, principal: .operator("tests"))
@@ -116,7 +118,12 @@ import TestSupport
                     catchUpInterval: .milliseconds(100), poison: PoisonPolicy(attempts: 2, firstDelay: .milliseconds(10)), logger: logger
                 ) { event, db in
                     let happened = try event.decodePayload(Happened.self)
-                    if happened.n == 2, outage.withLock({ left in defer { left -= 1 }; return left > 0 }) {
+                    if happened.n == 2,
+                        outage.withLock({ left in
+                            defer { left -= 1 }
+                            return left > 0
+                        })
+                    {
                         throw PostgresError(kind: .server, operation: "PQexecParams", message: "the database is read-only", sqlState: "25006")
                     }
                     try db.execute("INSERT INTO \(name).applied (sequence, n) VALUES ($1, $2)", event.sequence!, happened.n)

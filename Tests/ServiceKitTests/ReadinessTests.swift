@@ -1,5 +1,6 @@
 import Logging
 import Testing
+
 @testable import ServiceKit
 
 @Suite("Readiness")

@@ -6,36 +6,50 @@ import Testing
 /// The SQL a PostgREST query becomes: text only from the column map and fixed keywords, every
 /// value a bind parameter. Pure (the store tests run the SQL against PostgreSQL).
 struct RestSQLTests {
-    static let sql = RestSQL(schema: RestTables.legalAcceptances, expressions: [
-        "id": "r.record_id", "user_id": "s.user_id", "document_type": "r.document_type", "version": "r.version",
-        "action": "r.action", "accepted_at": "r.recorded_at", "content_sha256": "r.digest",
-    ])
+    static let sql = RestSQL(
+        schema: RestTables.legalAcceptances,
+        expressions: [
+            "id": "r.record_id", "user_id": "s.user_id", "document_type": "r.document_type", "version": "r.version",
+            "action": "r.action", "accepted_at": "r.recorded_at", "content_sha256": "r.digest",
+        ])
 
     @Test func everyOperatorBecomesItsSQLWithTypedParameters() throws {
-        let query = RestQuery(filters: [
-            .condition(.init("version", .eq, ["1.0"])), .condition(.init("version", .neq, ["2.0"], negated: true)),
-            .condition(.init("accepted_at", .gte, ["2026-01-01"])), .condition(.init("accepted_at", .lt, ["2026-02-01T00:00:00.5Z"])),
-            .condition(.init("content_sha256", .like, ["ab*"])), .condition(.init("version", .ilike, ["*X*"])),
-            .condition(.init("action", .in, ["accept", "decline"])), .condition(.init("action", .in, [])),
-            .condition(.init("version", .is, ["not_null"])),
-            .group(RestGroup(.or, negated: true, [
-                .condition(.init("document_type", .eq, ["terms_of_service"])),
-                .group(RestGroup(.and, [.condition(.init("id", .eq, ["00000000-0000-0000-0000-000000000001"])), .condition(.init("version", .gt, ["0"]))])),
-            ])),
-        ], order: [RestOrder("accepted_at", descending: true, nulls: .last), RestOrder("version")], limit: 25, offset: 50, count: true)
+        let query = RestQuery(
+            filters: [
+                .condition(.init("version", .eq, ["1.0"])), .condition(.init("version", .neq, ["2.0"], negated: true)),
+                .condition(.init("accepted_at", .gte, ["2026-01-01"])), .condition(.init("accepted_at", .lt, ["2026-02-01T00:00:00.5Z"])),
+                .condition(.init("content_sha256", .like, ["ab*"])), .condition(.init("version", .ilike, ["*X*"])),
+                .condition(.init("action", .in, ["accept", "decline"])), .condition(.init("action", .in, [])),
+                .condition(.init("version", .is, ["not_null"])),
+                .group(
+                    RestGroup(
+                        .or, negated: true,
+                        [
+                            .condition(.init("document_type", .eq, ["terms_of_service"])),
+                            .group(
+                                RestGroup(
+                                    .and,
+                                    [
+                                        .condition(.init("id", .eq, ["00000000-0000-0000-0000-000000000001"])),
+                                        .condition(.init("version", .gt, ["0"])),
+                                    ])),
+                        ])),
+            ], order: [RestOrder("accepted_at", descending: true, nulls: .last), RestOrder("version")], limit: 25, offset: 50, count: true)
         let statement = try Self.sql.statement(query, firstParameter: 2)
-        #expect(statement.condition == """
-            (r.version = $2::text) AND NOT (r.version <> $3::text) AND (r.recorded_at >= $4::timestamptz) AND \
-            (r.recorded_at < $5::timestamptz) AND (r.digest LIKE $6::text) AND (r.version ILIKE $7::text) AND \
-            (r.action IN ($8::text, $9::text)) AND (FALSE) AND (r.version IS NOT NULL) AND \
-            NOT ((r.document_type = $10::text) OR ((r.record_id = $11::uuid) AND (r.version > $12::text)))
-            """)
+        #expect(
+            statement.condition == """
+                (r.version = $2::text) AND NOT (r.version <> $3::text) AND (r.recorded_at >= $4::timestamptz) AND \
+                (r.recorded_at < $5::timestamptz) AND (r.digest LIKE $6::text) AND (r.version ILIKE $7::text) AND \
+                (r.action IN ($8::text, $9::text)) AND (FALSE) AND (r.version IS NOT NULL) AND \
+                NOT ((r.document_type = $10::text) OR ((r.record_id = $11::uuid) AND (r.version > $12::text)))
+                """)
         #expect(statement.orderBy == ["r.recorded_at DESC NULLS LAST", "r.version ASC"])
         #expect(statement.limitOffset == "LIMIT $13::bigint OFFSET $14::bigint")
-        #expect(statement.parameters == [
-            "1.0", "2.0", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00.5Z", "ab%", "%X%", "accept", "decline", "terms_of_service",
-            "00000000-0000-0000-0000-000000000001", "0", "25", "50",
-        ])
+        #expect(
+            statement.parameters == [
+                "1.0", "2.0", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00.5Z", "ab%", "%X%", "accept", "decline", "terms_of_service",
+                "00000000-0000-0000-0000-000000000001", "0", "25", "50",
+            ])
         #expect(try Self.sql.statement(RestQuery(), firstParameter: 2).condition == "TRUE")
     }
 
@@ -47,10 +61,12 @@ struct RestSQLTests {
             "' UNION SELECT secret FROM audit.subjects --", "*/ OR TRUE /*", String(repeating: "'", count: 1000),
         ]
         func statement(_ value: String) throws -> RestSQL.Statement {
-            try Self.sql.statement(RestQuery(filters: [
-                .condition(.init("version", .eq, [value])), .condition(.init("version", .like, [value])),
-                .group(RestGroup(.or, [.condition(.init("content_sha256", .in, [value, value])), .condition(.init("version", .ilike, [value]))])),
-            ]), firstParameter: 2)
+            try Self.sql.statement(
+                RestQuery(filters: [
+                    .condition(.init("version", .eq, [value])), .condition(.init("version", .like, [value])),
+                    .group(
+                        RestGroup(.or, [.condition(.init("content_sha256", .in, [value, value])), .condition(.init("version", .ilike, [value]))])),
+                ]), firstParameter: 2)
         }
         let harmless = try statement("x")
         for value in hostile {

@@ -25,7 +25,8 @@ public enum ChildProcess {
         let errors = folder.appendingPathComponent("child-err-\(UUID().uuidString)")
         for file in [output, errors] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
         defer { for file in [output, errors] { try? FileManager.default.removeItem(at: file) } }
-        let outputHandle = try FileHandle(forWritingTo: output), errorHandle = try FileHandle(forWritingTo: errors)
+        let outputHandle = try FileHandle(forWritingTo: output)
+        let errorHandle = try FileHandle(forWritingTo: errors)
         process.standardOutput = outputHandle
         process.standardError = errorHandle
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in

@@ -30,8 +30,12 @@ extension TestDatabase {
         // that socket and hold it open forever, so close every inherited descriptor above
         // stderr before running the script.
         let closeInherited = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$0" "$@""#
-        try await run("/bin/bash", ["-c", closeInherited, script, "restart", "--dir", directory, "--mode", mode.rawValue,
-            "--down", String(format: "%.3f", Double(downFor.components.seconds) + Double(downFor.components.attoseconds) / 1e18)])
+        try await run(
+            "/bin/bash",
+            [
+                "-c", closeInherited, script, "restart", "--dir", directory, "--mode", mode.rawValue,
+                "--down", String(format: "%.3f", Double(downFor.components.seconds) + Double(downFor.components.attoseconds) / 1e18),
+            ])
     }
 
     /// Runs a program and waits for it without blocking a cooperative thread.

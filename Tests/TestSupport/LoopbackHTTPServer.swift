@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Locks
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One HTTP request as ``LoopbackHTTPServer`` received it.
 public struct LoopbackHTTPRequest: Sendable {
@@ -77,7 +78,13 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Stops accepting: `shutdown` wakes the accepting thread, which closes the socket and ends.
     public func stop() {
-        guard !flag.stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+        guard
+            !flag.stopped.withLock({
+                let was = $0
+                $0 = true
+                return was
+            })
+        else { return }
         shutdown(listener, Int32(SHUT_RDWR))
     }
 

@@ -39,7 +39,8 @@ public enum AccountsServiceDescription: ServiceDescription {
         let documents = DocumentsLookup(client: documentsClient, timeout: settings.documentsUsageTimeout ?? .seconds(1), logger: context.logger)
         let certifier = DeletionCertifier(keys: settings.certificateKeys)
         let revoker = AppleTokenRevoker(
-            store: store, certifier: certifier, apple: settings.appleTokens, backoff: settings.appleRevokeBackoff, interval: settings.appleRevokeSweepInterval,
+            store: store, certifier: certifier, apple: settings.appleTokens, backoff: settings.appleRevokeBackoff,
+            interval: settings.appleRevokeSweepInterval,
             logger: context.logger)
         context.runtime.addService(revoker)
         let deletion = DeletionHandlers(
@@ -60,8 +61,10 @@ public enum AccountsServiceDescription: ServiceDescription {
         if settings.appleTokens == nil {
             context.logger.notice("apple token endpoints not configured: authorization codes are not exchanged")
         }
-        context.logger.notice("eligibility rules in force", metadata: [
-            "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
-        ])
+        context.logger.notice(
+            "eligibility rules in force",
+            metadata: [
+                "version": "\(settings.rules.version)", "restricted": "\(settings.rules.restrictedStates.joined(separator: ","))",
+            ])
     }
 }

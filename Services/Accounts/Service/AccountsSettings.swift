@@ -49,7 +49,8 @@ public struct AccountsSettings: EnvironmentSettings {
             "ACCOUNTS_SESSION_LIFETIME", default: .seconds(30 * 24 * 3600), "How long a session (its refresh token) lasts.")
         let previousSessionKeys = env.string(
             "ACCOUNTS_SESSION_PREVIOUS_PUBLIC_KEYS", default: "",
-            "Public keys of earlier session signing keys, `kid=<base64 Ed25519 public key>` comma-separated: their tokens stay valid until they expire.")
+            "Public keys of earlier session signing keys, `kid=<base64 Ed25519 public key>` comma-separated: their tokens stay valid until they expire."
+        )
         let certificateSeed = env.secret(
             "ACCOUNTS_CERTIFICATE_SIGNING_KEY", default: "",
             "Ed25519 key that signs deletion certificates, `kid=<base64 32-byte seed>`; empty: the session signing key signs them.")

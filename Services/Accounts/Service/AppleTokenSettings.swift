@@ -17,7 +17,8 @@ public struct AppleTokenSettings: Sendable {
         let team = env.string("ACCOUNTS_APPLE_TEAM_ID", default: "", "Apple developer team id: the client secret's issuer.")
         let keyID = env.string("ACCOUNTS_APPLE_KEY_ID", default: "", "Id of the Sign in with Apple private key (the client secret's kid).")
         let pem = env.secret("ACCOUNTS_APPLE_PRIVATE_KEY", default: "", "The Sign in with Apple private key, PEM (the .p8 file's text).")
-        let pemFile = env.string("ACCOUNTS_APPLE_PRIVATE_KEY_FILE", default: "", "Path of the .p8 private key file (instead of ACCOUNTS_APPLE_PRIVATE_KEY).")
+        let pemFile = env.string(
+            "ACCOUNTS_APPLE_PRIVATE_KEY_FILE", default: "", "Path of the .p8 private key file (instead of ACCOUNTS_APPLE_PRIVATE_KEY).")
         let sealing = env.secret(
             "ACCOUNTS_APPLE_TOKEN_KEYS", default: "",
             "AES-256 keys that seal Apple refresh tokens at rest, `kid=<base64 32 bytes>` comma-separated, current first.")
@@ -32,7 +33,9 @@ public struct AppleTokenSettings: Sendable {
         }
         guard let url = URL(string: base), let host = url.host,
             url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1"].contains(host))
-        else { throw ConfigurationError(variable: "ACCOUNTS_APPLE_BASE_URL", value: base, expected: "an https URL (http only to a loopback address)") }
+        else {
+            throw ConfigurationError(variable: "ACCOUNTS_APPLE_BASE_URL", value: base, expected: "an https URL (http only to a loopback address)")
+        }
         let keyText: String
         if pem.revealed.isEmpty {
             guard let data = FileManager.default.contents(atPath: pemFile) else {
@@ -48,7 +51,8 @@ public struct AppleTokenSettings: Sendable {
         guard let ring = try? EncryptionKeyRing(configuration: sealing.revealed) else {
             throw ConfigurationError(variable: "ACCOUNTS_APPLE_TOKEN_KEYS", value: nil, expected: "kid=<base64 of 32 bytes> pairs, comma-separated")
         }
-        client = AppleTokenClient(baseURL: url, secret: secret, timeout: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        client = AppleTokenClient(
+            baseURL: url, secret: secret, timeout: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         box = SecretBox(keys: ring)
     }
 }

@@ -30,7 +30,8 @@ struct DeadLetterCommand: AsyncParsableCommand {
                 }
                 for letter in letters {
                     let state = letter.retriedAt.map { "retried \(ISO8601DateFormatter().string(from: $0))" } ?? "parked"
-                    print("""
+                    print(
+                        """
                         \(service.rawValue) \(letter.publisher) #\(letter.sequence) \(letter.type) \(state) \
                         attempts=\(letter.attempts) parked=\(ISO8601DateFormatter().string(from: letter.parkedAt)) error=\(letter.error)
                         """)

@@ -27,12 +27,13 @@ struct Follow: AsyncParsableCommand {
 
     func run() async throws {
         let bus = try BusAccess(verbose: verbose)
-        let chosen = try services.map { list in
-            try list.split(separator: ",").map { name in
-                guard let service = ServiceName(rawValue: String(name)) else { throw ValidationError("unknown service \(name)") }
-                return service
-            }
-        } ?? ServiceName.allCases
+        let chosen =
+            try services.map { list in
+                try list.split(separator: ",").map { name in
+                    guard let service = ServiceName(rawValue: String(name)) else { throw ValidationError("unknown service \(name)") }
+                    return service
+                }
+            } ?? ServiceName.allCases
         let prefixes = topics.isEmpty ? [""] : topics
         var subscribers: [(ServiceName, EventSubscriber)] = []
         for service in chosen { subscribers.append((service, try await bus.subscriber(for: service, topics: prefixes))) }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `compass status`: each process's health, version, uptime, readiness (which covers its

@@ -3,8 +3,9 @@ import Contracts
 import Foundation
 import LoadKit
 import Locks
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `compass load acceptances --via http`: the same load through the gateway's seed 004 routes, as
@@ -46,7 +47,9 @@ final class HTTPAcceptances: Sendable {
             ]
             let (reply, status) = try await send(session, "POST", base.appendingPathComponent("api/users"), body: body)
             if status == 401 {
-                throw CLIError("the gateway refused an unauthenticated sign-up (401): --via http needs a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true")
+                throw CLIError(
+                    "the gateway refused an unauthenticated sign-up (401): --via http needs a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true"
+                )
             }
             guard status == 200, let text = (try? JSONSerialization.jsonObject(with: reply) as? [String: Any])?["id"] as? String,
                 let id = UUID(uuidString: text)

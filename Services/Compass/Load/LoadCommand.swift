@@ -28,7 +28,9 @@ struct Load: AsyncParsableCommand {
         @Option(help: "Seconds to run.") var duration = 10
         @Option(help: "Distinct users the writes are spread over.") var users = 1000
         @Option(help: "Bus client sockets.") var clients = 2
-        @Option(help: "bus: audit.record on the bus; http: the gateway's seed routes (a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true).")
+        @Option(
+            help:
+                "bus: audit.record on the bus; http: the gateway's seed routes (a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true).")
         var via: Transport = .bus
         @Option(help: "The gateway's URL, with --via http.") var gateway = "http://127.0.0.1:8080"
         @Flag(help: "Measure pgbench's one-INSERT-per-commit rate on DATABASE_URL first.") var baseline = false
@@ -112,14 +114,18 @@ final class ProgressLine: Sendable {
     private let task: Task<Void, Never>?
 
     init(recorder: LoadRecorder, quiet: Bool) {
-        guard !quiet else { task = nil; return }
+        guard !quiet else {
+            task = nil
+            return
+        }
         let terminal = isatty(STDERR_FILENO) == 1
         task = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 let now = recorder.snapshot
-                let line = String(format: "%5.1f s  %8.0f/s  ok %d  errors %d  p50 %.1f ms  p99 %.1f ms",
-                                  now.elapsed, now.rate, now.completed, now.failed, now.milliseconds(50), now.milliseconds(99))
+                let line = String(
+                    format: "%5.1f s  %8.0f/s  ok %d  errors %d  p50 %.1f ms  p99 %.1f ms",
+                    now.elapsed, now.rate, now.completed, now.failed, now.milliseconds(50), now.milliseconds(99))
                 FileHandle.standardError.write(Data((terminal ? "\r\(line)" : "\(line)\n").utf8))
             }
         }

@@ -22,9 +22,10 @@ struct LoadReport {
             lines.append("  errors       " + measured.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let check {
-            lines.append(check.missing == 0
-                ? "  stored       all \(check.checked) acknowledged writes verified in the store"
-                : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
+            lines.append(
+                check.missing == 0
+                    ? "  stored       all \(check.checked) acknowledged writes verified in the store"
+                    : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
         }
         if let baselineTPS {
             lines.append(String(format: "  baseline     pgbench one INSERT per commit %.0f/s; ratio %.2f×", baselineTPS, measured.rate / baselineTPS))

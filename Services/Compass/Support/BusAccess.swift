@@ -59,7 +59,8 @@ struct BusAccess {
 
     func unreachable(_ service: ServiceName, _ error: BusError) -> CLIError {
         let endpoints = (settings.peers[service]?.rpc ?? []).joined(separator: ", ")
-        return CLIError("""
+        return CLIError(
+            """
             the \(service.rawValue) service did not answer at \(endpoints) (\(error.code.rawValue): \(error.message)). \
             Start the system with `compass up` (or deploy/run), or point \(service.variablePrefix)_RPC_ENDPOINTS at it.
             """)

@@ -38,9 +38,10 @@ struct StackLayout: Sendable {
                 httpPort: nil)
         }
         let gatewayPort = basePort.map { $0 + 30 } ?? 8080
-        members.append(Member(
-            executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: basePort.map { $0 + 20 } ?? 5750,
-            httpPort: gatewayPort))
+        members.append(
+            Member(
+                executable: "Gateway", service: nil, rpcPort: nil, eventsPort: nil, healthPort: basePort.map { $0 + 20 } ?? 5750,
+                httpPort: gatewayPort))
         self.members = members
     }
 

@@ -62,7 +62,7 @@ struct LocalDatabase {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorsPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([script.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, script.path, &actions, nil, argv, environ)
         guard spawned == 0 else { throw CLIError("cannot run \(script.path): \(String(cString: strerror(spawned)))") }

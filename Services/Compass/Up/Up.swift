@@ -19,7 +19,8 @@ struct Up: AsyncParsableCommand {
     @Option(help: "Folder holding the executables; the one compass runs from by default.") var bin: String?
 
     func run() async throws {
-        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let executable = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         let binFolder = bin.map { URL(fileURLWithPath: $0) } ?? executable.deletingLastPathComponent()
         let layout = StackLayout(basePort: basePort)
         let members = layout.members.filter { FileManager.default.isExecutableFile(atPath: binFolder.appendingPathComponent($0.executable).path) }
@@ -60,7 +61,8 @@ struct Up: AsyncParsableCommand {
             throw ExitCode(1)
         }
         ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? ""))
-        ConsoleOutput.say(Self.hints(databaseURL: needsLocalDatabase ? environment["DATABASE_URL"] : nil, corsOrigins: environment["GATEWAY_CORS_ORIGINS"] ?? ""))
+        ConsoleOutput.say(
+            Self.hints(databaseURL: needsLocalDatabase ? environment["DATABASE_URL"] : nil, corsOrigins: environment["GATEWAY_CORS_ORIGINS"] ?? ""))
         if members.contains(where: { $0.httpPort != nil }), let anonKey = try? await Self.anonKey(binFolder, environment) {
             ConsoleOutput.say("anon key (the apikey Supabase clients send; public reads only): \(anonKey)")
         }
@@ -89,8 +91,10 @@ struct Up: AsyncParsableCommand {
     static func hints(databaseURL: String?, corsOrigins: String) -> String {
         var lines: [String] = []
         if let databaseURL {
-            lines += ["  psql            export DATABASE_URL=\(databaseURL)",
-                      "                  then e.g.: psql \"$DATABASE_URL\" -c \"SELECT id, email, state FROM users\"  (users: read-only view of accounts.users)"]
+            lines += [
+                "  psql            export DATABASE_URL=\(databaseURL)",
+                "                  then e.g.: psql \"$DATABASE_URL\" -c \"SELECT id, email, state FROM users\"  (users: read-only view of accounts.users)",
+            ]
         }
         if corsOrigins.isEmpty {
             lines.append("  CORS            no browser origin allowed; allow one with: GATEWAY_CORS_ORIGINS=http://localhost:5173 deploy/run")
@@ -104,11 +108,15 @@ struct Up: AsyncParsableCommand {
         var lines = ["up. Ctrl-C stops everything."]
         if let gateway = members.first(where: { $0.httpPort != nil }), let port = gateway.httpPort {
             let base = "http://\(layout.host):\(port)"
-            lines += ["  API             \(base)/api", "  privacy policy  \(base)/legal/privacy",
-                      "  terms           \(base)/legal/terms", "  OpenAPI         \(base)/openapi.json"]
+            lines += [
+                "  API             \(base)/api", "  privacy policy  \(base)/legal/privacy",
+                "  terms           \(base)/legal/terms", "  OpenAPI         \(base)/openapi.json",
+            ]
         }
         for member in members where member.service != nil {
-            lines.append("  \(member.name.padding(toLength: 10, withPad: " ", startingAt: 0))rpc \(layout.rpcEndpoint(member) ?? "")  events \(layout.eventsEndpoint(member) ?? "")  metrics http://\(layout.host):\(member.healthPort)/metrics")
+            lines.append(
+                "  \(member.name.padding(toLength: 10, withPad: " ", startingAt: 0))rpc \(layout.rpcEndpoint(member) ?? "")  events \(layout.eventsEndpoint(member) ?? "")  metrics http://\(layout.host):\(member.healthPort)/metrics"
+            )
         }
         // The URL may carry a password; show where, not who.
         let shown = URLComponents(string: databaseURL).map { "\($0.host ?? "?"):\($0.port.map(String.init) ?? "5432")\($0.path)" } ?? "(set)"

@@ -25,14 +25,18 @@ public enum DocumentsServiceDescription: ServiceDescription {
             pool: context.pool, schema: context.name, chunkSize: settings.chunkSize, uploadExpiry: settings.uploadExpiry)
         DocumentsHandlers(store: store, settings: settings).register(on: context.server)
         ShareHandlers(store: store, settings: settings).register(on: context.server)
-        context.runtime.addService(AbandonedUploadSweeper(
-            store: store, expiry: settings.uploadExpiry, interval: settings.uploadSweepInterval, logger: context.logger))
-        context.runtime.addService(LargeObjectSweeper(
-            store: store, batch: settings.largeObjectUnlinkBatch, interval: .seconds(1), logger: context.logger))
+        context.runtime.addService(
+            AbandonedUploadSweeper(
+                store: store, expiry: settings.uploadExpiry, interval: settings.uploadSweepInterval, logger: context.logger))
+        context.runtime.addService(
+            LargeObjectSweeper(
+                store: store, batch: settings.largeObjectUnlinkBatch, interval: .seconds(1), logger: context.logger))
         let cleanup = AccountCleanup(store: store, logger: context.logger)
         try await context.consumeEvents(from: .accounts) { event, db in try cleanup.apply(event, on: db) }
-        context.logger.notice("documents limits", metadata: [
-            "max_file_size": "\(settings.maxFileSize)", "user_quota": "\(settings.userQuota)", "chunk_size": "\(settings.chunkSize)",
-        ])
+        context.logger.notice(
+            "documents limits",
+            metadata: [
+                "max_file_size": "\(settings.maxFileSize)", "user_quota": "\(settings.userQuota)", "chunk_size": "\(settings.chunkSize)",
+            ])
     }
 }

@@ -49,7 +49,8 @@ public struct DocumentsSettings: EnvironmentSettings {
             "DOCUMENTS_SHARE_MAX_LIFETIME", default: .seconds(30 * 24 * 3600), "Longest life a share link may be given (30 days).")
         shareGrantLifetime = try env.duration(
             "DOCUMENTS_SHARE_GRANT_LIFETIME", default: .seconds(3600),
-            "How long a share-link use stays active after its last request: the same client's Range requests within it continue the use (one playback or download is one use), and its grant reads the document.")
+            "How long a share-link use stays active after its last request: the same client's Range requests within it continue the use (one playback or download is one use), and its grant reads the document."
+        )
         maxFileSize = Int64(maxFile)
         userQuota = Int64(quota)
     }

@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import Identity
 import Logging
-
 import ServiceKit
 import ServiceLifecycle
 
@@ -23,15 +22,19 @@ public enum GatewayApplication {
         // (with Retry-After), and the legal texts are served from memory. Pulling every gateway
         // out of rotation because Legal alone is down would take the whole API down with it.
         for peer in peers {
-            runtime.addReadinessCheck(ReadinessCheck("bus.\(peer.rawValue)") {
-                services.isConnected(peer) ? .ready : .degraded("not connected: its routes answer 503")
-            })
+            runtime.addReadinessCheck(
+                ReadinessCheck("bus.\(peer.rawValue)") {
+                    services.isConnected(peer) ? .ready : .degraded("not connected: its routes answer 503")
+                })
         }
-        runtime.addReadinessCheck(ReadinessCheck("backends") {
-            peers.contains(where: services.isConnected) ? .ready : .notReady("no backend connected")
-        })
+        runtime.addReadinessCheck(
+            ReadinessCheck("backends") {
+                peers.contains(where: services.isConnected) ? .ready : .notReady("no backend connected")
+            })
         if settings.legacyUnauthenticatedClients {
-            logger.critical("GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production.")
+            logger.critical(
+                "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production."
+            )
         }
         let sessions = SessionVerifier(maximumStaleness: settings.sessionViewMaxStaleness)
         let accountsEvents = try await EventSubscriber.connect(
@@ -44,7 +47,8 @@ public enum GatewayApplication {
         // their outbox sequence shows a lost one) and a revalidation every GATEWAY_LEGAL_REFRESH.
         let legalTexts = LegalTexts(isLegalConnected: { services.isConnected(.legal) })
         let legalEvents = try await EventSubscriber.connect(
-            endpoints: settings.peers.eventEndpoints[.legal] ?? [ServiceName.legal.defaultEventsEndpoint], topics: [""], security: try settings.peers.security(for: .legal), logger: logger)
+            endpoints: settings.peers.eventEndpoints[.legal] ?? [ServiceName.legal.defaultEventsEndpoint], topics: [""],
+            security: try settings.peers.security(for: .legal), logger: logger)
         let follower = LegalTextsFollower(
             texts: legalTexts, legal: try services.client(.legal), events: legalEvents, interval: settings.legalRefresh,
             timeout: settings.busTimeout, logger: logger)
@@ -89,33 +93,48 @@ public enum GatewayApplication {
         let limits = RateLimits(settings.rateLimits)
         OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: router, catalog: catalog)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
-        SeedRoutes(services: services, acceptances: acceptances, authenticator: authenticator, limits: limits, legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes)
-            .register(on: router, catalog: catalog)
-        SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        SeedRoutes(
+            services: services, acceptances: acceptances, authenticator: authenticator, limits: limits,
+            legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes
+        )
+        .register(on: router, catalog: catalog)
+        SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
+            on: router, catalog: catalog)
+        GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
+            on: router, catalog: catalog)
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
         LegalRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+        ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
+            on: router, catalog: catalog)
         PageRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
-        let publicBase = PublicBaseURL(configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
+        let publicBase = PublicBaseURL(
+            configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
         let fileLinks = FileLinks(settings: settings)
         PostgRESTRoutes(
-            services: services, texts: legalTexts, authenticator: authenticator, acceptances: acceptances, limits: limits, maxBodyBytes: settings.maxBodyBytes,
+            services: services, texts: legalTexts, authenticator: authenticator, acceptances: acceptances, limits: limits,
+            maxBodyBytes: settings.maxBodyBytes,
             publicBase: publicBase,
             fileLinks: fileLinks
         ).register(on: router, catalog: catalog)
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))
-        DocumentRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase, fileLinks: fileLinks)
-            .register(on: router, catalog: catalog)
+        DocumentRoutes(
+            services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
+            fileLinks: fileLinks
+        )
+        .register(on: router, catalog: catalog)
         TusRoutes(
-            services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize), maxSize: settings.tusMaxSize,
+            services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize),
+            maxSize: settings.tusMaxSize,
             publicBase: publicBase
         ).register(on: router, catalog: catalog)
         StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, fileLinks: fileLinks)
             .register(on: router, catalog: catalog)
-        PersonalDataRoutes(services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize, maxBodyBytes: settings.maxBodyBytes)
-            .register(on: router, catalog: catalog)
+        PersonalDataRoutes(
+            services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize,
+            maxBodyBytes: settings.maxBodyBytes
+        )
+        .register(on: router, catalog: catalog)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
         return router
     }

@@ -29,7 +29,14 @@ enum BinaryEnvelope {
     static let marker: UInt8 = 0x01
 
     enum Tag: UInt8 {
-        case correlationId = 1, deadline, traceparent, principal, idempotencyKey, sequence, error, payload
+        case correlationId = 1
+        case deadline
+        case traceparent
+        case principal
+        case idempotencyKey
+        case sequence
+        case error
+        case payload
     }
 
     static let kinds: [Envelope.Kind] = [.request, .reply, .event]

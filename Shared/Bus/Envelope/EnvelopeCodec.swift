@@ -110,7 +110,8 @@ public enum EnvelopeCodec {
                 case .payload: envelope.payload = scanner.isNull(range) ? nil : scanner.slice(range)
                 case .error:
                     if !scanner.isNull(range) {
-                        envelope.error = (try? BusJSON.decoder().decode(BusError.self, from: scanner.slice(range)))
+                        envelope.error =
+                            (try? BusJSON.decoder().decode(BusError.self, from: scanner.slice(range)))
                             ?? BusError(.internal, "unreadable error from peer")
                     }
                 }

@@ -16,9 +16,10 @@ extension Frames {
         if let delimiter = (0..<count).first(where: { frames.size($0) == 0 }) {
             guard delimiter > 0 else { return .failure(.missingDelimiter) }
             guard delimiter + 1 < count else { return .failure(.missingEnvelope) }
-            return .success(RoutedView(
-                route: (0..<delimiter).map(frames.data), envelope: frames.bytes(delimiter + 1),
-                attachments: (delimiter + 2..<count).map(frames.data)))
+            return .success(
+                RoutedView(
+                    route: (0..<delimiter).map(frames.data), envelope: frames.bytes(delimiter + 1),
+                    attachments: (delimiter + 2..<count).map(frames.data)))
         }
         guard count >= 2 else { return .failure(.missingDelimiter) }
         return unpack(frames.bytes(count - 1)).map {

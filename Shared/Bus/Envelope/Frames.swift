@@ -110,9 +110,10 @@ public enum Frames {
         if let delimiter = frames.firstIndex(where: \.isEmpty) {
             guard delimiter > 0 else { return .failure(.missingDelimiter) }
             guard delimiter + 1 < frames.count else { return .failure(.missingEnvelope) }
-            return .success(Routed(
-                route: Array(frames[..<delimiter]), envelope: frames[delimiter + 1],
-                attachments: Array(frames[(delimiter + 2)...])))
+            return .success(
+                Routed(
+                    route: Array(frames[..<delimiter]), envelope: frames[delimiter + 1],
+                    attachments: Array(frames[(delimiter + 2)...])))
         }
         guard frames.count >= 2, let body = frames.last else { return .failure(.missingDelimiter) }
         return unpack(body).map { Routed(route: Array(frames.dropLast()), envelope: $0.envelope, attachments: $0.attachments) }

@@ -33,7 +33,10 @@ struct JSONScanner {
         var members: [(key: Range<Int>, value: Range<Int>)] = []
         members.reserveCapacity(16)
         skipWhitespace()
-        if peek() == UInt8(ascii: "}") { index += 1; return try finish(members) }
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return try finish(members)
+        }
         while true {
             skipWhitespace()
             let keyStart = index
@@ -134,7 +137,10 @@ struct JSONScanner {
             let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
             index += 1
             skipWhitespace()
-            if peek() == close { index += 1; return }
+            if peek() == close {
+                index += 1
+                return
+            }
             while true {
                 skipWhitespace()
                 if close == UInt8(ascii: "}") {
@@ -168,8 +174,11 @@ struct JSONScanner {
             let byte = bytes[index]
             index += 1
             if byte == UInt8(ascii: "\"") { return }
-            if byte == UInt8(ascii: "\\") { index += 1 }
-            else if byte < 0x20 { throw Malformed(reason: "control character in string", offset: index - 1) }
+            if byte == UInt8(ascii: "\\") {
+                index += 1
+            } else if byte < 0x20 {
+                throw Malformed(reason: "control character in string", offset: index - 1)
+            }
         }
         throw Malformed(reason: "unterminated string", offset: start)
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// RFC 3339 timestamps in UTC with milliseconds (`2026-11-22T03:10:00.123Z`), the form every
@@ -94,7 +94,8 @@ public enum Timestamp {
         default: return nil
         }
         guard index == bytes.count else { return nil }
-        let seconds = days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86400
+        let seconds =
+            days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86400
             + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)
         return Date(timeIntervalSince1970: Double(seconds - Int64(offsetSeconds)) + fraction)
     }

@@ -5,7 +5,8 @@ import Foundation
 /// refused (bad CURVE key, plaintext peer), and so on.
 public struct MonitorEvent: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
-        case connected, disconnected, accepted, handshakeSucceeded, handshakeFailed, other(UInt16)
+        case connected, disconnected, accepted, handshakeSucceeded, handshakeFailed
+        case other(UInt16)
     }
     public var kind: Kind
     public var value: UInt32

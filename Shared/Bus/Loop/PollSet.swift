@@ -1,6 +1,7 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The descriptors one loop sleeps on: its main socket's and its ZAP and monitor sockets'
@@ -26,11 +27,15 @@ struct PollSet {
         if let zap {
             fds.append(pollfd(fd: try zap.signalDescriptor(), events: readable, revents: 0))
             zapIndex = fds.count - 1
-        } else { zapIndex = nil }
+        } else {
+            zapIndex = nil
+        }
         if let monitor {
             fds.append(pollfd(fd: try monitor.signalDescriptor(), events: readable, revents: 0))
             monitorIndex = fds.count - 1
-        } else { monitorIndex = nil }
+        } else {
+            monitorIndex = nil
+        }
     }
 
     /// Waits for a descriptor; `timeoutMs` < 0 waits until one is ready. A signal (`EINTR`) ends

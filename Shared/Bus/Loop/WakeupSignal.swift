@@ -1,6 +1,7 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Linux eventfd that wakes a ``SocketLoop`` out of `zmq_poll` when another thread hands it

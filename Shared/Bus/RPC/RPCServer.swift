@@ -74,7 +74,8 @@ public final class RPCServer: Sendable {
         if M.cachesReply, M.Request.self is any IdempotencyFingerprinted.Type {
             handlers.withLock { registered in
                 registered[M.type]?.digest = { envelope, attachments in
-                    guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted else {
+                    guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted
+                    else {
                         return IdempotencyKeyRule.digest(payload: envelope.payload, attachments: attachments)
                     }
                     var hasher = Hasher()
@@ -121,22 +122,22 @@ public final class RPCServer: Sendable {
                     logger.warning("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
                 }),
             // Held before the socket binds: a request may arrive, and be answered, at once.
-            created: { [self] loop in self.loop.withLock { $0 = loop } }
-        ) { sockets in
-            if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
-            let socket = try sockets.makeMain(.router)
-            try socket.set(ZMQ_ROUTER_MANDATORY, Int32(1), "ZMQ_ROUTER_MANDATORY")
-            try socket.setHighWaterMarks(send: options.highWaterMark, receive: options.highWaterMark)
-            try socket.limitMessageSize(options.maxMessageSize)
-            try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
-            try socket.apply(security)
-            try sockets.attachMonitor(to: socket)
-            for endpoint in endpoints {
-                try socket.bind(endpoint)
-                let actual = try socket.lastEndpoint()
-                bound.withLock { $0.append(actual) }
-            }
-        }
+            created: { [self] loop in self.loop.withLock { $0 = loop } },
+            setup: { sockets in
+                if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
+                let socket = try sockets.makeMain(.router)
+                try socket.set(ZMQ_ROUTER_MANDATORY, Int32(1), "ZMQ_ROUTER_MANDATORY")
+                try socket.setHighWaterMarks(send: options.highWaterMark, receive: options.highWaterMark)
+                try socket.limitMessageSize(options.maxMessageSize)
+                try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
+                try socket.apply(security)
+                try sockets.attachMonitor(to: socket)
+                for endpoint in endpoints {
+                    try socket.bind(endpoint)
+                    let actual = try socket.lastEndpoint()
+                    bound.withLock { $0.append(actual) }
+                }
+            })
         state.withLock { $0.boundEndpoints = bound.withLock { $0 } }
         logger.info("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
     }

@@ -1,9 +1,9 @@
 import CZeroMQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed libzmq call: the call's name and the `errno` it left, so a log line says what failed and why.

@@ -144,7 +144,7 @@ final class ZMQSocket {
         do {
             try zmqCall("zmq_send", call)
             return true
-        } catch where error.wouldBlock && first {
+        } catch  where error.wouldBlock && first {
             return false
         }
     }
@@ -157,7 +157,7 @@ final class ZMQSocket {
             let part = frames.part(index)
             do {
                 try zmqCall("zmq_msg_recv") { zmq_msg_recv(part, handle, ZMQ_DONTWAIT) }
-            } catch where error.wouldBlock {
+            } catch  where error.wouldBlock {
                 // Only the first frame may be missing: the rest of a message arrive with it.
                 if index == 0 { return false }
                 break

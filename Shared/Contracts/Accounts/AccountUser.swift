@@ -28,9 +28,11 @@ public struct AccountUser: Codable, Sendable, Equatable {
     /// or a material version took effect since (Audit's `needsAcceptance`).
     public var needsToAcceptTOS: Bool
 
-    public init(id: UUID?, appleId: String, email: String?, name: String?, username: String?, state: String?,
-                eligibilityConfirmedAt: Date?, tosVersion: String?, tosAcceptedAt: Date?, createdAt: Date?,
-                eligibilityRulesVersion: String?, hasConfirmedEligibility: Bool, hasAcceptedTOS: Bool, needsToAcceptTOS: Bool) {
+    public init(
+        id: UUID?, appleId: String, email: String?, name: String?, username: String?, state: String?,
+        eligibilityConfirmedAt: Date?, tosVersion: String?, tosAcceptedAt: Date?, createdAt: Date?,
+        eligibilityRulesVersion: String?, hasConfirmedEligibility: Bool, hasAcceptedTOS: Bool, needsToAcceptTOS: Bool
+    ) {
         self.id = id
         self.appleId = appleId
         self.email = email

@@ -21,9 +21,11 @@ public enum AccountsGetOrCreate: RPCMethod {
         public var clientIP: String?
         public var userAgent: String?
 
-        public init(appleId: String, email: String? = nil, name: String? = nil, state: String? = nil,
-                    eligibilityCertified: Bool? = nil, tosVersion: String? = nil, clientIP: String? = nil,
-                    userAgent: String? = nil) {
+        public init(
+            appleId: String, email: String? = nil, name: String? = nil, state: String? = nil,
+            eligibilityCertified: Bool? = nil, tosVersion: String? = nil, clientIP: String? = nil,
+            userAgent: String? = nil
+        ) {
             self.appleId = appleId
             self.email = email
             self.name = name

@@ -19,7 +19,8 @@ public enum AccountsCorrectProfile: RPCMethod {
         public var clientIP: String?
         public var userAgent: String?
 
-        public init(userId: UUID, name: String? = nil, email: String? = nil, state: String? = nil, clientIP: String? = nil, userAgent: String? = nil) {
+        public init(userId: UUID, name: String? = nil, email: String? = nil, state: String? = nil, clientIP: String? = nil, userAgent: String? = nil)
+        {
             self.userId = userId
             self.name = name
             self.email = email
@@ -106,8 +107,10 @@ public enum AccountsExport: RPCMethod {
         /// Apple said mail to the user's relay address bounces (`email-disabled`).
         public var appleEmailDisabled: Bool
 
-        public init(user: AccountUser, eligibilityConfirmations: [EligibilityConfirmation], profileCorrections: [ProfileCorrection],
-                    sessions: [SessionSummary], appleRefreshTokenHeld: Bool, appleEmailDisabled: Bool) {
+        public init(
+            user: AccountUser, eligibilityConfirmations: [EligibilityConfirmation], profileCorrections: [ProfileCorrection],
+            sessions: [SessionSummary], appleRefreshTokenHeld: Bool, appleEmailDisabled: Bool
+        ) {
             self.user = user
             self.eligibilityConfirmations = eligibilityConfirmations
             self.profileCorrections = profileCorrections

@@ -23,8 +23,10 @@ public enum AccountsSignInWithApple: RPCMethod {
         /// a failed exchange does not fail the sign-in.
         public var authorizationCode: String?
 
-        public init(identityToken: String, nonce: String? = nil, email: String? = nil, name: String? = nil,
-                    clientIP: String? = nil, userAgent: String? = nil, authorizationCode: String? = nil) {
+        public init(
+            identityToken: String, nonce: String? = nil, email: String? = nil, name: String? = nil,
+            clientIP: String? = nil, userAgent: String? = nil, authorizationCode: String? = nil
+        ) {
             self.authorizationCode = authorizationCode
             self.identityToken = identityToken
             self.nonce = nonce
@@ -50,8 +52,10 @@ public enum AccountsSignInWithApple: RPCMethod {
         /// an Accounts that predates it.
         public var accountId: UUID?
 
-        public init(user: AccountUser, sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
-                    appleTokenStored: Bool? = nil, accountId: UUID? = nil) {
+        public init(
+            user: AccountUser, sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
+            appleTokenStored: Bool? = nil, accountId: UUID? = nil
+        ) {
             self.accountId = accountId
             self.appleTokenStored = appleTokenStored
             self.user = user
@@ -78,8 +82,10 @@ public struct SessionGrant: Codable, Sendable, Equatable {
     public var accountId: UUID?
     public var appleId: String?
 
-    public init(sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
-                userId: UUID? = nil, accountId: UUID? = nil, appleId: String? = nil) {
+    public init(
+        sessionId: UUID, sessionToken: String, sessionExpiresAt: Date, refreshToken: String,
+        userId: UUID? = nil, accountId: UUID? = nil, appleId: String? = nil
+    ) {
         self.userId = userId
         self.accountId = accountId
         self.appleId = appleId

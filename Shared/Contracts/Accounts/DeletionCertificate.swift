@@ -70,8 +70,10 @@ public struct DeletionCertificateClaims: Codable, Sendable, Equatable {
     /// certificates issued before this was recorded.
     public var appleGrant: AppleGrantRevocation?
 
-    public init(certificateId: UUID, issuer: String, trigger: String, requestedAt: Date, deletedAt: Date, subjectSalt: String,
-                subjectDigest: String, deleted: [CertificateEntry], kept: [CertificateEntry], appleGrant: AppleGrantRevocation? = nil) {
+    public init(
+        certificateId: UUID, issuer: String, trigger: String, requestedAt: Date, deletedAt: Date, subjectSalt: String,
+        subjectDigest: String, deleted: [CertificateEntry], kept: [CertificateEntry], appleGrant: AppleGrantRevocation? = nil
+    ) {
         self.appleGrant = appleGrant
         self.certificateId = certificateId
         self.issuer = issuer

@@ -15,8 +15,10 @@ public enum AuditRecord: RPCMethod {
         public var clientIP: String?
         public var userAgent: String?
 
-        public init(userId: UUID, documentType: LegalDocumentType, version: String, action: AcceptanceAction,
-                    clientIP: String? = nil, userAgent: String? = nil) {
+        public init(
+            userId: UUID, documentType: LegalDocumentType, version: String, action: AcceptanceAction,
+            clientIP: String? = nil, userAgent: String? = nil
+        ) {
             self.userId = userId
             self.documentType = documentType
             self.version = version
@@ -44,8 +46,10 @@ public struct AcceptanceStatus: Codable, Sendable, Equatable {
     /// their acceptance. An editorial version does not set it.
     public var needsAcceptance: Bool
 
-    public init(documentType: LegalDocumentType, currentVersion: String?, lastAction: AcceptanceAction?,
-                lastVersion: String?, lastRecordedAt: Date?, needsAcceptance: Bool) {
+    public init(
+        documentType: LegalDocumentType, currentVersion: String?, lastAction: AcceptanceAction?,
+        lastVersion: String?, lastRecordedAt: Date?, needsAcceptance: Bool
+    ) {
         self.documentType = documentType
         self.currentVersion = currentVersion
         self.lastAction = lastAction

@@ -20,9 +20,11 @@ public struct ConsentReceipt: Codable, Sendable, Equatable {
     public var hash: String
     public var signature: String
 
-    public init(recordId: UUID, documentType: LegalDocumentType, version: String, digest: String,
-                action: AcceptanceAction, recordedAt: Date, chain: Int, position: Int64, hash: String,
-                signature: String) {
+    public init(
+        recordId: UUID, documentType: LegalDocumentType, version: String, digest: String,
+        action: AcceptanceAction, recordedAt: Date, chain: Int, position: Int64, hash: String,
+        signature: String
+    ) {
         self.recordId = recordId
         self.documentType = documentType
         self.version = version

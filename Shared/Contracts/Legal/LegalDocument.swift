@@ -31,8 +31,10 @@ public struct LegalVersionSummary: Codable, Sendable, Equatable {
     /// True when users must accept again; false for an editorial fix.
     public var material: Bool
 
-    public init(type: LegalDocumentType, version: String, lastUpdated: Date, publishedAt: Date, effectiveAt: Date,
-                digest: String, material: Bool) {
+    public init(
+        type: LegalDocumentType, version: String, lastUpdated: Date, publishedAt: Date, effectiveAt: Date,
+        digest: String, material: Bool
+    ) {
         self.type = type
         self.version = version
         self.lastUpdated = lastUpdated

@@ -82,8 +82,10 @@ public enum LegalPublish: RPCMethod {
         /// Whether users must accept again.
         public var material: Bool
 
-        public init(type: LegalDocumentType, version: String, content: String, lastUpdated: Date? = nil,
-                    effectiveAt: Date? = nil, material: Bool) {
+        public init(
+            type: LegalDocumentType, version: String, content: String, lastUpdated: Date? = nil,
+            effectiveAt: Date? = nil, material: Bool
+        ) {
             self.type = type
             self.version = version
             self.content = content

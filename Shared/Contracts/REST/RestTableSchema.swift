@@ -93,10 +93,12 @@ public struct RestTableSchema: Sendable {
             case "null", "not_null": break
             case "true", "false", "unknown":
                 guard column.type == .boolean else {
-                    throw RestQueryError(code: "42804", message: "argument of IS \(value.uppercased()) must be type boolean, not type of column \(column.name)")
+                    throw RestQueryError(
+                        code: "42804", message: "argument of IS \(value.uppercased()) must be type boolean, not type of column \(column.name)")
                 }
             default:
-                throw RestQueryError(code: "PGRST100", message: "failed to parse filter (is.\(value))", details: "is. takes null, not_null, true, false or unknown")
+                throw RestQueryError(
+                    code: "PGRST100", message: "failed to parse filter (is.\(value))", details: "is. takes null, not_null, true, false or unknown")
             }
         case .like, .ilike:
             guard column.type == .text else {
@@ -104,7 +106,9 @@ public struct RestTableSchema: Sendable {
                     status: 404, code: "42883", message: "operator does not exist: \(column.type.rawValue) ~~ unknown",
                     hint: "like and ilike apply to text columns")
             }
-            guard condition.values.count == 1 else { throw RestQueryError(code: "PGRST100", message: "failed to parse filter (\(condition.op.rawValue))") }
+            guard condition.values.count == 1 else {
+                throw RestQueryError(code: "PGRST100", message: "failed to parse filter (\(condition.op.rawValue))")
+            }
         case .in:
             for value in condition.values { try check(value, of: column) }
         default:
@@ -165,7 +169,8 @@ public enum RestTimestamp {
             index += 1
             return true
         }
-        guard digits(4) != nil, take(45), let month = digits(2), (1...12).contains(month), take(45), let day = digits(2), (1...31).contains(day) else { return nil }
+        guard digits(4) != nil, take(45), let month = digits(2), (1...12).contains(month), take(45), let day = digits(2), (1...31).contains(day)
+        else { return nil }
         if index == characters.count { return text + "T00:00:00Z" }
         guard take(84) || take(32), let hour = digits(2), hour < 24, take(58), let minute = digits(2), minute < 60 else { return nil }
         if take(58) {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Why a call to Apple's token endpoints failed. No case carries a token or secret.
@@ -41,10 +42,12 @@ public struct AppleTokenClient: Sendable {
 
     /// Exchanges an authorization code (valid five minutes, once) for Apple's refresh token.
     public func exchange(code: String) async throws -> Grant {
-        let data = try await post("auth/token", [
-            ("client_id", secret.clientID), ("client_secret", try secret.make()), ("code", code),
-            ("grant_type", "authorization_code"),
-        ])
+        let data = try await post(
+            "auth/token",
+            [
+                ("client_id", secret.clientID), ("client_secret", try secret.make()), ("code", code),
+                ("grant_type", "authorization_code"),
+            ])
         struct Reply: Decodable {
             let refresh_token: String?
             let id_token: String?
@@ -57,10 +60,12 @@ public struct AppleTokenClient: Sendable {
 
     /// Revokes a refresh token (Apple answers 200 also for a token already revoked).
     public func revoke(refreshToken: String) async throws {
-        _ = try await post("auth/revoke", [
-            ("client_id", secret.clientID), ("client_secret", try secret.make()), ("token", refreshToken),
-            ("token_type_hint", "refresh_token"),
-        ])
+        _ = try await post(
+            "auth/revoke",
+            [
+                ("client_id", secret.clientID), ("client_secret", try secret.make()), ("token", refreshToken),
+                ("token_type_hint", "refresh_token"),
+            ])
     }
 
     private func post(_ path: String, _ fields: [(String, String)]) async throws -> Data {

@@ -71,8 +71,10 @@ public enum Base64URL {
             var index = 0
             var position = 0
             while index + 4 <= count {
-                let a = values[Int(input[index])], b = values[Int(input[index + 1])]
-                let c = values[Int(input[index + 2])], d = values[Int(input[index + 3])]
+                let a = values[Int(input[index])]
+                let b = values[Int(input[index + 1])]
+                let c = values[Int(input[index + 2])]
+                let d = values[Int(input[index + 3])]
                 guard (a | b | c | d) & 0xC0 == 0 else { return false }  // 0xFF (not in the alphabet) has these bits
                 let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                 out[position] = UInt8(truncatingIfNeeded: chunk >> 16)
@@ -83,12 +85,15 @@ public enum Base64URL {
             }
             switch tail {
             case 2:
-                let a = values[Int(input[index])], b = values[Int(input[index + 1])]
+                let a = values[Int(input[index])]
+                let b = values[Int(input[index + 1])]
                 // Canonical only: the 4 bits after the last whole byte must be zero.
                 guard (a | b) & 0xC0 == 0, b & 0x0F == 0 else { return false }
                 out[position] = a << 2 | b >> 4
             case 3:
-                let a = values[Int(input[index])], b = values[Int(input[index + 1])], c = values[Int(input[index + 2])]
+                let a = values[Int(input[index])]
+                let b = values[Int(input[index + 1])]
+                let c = values[Int(input[index + 2])]
                 guard (a | b | c) & 0xC0 == 0, c & 0x03 == 0 else { return false }
                 out[position] = a << 2 | b >> 4
                 out[position + 1] = b << 4 | c >> 2

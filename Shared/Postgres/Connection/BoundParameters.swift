@@ -49,8 +49,9 @@ struct BoundParameters {
                 try values.withUnsafeBufferPointer { values in
                     try lengths.withUnsafeBufferPointer { lengths in
                         try formats.withUnsafeBufferPointer { formats in
-                            try body(count, types.baseAddress, values.baseAddress, lengths.baseAddress,
-                                     formats.baseAddress)
+                            try body(
+                                count, types.baseAddress, values.baseAddress, lengths.baseAddress,
+                                formats.baseAddress)
                         }
                     }
                 }

@@ -99,9 +99,10 @@ extension PostgresConnection {
                 }
             case PGRES_PIPELINE_ABORTED:
                 PQclear(result)
-                current = .failure(PostgresError(
-                    kind: .server, operation: "pipeline",
-                    message: "not executed: an earlier statement in the pipeline failed"))
+                current = .failure(
+                    PostgresError(
+                        kind: .server, operation: "pipeline",
+                        message: "not executed: an earlier statement in the pipeline failed"))
             default:
                 let outcome = Result { try checkResult(result, operation: "PQgetResult") }
                     .mapError { $0 as? PostgresError ?? PostgresError(kind: .server, operation: "PQgetResult", message: "\($0)") }

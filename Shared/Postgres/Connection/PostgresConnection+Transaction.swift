@@ -34,7 +34,8 @@ extension PostgresConnection {
         // COMMIT of a transaction aborted by an error the body caught "succeeds" as ROLLBACK.
         if depth == 0, commit.commandTag == "ROLLBACK" {
             throw PostgresError(
-                kind: .server, operation: "COMMIT", message: "the transaction was aborted by an "
+                kind: .server, operation: "COMMIT",
+                message: "the transaction was aborted by an "
                     + "earlier error and has been rolled back", sqlState: "25P02")
         }
         return value
@@ -46,9 +47,11 @@ extension PostgresConnection {
         do {
             try query(sql)
         } catch let rollbackError {
-            logger.warning("postgres rollback failed", metadata: [
-                "error": "\(rollbackError)", "cause": "\(error)",
-            ])
+            logger.warning(
+                "postgres rollback failed",
+                metadata: [
+                    "error": "\(rollbackError)", "cause": "\(error)",
+                ])
         }
     }
 

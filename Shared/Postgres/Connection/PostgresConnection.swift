@@ -54,7 +54,7 @@ public actor PostgresConnection {
     private func open() throws {
         let keys = configuration.options.map { strdup($0.key) } + [nil]
         let values = configuration.options.map { strdup($0.value) } + [nil]
-        defer { (keys + values).forEach { free($0) } }
+        defer { for pointer in keys + values { free(pointer) } }
         let raw = keys.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { keys in
             values.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { values in
                 PQconnectdbParams(keys.baseAddress, values.baseAddress, 0)
@@ -67,12 +67,18 @@ public actor PostgresConnection {
             throw error
         }
         self.raw = raw
-        PQsetNoticeReceiver(raw, { context, result in
-            guard let context, let result else { return }
-            Unmanaged<NoticeContext>.fromOpaque(context).takeUnretainedValue().log(result)
-        }, Unmanaged.passUnretained(noticeContext).toOpaque())
-        logger.debug("postgres connected", metadata: ["target": "\(configuration)",
-                                                      "backend_pid": "\(PQbackendPID(raw))"])
+        PQsetNoticeReceiver(
+            raw,
+            { context, result in
+                guard let context, let result else { return }
+                Unmanaged<NoticeContext>.fromOpaque(context).takeUnretainedValue().log(result)
+            }, Unmanaged.passUnretained(noticeContext).toOpaque())
+        logger.debug(
+            "postgres connected",
+            metadata: [
+                "target": "\(configuration)",
+                "backend_pid": "\(PQbackendPID(raw))",
+            ])
     }
 
     /// Closes the connection (`PQfinish`). Later calls throw a `.closed` error. Idempotent.

@@ -120,8 +120,11 @@ extension UUID: PostgresDecodable {
     public static func decode(from cell: PostgresCell) throws -> UUID {
         let b = try cell.nonNull(UUID.self)
         guard cell.typeOID == PostgresTypeOID.uuid, b.count == 16 else { throw cell.mismatch(UUID.self) }
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                           b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return UUID(
+            uuid: (
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+            ))
     }
 }
 

@@ -3,7 +3,10 @@ import Foundation
 /// One bound parameter as libpq sends it: a type OID (0 lets the server infer it), a format,
 /// and the bytes.
 public struct PostgresParameter: Sendable, Equatable {
-    public enum Format: Int32, Sendable { case text = 0, binary = 1 }
+    public enum Format: Int32, Sendable {
+        case text = 0
+        case binary = 1
+    }
     public var typeOID: UInt32
     public var format: Format
     public var bytes: [UInt8]
@@ -73,7 +76,11 @@ extension Double: PostgresEncodable {
     /// Swift's `description` is the shortest text that round-trips, which `float8in` parses.
     public var postgresParameter: PostgresParameter {
         let text: String
-        if isNaN { text = "NaN" } else if isInfinite { text = self < 0 ? "-Infinity" : "Infinity" } else {
+        if isNaN {
+            text = "NaN"
+        } else if isInfinite {
+            text = self < 0 ? "-Infinity" : "Infinity"
+        } else {
             text = description
         }
         return PostgresParameter(text: text, typeOID: PostgresTypeOID.float8)

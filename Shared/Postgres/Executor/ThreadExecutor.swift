@@ -79,10 +79,12 @@ private final class JobQueue: Sendable {
     }
 
     func runLoop() {
-        guard let executor = state.withLock({ state -> UnownedSerialExecutor? in
-            state.thread = pthread_self()
-            return state.executor
-        }) else { return }
+        guard
+            let executor = state.withLock({ state -> UnownedSerialExecutor? in
+                state.thread = pthread_self()
+                return state.executor
+            })
+        else { return }
         while true {
             wakeUp.wait()
             let (job, done) = state.withLock { state -> (UnownedJob?, Bool) in

@@ -1,6 +1,7 @@
 import CLibPQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An open large object (`lo_open` descriptor) on one connection, with 64-bit offsets.

@@ -58,7 +58,8 @@ public struct Migrator: Sendable {
             }
         }
         // The schema name is validated above ([a-z_][a-z0-9_]*): DDL cannot take parameters.
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE SCHEMA IF NOT EXISTS \(schema);
             CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
                 version integer PRIMARY KEY,
@@ -81,9 +82,11 @@ public struct Migrator: Sendable {
         }
         let known = Set(migrations.map(\.version))
         for (version, record) in applied where !known.contains(version) {
-            logger.warning("migrations: applied migration not in this build", metadata: [
-                "schema": "\(schema)", "migration": "\(record.name)",
-            ])
+            logger.warning(
+                "migrations: applied migration not in this build",
+                metadata: [
+                    "schema": "\(schema)", "migration": "\(record.name)",
+                ])
         }
         var done: [String] = []
         for migration in migrations where applied[migration.version] == nil {

@@ -82,9 +82,11 @@ extension PostgresPool {
     }
 
     private func timeoutError() -> PostgresError {
-        logger.warning("postgres pool checkout timed out", metadata: [
-            "max_connections": "\(maxConnections)", "timeout": "\(checkoutTimeout)",
-        ])
+        logger.warning(
+            "postgres pool checkout timed out",
+            metadata: [
+                "max_connections": "\(maxConnections)", "timeout": "\(checkoutTimeout)",
+            ])
         return PostgresError(
             kind: .checkoutTimeout, operation: "PostgresPool.checkout",
             message: "no connection became free within \(checkoutTimeout) "

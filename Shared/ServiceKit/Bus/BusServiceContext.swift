@@ -21,8 +21,10 @@ public final class BusServiceContext: Sendable {
     private let clients = LockedValue<[ServiceName: RPCClient]>([:])
     private let consumers = LockedValue<[String: EventConsumer]>([:])
 
-    init(name: String, runtime: ServiceRuntime, bus: BusSettings, pool: PostgresPool, server: RPCServer,
-         publisher: EventPublisher, outbox: Outbox) {
+    init(
+        name: String, runtime: ServiceRuntime, bus: BusSettings, pool: PostgresPool, server: RPCServer,
+        publisher: EventPublisher, outbox: Outbox
+    ) {
         self.name = name
         self.runtime = runtime
         self.bus = bus

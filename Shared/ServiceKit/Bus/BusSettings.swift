@@ -31,7 +31,9 @@ public struct BusSettings: Sendable {
     public init(defaultRPCBind: String, defaultEventsBind: String, environment env: EnvironmentReader) throws {
         rpcBind = env.list("RPC_BIND", default: [defaultRPCBind], "Endpoints this service's RPC (ROUTER) socket binds, comma-separated.")
         eventsBind = env.list("EVENTS_BIND", default: [defaultEventsBind], "Endpoints this service's event (PUB) socket binds.")
-        let secret = env.secret("BUS_SECRET_KEY", default: "", "This process's CURVE secret key (Z85, 40 characters; `compass keys generate`). Empty: plaintext bus, local development only.")
+        let secret = env.secret(
+            "BUS_SECRET_KEY", default: "",
+            "This process's CURVE secret key (Z85, 40 characters; `compass keys generate`). Empty: plaintext bus, local development only.")
         if secret.revealed.isEmpty {
             keys = nil
         } else {
@@ -40,7 +42,9 @@ public struct BusSettings: Sendable {
             }
         }
         var admitted: [String: String] = [:]
-        for entry in env.list("BUS_ADMITTED_KEYS", default: [], "Client public keys this service admits, as name=publickey pairs, comma-separated (CURVE only).") {
+        for entry in env.list(
+            "BUS_ADMITTED_KEYS", default: [], "Client public keys this service admits, as name=publickey pairs, comma-separated (CURVE only).")
+        {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, parts[1].utf8.count == 40, !parts[0].isEmpty else {
                 throw ConfigurationError(variable: "BUS_ADMITTED_KEYS", value: entry, expected: "name=<40-character Z85 public key>")
@@ -48,32 +52,43 @@ public struct BusSettings: Sendable {
             admitted[parts[1]] = parts[0]
         }
         self.admitted = admitted
-        principalAsserters = Set(env.list(
-            "BUS_PRINCIPAL_ASSERTERS", default: ["gateway", "operator", "accounts"],
-            "Admitted peers whose `principal` (the user a request acts for) is honoured; other peers act as themselves."))
-        servicesActingForUsers = Set(env.list(
-            "BUS_SERVICES_ACTING_FOR_USERS", default: ["gateway", "accounts"],
-            "Peers whose own service principal may read or write any user's records (CURVE only); any other admitted service acting as itself is refused with `forbidden` where a user's data is concerned."))
+        principalAsserters = Set(
+            env.list(
+                "BUS_PRINCIPAL_ASSERTERS", default: ["gateway", "operator", "accounts"],
+                "Admitted peers whose `principal` (the user a request acts for) is honoured; other peers act as themselves."))
+        servicesActingForUsers = Set(
+            env.list(
+                "BUS_SERVICES_ACTING_FOR_USERS", default: ["gateway", "accounts"],
+                "Peers whose own service principal may read or write any user's records (CURVE only); any other admitted service acting as itself is refused with `forbidden` where a user's data is concerned."
+            ))
         var peers: [ServiceName: Peer] = [:]
         for peer in ServiceName.allCases {
             let prefix = peer.variablePrefix
             peers[peer] = Peer(
-                rpc: env.list("\(prefix)_RPC_ENDPOINTS", default: [peer.defaultRPCEndpoint], "Where to reach the \(peer.rawValue) service's RPC socket (several: requests spread over them)."),
-                events: env.list("\(prefix)_EVENTS_ENDPOINTS", default: [peer.defaultEventsEndpoint], "Where to subscribe to the \(peer.rawValue) service's events."),
-                publicKey: env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).").nilIfEmpty)
+                rpc: env.list(
+                    "\(prefix)_RPC_ENDPOINTS", default: [peer.defaultRPCEndpoint],
+                    "Where to reach the \(peer.rawValue) service's RPC socket (several: requests spread over them)."),
+                events: env.list(
+                    "\(prefix)_EVENTS_ENDPOINTS", default: [peer.defaultEventsEndpoint],
+                    "Where to subscribe to the \(peer.rawValue) service's events."),
+                publicKey: env.string("\(prefix)_PUBLIC_KEY", default: "", "The \(peer.rawValue) service's CURVE public key (when the bus is CURVE).")
+                    .nilIfEmpty)
         }
         self.peers = peers
         let defaults = IdempotencyLimits()
         idempotency = IdempotencyLimits(
             entries: try env.int(
                 "BUS_IDEMPOTENCY_MAX_ENTRIES", default: defaults.entries, in: 0...10_000_000,
-                "Replies to retryable writes this service keeps at most, to answer a retry with the same idempotency key from them (reads are never kept)."),
+                "Replies to retryable writes this service keeps at most, to answer a retry with the same idempotency key from them (reads are never kept)."
+            ),
             bytes: try env.int(
                 "BUS_IDEMPOTENCY_MAX_BYTES", default: defaults.bytes, in: 0...(1 << 40),
-                "Bytes of those replies (payload and attachments, plus 512 per entry) kept at most; the oldest go first. Size it well under the service's memory limit."),
+                "Bytes of those replies (payload and attachments, plus 512 per entry) kept at most; the oldest go first. Size it well under the service's memory limit."
+            ),
             age: try env.duration(
                 "BUS_IDEMPOTENCY_MAX_AGE", default: defaults.age,
-                "How long after its completion a write's reply is repeated to a retry; after it, the same key runs again (stores keep their own durable keys)."))
+                "How long after its completion a write's reply is repeated to a retry; after it, the same key runs again (stores keep their own durable keys)."
+            ))
     }
 
     public var serverSecurity: ServerSecurity {
@@ -85,7 +100,8 @@ public struct BusSettings: Sendable {
     public func clientSecurity(for peer: ServiceName) throws -> ClientSecurity {
         guard let keys else { return .plaintext }
         guard let serverKey = peers[peer]?.publicKey else {
-            throw ConfigurationError.missing("\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
+            throw ConfigurationError.missing(
+                "\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
         }
         return .curve(keys, serverPublicKey: serverKey)
     }

@@ -20,33 +20,43 @@ public struct DatabaseSettings: Sendable {
     public var tcpUserTimeout: Duration
 
     public init(environment env: EnvironmentReader) throws {
-        url = env.secret("DATABASE_URL", default: "", "PostgreSQL connection URL or key=value string for this service's schema (required; `deploy/run` starts a local one).")
+        url = env.secret(
+            "DATABASE_URL", default: "",
+            "PostgreSQL connection URL or key=value string for this service's schema (required; `deploy/run` starts a local one).")
         poolSize = try env.int("DATABASE_POOL_SIZE", default: 8, in: 1...500, "Connections this service keeps at most.")
-        checkoutTimeout = try env.duration("DATABASE_CHECKOUT_TIMEOUT", default: .seconds(5), "How long a request waits for a free connection before failing `unavailable`.")
+        checkoutTimeout = try env.duration(
+            "DATABASE_CHECKOUT_TIMEOUT", default: .seconds(5), "How long a request waits for a free connection before failing `unavailable`.")
         startupTimeout = try env.duration("DATABASE_STARTUP_TIMEOUT", default: .seconds(60), "How long start-up retries reaching the database.")
         statementTimeout = try env.duration(
             "DATABASE_STATEMENT_TIMEOUT", default: .seconds(15),
-            "PostgreSQL `statement_timeout` of this service's sessions: a statement running longer is cancelled and the request answered `unavailable` (HTTP 503 with Retry-After). 0 turns it off. Migrations run without it.")
+            "PostgreSQL `statement_timeout` of this service's sessions: a statement running longer is cancelled and the request answered `unavailable` (HTTP 503 with Retry-After). 0 turns it off. Migrations run without it."
+        )
         lockTimeout = try env.duration(
             "DATABASE_LOCK_TIMEOUT", default: .milliseconds(750),
-            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter; a refused retryable call is retried by its client within its deadline. 0 turns it off.")
+            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter; a refused retryable call is retried by its client within its deadline. 0 turns it off."
+        )
         idleInTransactionTimeout = try env.duration(
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default: .seconds(30),
-            "PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction that long is ended by the server, releasing its locks. 0 turns it off.")
+            "PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction that long is ended by the server, releasing its locks. 0 turns it off."
+        )
         keepalivesIdle = try env.duration(
-            "DATABASE_KEEPALIVES_IDLE", default: .seconds(10), "Idle time before TCP keepalive probes start on a database connection (libpq `keepalives_idle`; TCP connections only).")
+            "DATABASE_KEEPALIVES_IDLE", default: .seconds(10),
+            "Idle time before TCP keepalive probes start on a database connection (libpq `keepalives_idle`; TCP connections only).")
         keepalivesInterval = try env.duration(
             "DATABASE_KEEPALIVES_INTERVAL", default: .seconds(5), "Time between unanswered keepalive probes (libpq `keepalives_interval`).")
         keepalivesCount = try env.int(
-            "DATABASE_KEEPALIVES_COUNT", default: 3, in: 1...100, "Unanswered keepalive probes before the connection is declared dead (libpq `keepalives_count`).")
+            "DATABASE_KEEPALIVES_COUNT", default: 3, in: 1...100,
+            "Unanswered keepalive probes before the connection is declared dead (libpq `keepalives_count`).")
         tcpUserTimeout = try env.duration(
             "DATABASE_TCP_USER_TIMEOUT", default: .seconds(10),
-            "How long sent data may stay unacknowledged before the connection is declared dead (libpq `tcp_user_timeout`): a request to a database host that vanished fails then instead of hanging. 0: the kernel's default.")
+            "How long sent data may stay unacknowledged before the connection is declared dead (libpq `tcp_user_timeout`): a request to a database host that vanished fails then instead of hanging. 0: the kernel's default."
+        )
     }
 
     public func configuration(applicationName: String) throws -> PostgresConfiguration {
         guard !url.revealed.isEmpty else {
-            throw ConfigurationError.missing("DATABASE_URL", expected: "a PostgreSQL URL (deploy/run and deploy/test start a local cluster and set it)")
+            throw ConfigurationError.missing(
+                "DATABASE_URL", expected: "a PostgreSQL URL (deploy/run and deploy/test start a local cluster and set it)")
         }
         var configuration: PostgresConfiguration
         do { configuration = try PostgresConfiguration(url.revealed, applicationName: applicationName) } catch {

@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The HTTP endpoint for orchestrators and scrapers: `GET /healthz`, `GET /readyz`, `GET /metrics`.
 ///
@@ -62,7 +63,12 @@ public final class HealthServer: Service, Sendable {
     }
 
     public func run() async throws {
-        guard let listener = listener.withLock({ descriptor in defer { descriptor = nil }; return descriptor }) else {
+        guard
+            let listener = listener.withLock({ descriptor in
+                defer { descriptor = nil }
+                return descriptor
+            })
+        else {
             throw SystemCallError(call: "HealthServer.run (already ran)", errorNumber: EBADF)
         }
         var wakePair: [Int32] = [-1, -1]
@@ -100,9 +106,9 @@ public final class HealthServer: Service, Sendable {
 
     private static var streamType: Int32 {
         #if canImport(Glibc)
-        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         #else
-        SOCK_STREAM
+            SOCK_STREAM
         #endif
     }
 }

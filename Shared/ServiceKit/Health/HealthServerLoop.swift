@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Bus
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The health server's `poll` loop, run on its own thread: accepts up to
 /// ``HealthServer/Limits/maxConnections`` clients, reads each one's request without ever blocking,

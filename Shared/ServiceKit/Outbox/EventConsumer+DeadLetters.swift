@@ -39,11 +39,12 @@ extension EventConsumer {
                 let (bytes, retriedAt) = try row.decode(Data.self, Date?.self)
                 guard retriedAt == nil else { throw BusError(.conflict, "dead letter \(publisher) #\(sequence) was already retried") }
                 do { try apply(try EnvelopeCodec.decode(bytes), db) } catch { throw HandlerFailure(sequence: sequence, underlying: error) }
-                return try Self.letter(db.query(
-                    """
-                    UPDATE \(schema).dead_letters SET retried_at = now(), attempts = attempts + 1
-                    WHERE publisher = $1 AND sequence = $2 RETURNING \(Self.letterColumns)
-                    """, publisher, sequence)[0])
+                return try Self.letter(
+                    db.query(
+                        """
+                        UPDATE \(schema).dead_letters SET retried_at = now(), attempts = attempts + 1
+                        WHERE publisher = $1 AND sequence = $2 RETURNING \(Self.letterColumns)
+                        """, publisher, sequence)[0])
             }
         } catch let failure as HandlerFailure {
             let message = String(String(describing: failure.underlying).prefix(2000))

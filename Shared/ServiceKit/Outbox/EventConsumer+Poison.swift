@@ -62,10 +62,12 @@ extension EventConsumer {
                     return attempts
                 }
                 guard attempts >= poison.attempts else {
-                    logger.warning("event consumer: handler failed, retrying", metadata: [
-                        "publisher": "\(publisher)", "sequence": "\(failure.sequence)", "attempt": "\(attempts)",
-                        "error": "\(failure.underlying)",
-                    ])
+                    logger.warning(
+                        "event consumer: handler failed, retrying",
+                        metadata: [
+                            "publisher": "\(publisher)", "sequence": "\(failure.sequence)", "attempt": "\(attempts)",
+                            "error": "\(failure.underlying)",
+                        ])
                     try await Task.sleep(for: poison.delay(after: attempts))
                     continue
                 }
@@ -100,9 +102,11 @@ extension EventConsumer {
         }
         guard parked else { return }
         Counter(label: "events_dead_lettered_total", dimensions: [("publisher", publisher), ("type", event.type)]).increment()
-        logger.error("event consumer: event parked as a dead letter", metadata: [
-            "publisher": "\(publisher)", "sequence": "\(sequence)", "type": "\(event.type)", "attempts": "\(attempts)",
-            "error": "\(message)",
-        ])
+        logger.error(
+            "event consumer: event parked as a dead letter",
+            metadata: [
+                "publisher": "\(publisher)", "sequence": "\(sequence)", "type": "\(event.type)", "attempts": "\(attempts)",
+                "error": "\(message)",
+            ])
     }
 }

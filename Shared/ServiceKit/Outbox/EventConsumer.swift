@@ -139,7 +139,7 @@ public final class EventConsumer: Service, Sendable {
             for event in events {
                 guard let sequence = event.sequence, sequence > last else { continue }  // applied before
                 guard sequence == last + 1 else { break }  // a gap: stop; catch-up fills it
-                do { try apply(event, db) } catch where !HandlerFailure.isTransient(error) {
+                do { try apply(event, db) } catch  where !HandlerFailure.isTransient(error) {
                     throw HandlerFailure(sequence: sequence, underlying: error)
                 }
                 last = sequence

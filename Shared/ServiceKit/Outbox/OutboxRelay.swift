@@ -66,7 +66,8 @@ public final class OutboxRelay: Service, Sendable {
         let events: [Envelope] = try await pool.withTransaction { db in
             let locked = try db.query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", "compass.outbox.\(schema)")
             guard try locked[0].decode(Bool.self, column: 0) else { return [] }
-            let rows = try db.query("""
+            let rows = try db.query(
+                """
                 WITH base AS (SELECT coalesce(max(sequence), 0) AS last FROM \(schema).outbox),
                      next AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM \(schema).outbox
                               WHERE sequence IS NULL ORDER BY id LIMIT $1)

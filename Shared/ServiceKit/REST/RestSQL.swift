@@ -61,7 +61,9 @@ public struct RestSQL: Sendable {
     }
 
     func expression(_ column: String) throws -> String {
-        guard let expression = expressions[column] else { throw BusError(.invalidArgument, "column \(schema.name).\(column) does not exist", details: ["code": "42703"]) }
+        guard let expression = expressions[column] else {
+            throw BusError(.invalidArgument, "column \(schema.name).\(column) does not exist", details: ["code": "42703"])
+        }
         return expression
     }
 
@@ -72,7 +74,9 @@ public struct RestSQL: Sendable {
             return condition.negated ? "NOT (\(text))" : "(\(text))"
         case .group(let group):
             let members = try group.members.map { try sql($0, &builder) }
-            let joined = members.isEmpty ? (group.junction == .and ? "TRUE" : "FALSE")
+            let joined =
+                members.isEmpty
+                ? (group.junction == .and ? "TRUE" : "FALSE")
                 : members.joined(separator: group.junction == .and ? " AND " : " OR ")
             return group.negated ? "NOT (\(joined))" : "(\(joined))"
         }
@@ -100,13 +104,14 @@ public struct RestSQL: Sendable {
             guard !condition.values.isEmpty else { return "FALSE" }
             return "\(expression) IN (\(condition.values.map(bound).joined(separator: ", ")))"
         case .is:
-            let test = switch condition.values[0] {
-            case "null": "NULL"
-            case "not_null": "NOT NULL"
-            case "true": "TRUE"
-            case "false": "FALSE"
-            default: "UNKNOWN"
-            }
+            let test =
+                switch condition.values[0] {
+                case "null": "NULL"
+                case "not_null": "NOT NULL"
+                case "true": "TRUE"
+                case "false": "FALSE"
+                default: "UNKNOWN"
+                }
             return "\(expression) IS \(test)"
         }
     }

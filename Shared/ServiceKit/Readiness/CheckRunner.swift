@@ -71,7 +71,10 @@ private final class FirstOutcome: Sendable {
             guard !state.resolved else { return (nil, nil) }
             state.resolved = true
             if state.continuation == nil { state.early = status }
-            defer { state.continuation = nil; state.cleanup = nil }
+            defer {
+                state.continuation = nil
+                state.cleanup = nil
+            }
             return (state.continuation, state.cleanup)
         }
         continuation?.resume(returning: status)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A C call that failed: which call and the `errno` it left, e.g. `bind failed: Address already in
@@ -45,7 +45,7 @@ func nonBlockingSystemCall<Result: FixedWidthInteger>(_ name: String, _ body: ()
 {
     do {
         return try systemCall(name, body)
-    } catch where error.errorNumber == EAGAIN || error.errorNumber == EWOULDBLOCK {
+    } catch  where error.errorNumber == EAGAIN || error.errorNumber == EWOULDBLOCK {
         return nil
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Opening a listening TCP socket on a numeric address, with the C calls of ``systemCall(_:_:)``.
@@ -72,9 +72,9 @@ enum TCPListener {
 
     private static func socketType() -> Int32 {
         #if canImport(Glibc)
-        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         #else
-        SOCK_STREAM
+            SOCK_STREAM
         #endif
     }
 

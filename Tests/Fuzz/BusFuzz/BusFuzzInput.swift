@@ -34,7 +34,8 @@ enum BusFuzzInput {
         }
         let again = EnvelopeCodec.encode(decoded)
         guard again == encoded, (try? EnvelopeCodec.decode(again)) == decoded else {
-            fatalError("""
+            fatalError(
+                """
                 envelope not stable in a round trip:
                 \(Array(encoded))
                 \(Array(again))

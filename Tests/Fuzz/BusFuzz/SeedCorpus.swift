@@ -6,7 +6,9 @@ import Foundation
 enum SeedCorpus {
     static func write(to folder: URL) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let payload = Data(#"{"id":"6F1B1C1E-2C53-4A53-9A27-3E1E8C1A0B11","kind":"accept","at":"2026-01-02T03:04:05.678Z","version":"2025-12-12","items":[{"name":"a","count":1},{"name":"é\n"}],"ratio":0.5,"flag":true}"#.utf8)
+        let payload = Data(
+            #"{"id":"6F1B1C1E-2C53-4A53-9A27-3E1E8C1A0B11","kind":"accept","at":"2026-01-02T03:04:05.678Z","version":"2025-12-12","items":[{"name":"a","count":1},{"name":"é\n"}],"ratio":0.5,"flag":true}"#
+                .utf8)
         var request = Envelope(
             kind: .request, type: "audit.record", traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
             principal: .user("6F1B1C1E-2C53-4A53-9A27-3E1E8C1A0B11"), idempotencyKey: "key-1", payload: payload)

@@ -4,8 +4,8 @@ import Foundation
 import LegalService
 import Postgres
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// The Legal service's real handlers, store and outbox in this process, on a private schema of
 /// the test cluster, behind a real RPC server and PUB socket on ephemeral loopback ports. Tests
@@ -62,7 +62,8 @@ struct InProcessLegal {
     ) async throws -> LegalVersionSummary {
         try await call(
             LegalPublish.self,
-            LegalPublish.Request(type: type, version: version, content: content, lastUpdated: lastUpdated, effectiveAt: effectiveAt, material: material),
+            LegalPublish.Request(
+                type: type, version: version, content: content, lastUpdated: lastUpdated, effectiveAt: effectiveAt, material: material),
             principal: Self.operatorPrincipal)
     }
 

@@ -2,8 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// The real `Legal` executable as a child process. It always uses the schema `legal` (its name),
 /// so each test gives it a database of its own (`TestDatabase.withDatabase`): exact counts of

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
 @testable import ServiceKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A blocking HTTP/1.1 client on plain sockets for talking to the health server in tests. Every
 /// blocking call runs on a fresh `Thread`, never on the cooperative pool (which the server's

@@ -2,6 +2,7 @@ import Foundation
 import Locks
 import Logging
 import Testing
+
 @testable import ServiceKit
 
 /// A ``ServiceRuntime`` on an ephemeral loopback port with fast readiness polling, for tests.

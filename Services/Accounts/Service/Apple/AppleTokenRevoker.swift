@@ -1,6 +1,6 @@
-import Foundation
 import Bus
 import Contracts
+import Foundation
 import Identity
 import Logging
 import Metrics
@@ -58,13 +58,19 @@ struct AppleTokenRevoker: Service {
                     try await store.settleRevocation(
                         due, grant: AppleGrantRevocation(status: .revocationFailed, attempts: attempts, settledAt: Date()), certifier: certifier)
                     Self.givenUp.increment()
-                    logger.error("apple token revocation given up", metadata: [
-                        "token": "\(due.id)", "attempts": "\(attempts)", "error": "\(error)"])
+                    logger.error(
+                        "apple token revocation given up",
+                        metadata: [
+                            "token": "\(due.id)", "attempts": "\(attempts)", "error": "\(error)",
+                        ])
                 } else {
                     try await store.revocationFailed(due.id, attempts: attempts, retryAfterMilliseconds: backoff[attempts - 1].inMilliseconds)
                     Self.retried.increment()
-                    logger.warning("apple token revocation failed; will retry", metadata: [
-                        "token": "\(due.id)", "attempts": "\(attempts)", "error": "\(error)"])
+                    logger.warning(
+                        "apple token revocation failed; will retry",
+                        metadata: [
+                            "token": "\(due.id)", "attempts": "\(attempts)", "error": "\(error)",
+                        ])
                 }
             } catch {
                 logger.warning("could not record the apple token revocation attempt", metadata: ["error": "\(error)"])

@@ -68,7 +68,8 @@ public struct DeletionCertifier: Sendable {
                     category: "consent_records",
                     note: "proof that terms or privacy versions were accepted or declined, kept as legal evidence; "
                         + "identity, IP address and device erased (pseudonymised)"),
-                CertificateEntry(category: "deletion_record", count: 1, note: "the account id and deletion time, to answer repeats; no personal data"),
+                CertificateEntry(
+                    category: "deletion_record", count: 1, note: "the account id and deletion time, to answer repeats; no personal data"),
             ],
             appleGrant: facts.appleGrant)
         return try sign(claims)

@@ -94,8 +94,14 @@ struct DeletionHandlers: Sendable {
                 }
                 taken?.resume()
             }
-            Task { await task.value; resume() }
-            Task { try? await Task.sleep(for: limit); resume() }
+            Task {
+                await task.value
+                resume()
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                resume()
+            }
         }
     }
 
@@ -119,7 +125,7 @@ struct DeletionHandlers: Sendable {
                 DeletionItem(
                     category: "consent_records",
                     description: "Records that a version of the terms or privacy policy was accepted or declined, kept as legal proof "
-                        + "with no link to you: your identity, IP address and device are erased from them."),
+                        + "with no link to you: your identity, IP address and device are erased from them.")
             ])
     }
 }

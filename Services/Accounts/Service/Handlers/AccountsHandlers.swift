@@ -68,8 +68,9 @@ struct AccountsHandlers: Sendable {
             return AccountsRestrictedUsers.Reply(
                 rulesVersion: rules.version, restrictedStates: rules.restrictedStates,
                 users: users.map {
-                    RestrictedUser(id: $0.id, state: $0.state, eligibilityRulesVersion: $0.eligibilityRulesVersion,
-                                   eligibilityConfirmedAt: $0.eligibilityConfirmedAt)
+                    RestrictedUser(
+                        id: $0.id, state: $0.state, eligibilityRulesVersion: $0.eligibilityRulesVersion,
+                        eligibilityConfirmedAt: $0.eligibilityConfirmedAt)
                 })
         }
     }

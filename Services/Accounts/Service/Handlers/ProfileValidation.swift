@@ -15,7 +15,9 @@ enum ProfileValidation {
         var change = ProfileChange(clientIP: request.clientIP, userAgent: request.userAgent)
         if let raw = request.name {
             let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty, name.utf8.count <= 200 else { throw BusError(.invalidArgument, "name must be 1 to 200 bytes", details: ["field": "name"]) }
+            guard !name.isEmpty, name.utf8.count <= 200 else {
+                throw BusError(.invalidArgument, "name must be 1 to 200 bytes", details: ["field": "name"])
+            }
             guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw BusError(.invalidArgument, "name must not contain control characters", details: ["field": "name"])
             }

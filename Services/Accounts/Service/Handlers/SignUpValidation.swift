@@ -1,8 +1,9 @@
 import Bus
 import Contracts
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Input rules of the `accounts.*` requests, refused before anything is read or written.
@@ -46,7 +47,9 @@ enum SignUpValidation {
 
     /// `conflict` naming the version in effect, so the client can fetch and show it.
     static func staleTerms(_ given: String?, current: String) -> BusError {
-        BusError(.conflict, "terms of service version \(given ?? "(none)") is not the version in effect (\(current)): read the terms in effect (GET /api/terms) and accept that version",
-                 details: ["currentVersion": current])
+        BusError(
+            .conflict,
+            "terms of service version \(given ?? "(none)") is not the version in effect (\(current)): read the terms in effect (GET /api/terms) and accept that version",
+            details: ["currentVersion": current])
     }
 }

@@ -46,7 +46,8 @@ struct TermsActions: Sendable {
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? MessageID.text(of: MessageID.make())
         // The key Audit gets is this one with a prefix: both must pass the bus's one rule.
         guard IdempotencyKeyRule.isValidBusKey(auditKey(.decline, callKey)) else {
-            throw BusError(.invalidArgument, "the idempotency key is too long (the bus allows \(IdempotencyKeyRule.busKeyMaximumBytes) bytes with its scope)")
+            throw BusError(
+                .invalidArgument, "the idempotency key is too long (the bus allows \(IdempotencyKeyRule.busKeyMaximumBytes) bytes with its scope)")
         }
         return callKey
     }

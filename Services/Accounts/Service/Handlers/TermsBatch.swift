@@ -68,8 +68,9 @@ struct TermsBatch: Sendable {
         let records = indices.map { index in
             let request = items[index].request
             return AuditRecordBatch.Item(
-                record: .init(userId: request.userId, documentType: .termsOfService, version: current, action: .accept,
-                              clientIP: request.clientIP, userAgent: request.userAgent),
+                record: .init(
+                    userId: request.userId, documentType: .termsOfService, version: current, action: .accept,
+                    clientIP: request.clientIP, userAgent: request.userAgent),
                 idempotencyKey: TermsActions.auditKey(.accept, keys[index]!))
         }
         let receipts: [ItemOutcome<ConsentReceipt>]
@@ -97,7 +98,8 @@ struct TermsBatch: Sendable {
         for (index, receipt) in recorded {
             do {
                 guard let user = stored[items[index].request.userId] else { throw AccountsHandlers.unknown(items[index].request.userId) }
-                outcomes[index] = ItemOutcome(value: try await TermsActions.view(of: user, acceptedVersion: receipt.version, current: current, peers: peers))
+                outcomes[index] = ItemOutcome(
+                    value: try await TermsActions.view(of: user, acceptedVersion: receipt.version, current: current, peers: peers))
             } catch {
                 fail(index, error)
             }

@@ -62,17 +62,19 @@ struct SessionHandlers: Sendable {
         } catch let error as IdentityError {
             throw Self.refusal(error)
         }
-        let user = try await signUp.getOrCreate(.init(
-            appleId: claims.subject, email: request.email ?? claims.email, name: request.name,
-            clientIP: request.clientIP, userAgent: request.userAgent))
+        let user = try await signUp.getOrCreate(
+            .init(
+                appleId: claims.subject, email: request.email ?? claims.email, name: request.name,
+                clientIP: request.clientIP, userAgent: request.userAgent))
         let refresh = RefreshToken.generate()
         let session = try await store.openSession(appleId: claims.subject, refreshHash: refresh.hash, lifetimeSeconds: lifetimeSeconds)
         let grant = try issue(session, refresh: refresh)
         var stored: Bool?
         if let code = request.authorizationCode { stored = await storeAppleToken(code: code, appleId: claims.subject, logger: logger) }
-        return .init(user: user, sessionId: grant.sessionId, sessionToken: grant.sessionToken,
-                     sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, appleTokenStored: stored,
-                     accountId: grant.accountId)
+        return .init(
+            user: user, sessionId: grant.sessionId, sessionToken: grant.sessionToken,
+            sessionExpiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, appleTokenStored: stored,
+            accountId: grant.accountId)
     }
 
     /// Exchanges the authorization code at Apple and stores the refresh token sealed; false (logged
@@ -101,7 +103,10 @@ struct SessionHandlers: Sendable {
             try await exchangeAndStore(code: request.authorizationCode, appleId: session.appleId, checkSubject: true)
         } catch AppleTokenError.refused(let status, let error) where (400..<500).contains(status) {
             logger.warning("apple refused a handed-over authorization code", metadata: ["status": "\(status)", "error": "\(error ?? "")"])
-            throw BusError(.invalidArgument, "Apple refused the authorization code (\(error ?? "status \(status)")): it is single-use and lasts five minutes; sign in with Apple again for a new one")
+            throw BusError(
+                .invalidArgument,
+                "Apple refused the authorization code (\(error ?? "status \(status)")): it is single-use and lasts five minutes; sign in with Apple again for a new one"
+            )
         } catch let error as BusError {
             throw error
         } catch {
@@ -171,10 +176,12 @@ struct SessionHandlers: Sendable {
             outbox.committed()
             Self.reuseDetected.increment()
             // A security event: the session and user, never a token.
-            logger.warning("security: refresh token reused after rotation; session revoked", metadata: [
-                "event": "refresh_token_reuse", "session_id": "\(sessionId.uuidString.lowercased())",
-                "user_id": "\(revoked?.userId.map { $0.uuidString.lowercased() } ?? "none")",
-            ])
+            logger.warning(
+                "security: refresh token reused after rotation; session revoked",
+                metadata: [
+                    "event": "refresh_token_reuse", "session_id": "\(sessionId.uuidString.lowercased())",
+                    "user_id": "\(revoked?.userId.map { $0.uuidString.lowercased() } ?? "none")",
+                ])
             throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again")
         case .refused:
             throw BusError(.unauthenticated, "the refresh token is unknown, already used, revoked or expired; sign in again")
@@ -231,7 +238,8 @@ struct SessionHandlers: Sendable {
         let session = try await store.bindPending(found)
         guard session.revokedAt == nil else { throw BusError(.unauthenticated, "the session was signed out") }
         guard session.isOpen() else { throw BusError(.unauthenticated, "the session has expired; sign in again") }
-        return .init(userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt, accountId: session.accountID)
+        return .init(
+            userId: session.userId, appleId: session.appleId, sessionId: session.id, expiresAt: claims.expiresAt, accountId: session.accountID)
     }
 
     /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account

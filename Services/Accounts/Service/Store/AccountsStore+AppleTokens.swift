@@ -52,7 +52,8 @@ extension AccountsStore {
         try await pool.withTransaction { db in
             try db.execute("DELETE FROM \(tokens) WHERE id = $1", due.id)
             guard let certificateId = due.certificateId,
-                let token = try db.query("SELECT token FROM \(certificates) WHERE id = $1 FOR UPDATE", certificateId).first?.decode(String.self, column: 0)
+                let token = try db.query("SELECT token FROM \(certificates) WHERE id = $1 FOR UPDATE", certificateId).first?.decode(
+                    String.self, column: 0)
             else { return }
             let amended = try certifier.amend(try DeletionCertifier.decode(token), appleGrant: grant)
             try db.execute("UPDATE \(certificates) SET token = $2 WHERE id = $1", certificateId, amended.token)

@@ -60,13 +60,15 @@ extension AccountsStore {
                 """
                 SELECT t.deleted_at, c.token FROM \(tombstones) t LEFT JOIN \(certificates) c ON c.user_id = t.user_id
                 WHERE t.user_id = $1 AND t.request_id = $2
-                """, id, request).first
+                """, id, request
+            ).first
             if let done {
                 let (at, token) = try done.decode(Date.self, String?.self)
                 return DeletionOutcome(deletedAt: at, created: false, certificate: try token.map(DeletionCertifier.decode))
             }
             let pending = try db.query(
-                "SELECT expires_at <= now(), requested_at FROM \(requests) WHERE id = $1 AND user_id = $2 FOR UPDATE", request, id).first
+                "SELECT expires_at <= now(), requested_at FROM \(requests) WHERE id = $1 AND user_id = $2 FOR UPDATE", request, id
+            ).first
             guard let pending else { throw BusError(.notFound, "no pending deletion \(request.uuidString.lowercased()) for this user") }
             let (expired, requestedAt) = try pending.decode(Bool.self, Date.self)
             guard !expired else { throw BusError(.gone, "the deletion request has expired; request it again") }
@@ -87,21 +89,23 @@ extension AccountsStore {
         else { throw BusError(.notFound, "no user \(id.uuidString.lowercased())") }
         let confirmations = try db.query("SELECT count(*)::bigint FROM \(names.confirmations) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
         let sessions = try db.query("SELECT count(*)::bigint FROM \(names.sessions) WHERE user_id = $1", id)[0].decode(Int.self, column: 0)
-        let queued: [UUID] = switch trigger {
-        case .inApp:
-            try db.query("UPDATE \(names.appleTokens) SET apple_id = NULL, revoke_due_at = now() WHERE apple_id = $1 RETURNING id", appleId)
-                .map { try $0.decode(UUID.self, column: 0) }
-        case .appleAccountDelete:
-            try db.query("DELETE FROM \(names.appleTokens) WHERE apple_id = $1 RETURNING id", appleId).map { try $0.decode(UUID.self, column: 0) }
-        }
+        let queued: [UUID] =
+            switch trigger {
+            case .inApp:
+                try db.query("UPDATE \(names.appleTokens) SET apple_id = NULL, revoke_due_at = now() WHERE apple_id = $1 RETURNING id", appleId)
+                    .map { try $0.decode(UUID.self, column: 0) }
+            case .appleAccountDelete:
+                try db.query("DELETE FROM \(names.appleTokens) WHERE apple_id = $1 RETURNING id", appleId).map { try $0.decode(UUID.self, column: 0) }
+            }
         let deletedAt = try db.query(
             "INSERT INTO \(names.deletedAccounts) (user_id, request_id, deleted_at) VALUES ($1, $2, date_trunc('milliseconds', now())) RETURNING deleted_at",
             id, request)[0].decode(Date.self, column: 0)
         try db.execute("DELETE FROM \(names.users) WHERE id = $1", id)
         try outbox.append(type: AccountsEvents.deleted, AccountDeleted(userId: id, deletedAt: deletedAt), on: db)
-        let certificate = try certifier.certify(DeletionFacts(
-            userId: id, trigger: trigger, requestedAt: requestedAt, deletedAt: deletedAt, confirmations: confirmations,
-            sessions: sessions, appleTokens: queued.count, documents: documents))
+        let certificate = try certifier.certify(
+            DeletionFacts(
+                userId: id, trigger: trigger, requestedAt: requestedAt, deletedAt: deletedAt, confirmations: confirmations,
+                sessions: sessions, appleTokens: queued.count, documents: documents))
         if trigger == .inApp {
             for token in queued {
                 try db.execute("UPDATE \(names.appleTokens) SET certificate_id = $2 WHERE id = $1", token, certificate.certificateId)

@@ -25,13 +25,15 @@ extension AccountsStore {
     /// statement; the users as they now are, by id. A user twice in `acceptances` is updated once,
     /// with one of its acceptances (both name the version in effect).
     public func accepted(_ acceptances: [(user: UUID, version: String, at: Date)]) async throws -> [UUID: StoredUser] {
-        let sql = PostgresStatement(name: "\(users)_accepted_batch", sql: """
-            UPDATE \(users) AS u SET tos_version = a.version,
-                tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond', tos_declined_at = NULL
-            FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)
-            WHERE u.id = a.id
-            RETURNING \(StoredUser.columns(of: "u"))
-            """)
+        let sql = PostgresStatement(
+            name: "\(users)_accepted_batch",
+            sql: """
+                UPDATE \(users) AS u SET tos_version = a.version,
+                    tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond', tos_declined_at = NULL
+                FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)
+                WHERE u.id = a.id
+                RETURNING \(StoredUser.columns(of: "u"))
+                """)
         let ids = PostgresArrayLiteral.of(acceptances.map { $0.user.uuidString })
         let versions = PostgresArrayLiteral.of(acceptances.map(\.version))
         let times = PostgresArrayLiteral.of(acceptances.map { String($0.at.millisecondsSince1970) })

@@ -23,8 +23,9 @@ public struct AccountsStore: Sendable {
     let outbox: String
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
-        precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
-                     "invalid schema name \(schema)")
+        precondition(
+            schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
+            "invalid schema name \(schema)")
         self.pool = pool
         self.users = "\(schema).users"
         self.confirmations = "\(schema).eligibility_confirmations"

@@ -50,10 +50,12 @@ final class VersionCatalog: Sendable {
 
     /// Every known version of `type` (for status), oldest effective first.
     func versions(of type: LegalDocumentType, on db: isolated PostgresConnection) throws -> [LegalVersionSummary] {
-        try db.query("""
+        try db.query(
+            """
             SELECT document_type, version, digest, material, effective_at, published_at
             FROM audit.legal_versions WHERE document_type = $1 ORDER BY effective_at, published_at
-            """, type.rawValue).map(Self.summary)
+            """, type.rawValue
+        ).map(Self.summary)
     }
 
     func remember(_ summary: LegalVersionSummary) {
@@ -69,7 +71,8 @@ final class VersionCatalog: Sendable {
     }
 
     static func insert(_ summary: LegalVersionSummary, on db: isolated PostgresConnection) throws {
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO audit.legal_versions (document_type, version, digest, material, effective_at, published_at)
             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING
             """, summary.type.rawValue, summary.version, summary.digest, summary.material, summary.effectiveAt,
@@ -79,10 +82,12 @@ final class VersionCatalog: Sendable {
     private static func load(_ type: LegalDocumentType, _ version: String, on db: isolated PostgresConnection) throws
         -> LegalVersionSummary?
     {
-        try db.query("""
+        try db.query(
+            """
             SELECT document_type, version, digest, material, effective_at, published_at
             FROM audit.legal_versions WHERE document_type = $1 AND version = $2
-            """, type.rawValue, version).first.map(summary)
+            """, type.rawValue, version
+        ).first.map(summary)
     }
 
     private static func summary(_ row: PostgresRow) throws -> LegalVersionSummary {

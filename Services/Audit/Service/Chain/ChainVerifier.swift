@@ -56,14 +56,17 @@ struct ChainVerifier: Sendable {
         while true {
             let (from, limit) = (expected, pageSize)
             let page = try await pool.withConnection { db in
-                try db.query("""
+                try db.query(
+                    """
                     SELECT \(Self.hashedColumns), r.client_ip, r.user_agent, s.secret
                     FROM audit.records r LEFT JOIN audit.subjects s ON s.pseudonym = r.subject
                     WHERE r.chain = $1 AND r.position >= $2 ORDER BY r.position LIMIT $3
                     """, chain, from, limit
                 ).map { row in
-                    (try Self.stored(row), try row.decode(String?.self, column: 13), try row.decode(String?.self, column: 14),
-                     try row.decode([UInt8]?.self, column: 15))
+                    (
+                        try Self.stored(row), try row.decode(String?.self, column: 13), try row.decode(String?.self, column: 14),
+                        try row.decode([UInt8]?.self, column: 15)
+                    )
                 }
             }
             for ((fields, storedPrevious, storedHash), ip, agent, secret) in page {
@@ -72,8 +75,9 @@ struct ChainVerifier: Sendable {
                 if storedPrevious != previous { return report(expected, "the link to record \(expected - 1) does not match") }
                 if fields.hash(previous: previous) != storedHash { return report(expected, "the record's contents do not match its hash") }
                 // While the subject exists, the raw IP and user agent must still match their HMACs.
-                if let secret, personalHMAC(ip, secret: secret) != fields.ipHMAC
-                    || personalHMAC(agent, secret: secret) != fields.userAgentHMAC
+                if let secret,
+                    personalHMAC(ip, secret: secret) != fields.ipHMAC
+                        || personalHMAC(agent, secret: secret) != fields.userAgentHMAC
                 {
                     return report(expected, "the record's IP address or user agent was changed")
                 }
@@ -91,11 +95,13 @@ struct ChainVerifier: Sendable {
     /// Ids of checkpoints whose signature is not ours or whose head differs from the chain's record.
     private func verifyCheckpoints() async throws -> [Int64] {
         let rows = try await pool.withConnection { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT c.id, c.chain, c.position, c.head_hash, c.created_ms, c.signature, r.hash
                 FROM audit.checkpoints c LEFT JOIN audit.records r ON r.chain = c.chain AND r.position = c.position
                 ORDER BY c.id
-                """).map { try $0.decode(Int64.self, Int.self, Int64.self, [UInt8].self, Int64.self, String.self, [UInt8]?.self) }
+                """
+            ).map { try $0.decode(Int64.self, Int.self, Int64.self, [UInt8].self, Int64.self, String.self, [UInt8]?.self) }
         }
         return rows.compactMap { id, chain, position, head, milliseconds, signature, recordHash in
             let text = ReceiptSigner.checkpointText(chain: chain, position: position, headHash: head, milliseconds: milliseconds)
@@ -111,7 +117,8 @@ struct ChainVerifier: Sendable {
             return .init(valid: false, reason: "the signature does not match the receipt")
         }
         let rows = try await pool.withConnection { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT \(Self.hashedColumns), (SELECT p.hash FROM audit.records p WHERE p.chain = r.chain AND p.position = r.position - 1)
                 FROM audit.records r WHERE r.record_id = $1
                 """, receipt.recordId)
@@ -119,7 +126,8 @@ struct ChainVerifier: Sendable {
         guard let row = rows.first else { return .init(valid: false, reason: "no such record") }
         let (fields, previous, hash) = try Self.stored(row)
         let linked = try row.decode([UInt8]?.self, column: 13) ?? ChainedFields.genesis
-        let matches = fields.documentType == receipt.documentType.rawValue && fields.version == receipt.version
+        let matches =
+            fields.documentType == receipt.documentType.rawValue && fields.version == receipt.version
             && fields.digest == receipt.digest && fields.action == receipt.action.rawValue && fields.chain == receipt.chain
             && fields.position == receipt.position && Hex.string(hash) == receipt.hash
             && fields.recordedMilliseconds == receipt.recordedAt.millisecondsSince1970

@@ -21,16 +21,20 @@ public struct AuditSettings: EnvironmentSettings {
     public init(environment env: EnvironmentReader) throws {
         let seed = env.secret(
             "AUDIT_SIGNING_KEY", default: "",
-            "Ed25519 private key that signs consent receipts and chain checkpoints: base64 of a 32-byte seed (`head -c 32 /dev/urandom | base64`). Required.")
+            "Ed25519 private key that signs consent receipts and chain checkpoints: base64 of a 32-byte seed (`head -c 32 /dev/urandom | base64`). Required."
+        )
         let previousKeys = env.list(
             "AUDIT_PREVIOUS_PUBLIC_KEYS", default: [],
             "Public keys (base64) of earlier signing keys, comma-separated: receipts they signed still verify.")
-        writers = try env.int("AUDIT_WRITERS", default: 4, in: 1...64, "Concurrent group-commit writers (one chain and one database connection each).")
+        writers = try env.int(
+            "AUDIT_WRITERS", default: 4, in: 1...64, "Concurrent group-commit writers (one chain and one database connection each).")
         chainOffset = try env.int(
             "AUDIT_CHAIN_OFFSET", default: 0, in: 0...1_000_000,
-            "First chain number this instance writes. Instances sharing a database should write disjoint chains (e.g. ordinal × AUDIT_WRITERS); overlapping ones stay correct but wait on each other's chain locks.")
+            "First chain number this instance writes. Instances sharing a database should write disjoint chains (e.g. ordinal × AUDIT_WRITERS); overlapping ones stay correct but wait on each other's chain locks."
+        )
         maximumBatch = try env.int("AUDIT_MAX_BATCH", default: 1000, in: 1...10_000, "The most records one group-commit transaction takes.")
-        checkpointInterval = try env.duration("AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
+        checkpointInterval = try env.duration(
+            "AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
 
         guard !seed.revealed.isEmpty else {
             throw ConfigurationError.missing("AUDIT_SIGNING_KEY", expected: "base64 of a 32-byte Ed25519 seed")

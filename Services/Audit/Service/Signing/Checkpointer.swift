@@ -36,13 +36,16 @@ final class Checkpointer: Service, Sendable {
     func checkpoint(now: Date = Date()) async throws -> Int {
         let milliseconds = now.millisecondsSince1970
         return try await pool.withTransaction { db in
-            let heads = try db.query("""
+            let heads = try db.query(
+                """
                 SELECT h.chain, h.head_position, h.head_hash FROM audit.chains h
                 WHERE h.head_position > coalesce((SELECT max(position) FROM audit.checkpoints c WHERE c.chain = h.chain), 0)
-                """).map { try $0.decode(Int.self, Int64.self, [UInt8].self) }
+                """
+            ).map { try $0.decode(Int.self, Int64.self, [UInt8].self) }
             for (chain, position, hash) in heads {
                 let text = ReceiptSigner.checkpointText(chain: chain, position: position, headHash: hash, milliseconds: milliseconds)
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT INTO audit.checkpoints (chain, position, head_hash, created_ms, public_key, signature)
                     VALUES ($1, $2, $3, $4, $5, $6)
                     """, chain, position, hash, milliseconds, self.signer.publicKey, self.signer.sign(text))

@@ -12,7 +12,8 @@ struct AuditReader: Sendable {
     func status(of user: UUID, now: Date = Date()) async throws -> [AcceptanceStatus] {
         try await pool.withConnection { db in
             var last: [String: AcceptanceRules.LastAction] = [:]
-            let rows = try db.query("""
+            let rows = try db.query(
+                """
                 SELECT DISTINCT ON (r.document_type) r.document_type, r.action, r.version, r.recorded_ms
                 FROM audit.subjects s JOIN audit.records r ON r.subject = s.pseudonym
                 WHERE s.user_id = $1
@@ -43,7 +44,8 @@ struct AuditReader: Sendable {
         }
         let (beforeMilliseconds, beforeID) = cursor
         return try await pool.withConnection { db in
-            let rows = try db.query("""
+            let rows = try db.query(
+                """
                 SELECT \(BatchWriter.receiptColumns), r.client_ip, r.user_agent
                 FROM audit.subjects s JOIN audit.records r ON r.subject = s.pseudonym
                 WHERE s.user_id = $1 AND ($2::text IS NULL OR r.document_type = $2)
@@ -53,13 +55,16 @@ struct AuditReader: Sendable {
                 """, request.userId, request.documentType?.rawValue, beforeMilliseconds, beforeID, request.limit + 1)
             var records: [AcceptanceRecord] = []
             for row in rows.prefix(request.limit) {
-                records.append(AcceptanceRecord(
-                    receipt: try BatchWriter.receipt(row, from: 0), clientIP: try row.decode(String?.self, column: 9),
-                    userAgent: try row.decode(String?.self, column: 10)))
+                records.append(
+                    AcceptanceRecord(
+                        receipt: try BatchWriter.receipt(row, from: 0), clientIP: try row.decode(String?.self, column: 9),
+                        userAgent: try row.decode(String?.self, column: 10)))
             }
-            let next = rows.count > request.limit ? records.last.map {
-                "\($0.receipt.recordedAt.millisecondsSince1970).\($0.receipt.recordId.uuidString.lowercased())"
-            } : nil
+            let next =
+                rows.count > request.limit
+                ? records.last.map {
+                    "\($0.receipt.recordedAt.millisecondsSince1970).\($0.receipt.recordId.uuidString.lowercased())"
+                } : nil
             return AuditHistory.Reply(records: records, next: next)
         }
     }

@@ -7,10 +7,12 @@ import ServiceKit
 extension AuditReader {
     /// `/rest/v1/legal_acceptances` columns as SQL over a subject's records: a fixed list, the
     /// only SQL a query's column names can reach.
-    static let restColumns = RestSQL(schema: RestTables.legalAcceptances, expressions: [
-        "id": "r.record_id", "user_id": "s.user_id", "document_type": "r.document_type", "version": "r.version",
-        "action": "r.action", "accepted_at": "r.recorded_at", "content_sha256": "r.digest",
-    ])
+    static let restColumns = RestSQL(
+        schema: RestTables.legalAcceptances,
+        expressions: [
+            "id": "r.record_id", "user_id": "s.user_id", "document_type": "r.document_type", "version": "r.version",
+            "action": "r.action", "accepted_at": "r.recorded_at", "content_sha256": "r.digest",
+        ])
 
     /// The user's records `query` selects, in its order then newest first, at most `query.limit`;
     /// and, when `query.count`, how many match. One snapshot for both statements.

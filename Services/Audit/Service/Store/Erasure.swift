@@ -17,10 +17,12 @@ struct Erasure: Sendable {
 
     /// The same inside the caller's transaction (the `account.deleted` consumer's).
     static func erase(_ user: UUID, on db: isolated PostgresConnection) throws -> Int {
-        guard let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
-            .first.map({ try $0.decode(UUID.self, column: 0) })
+        guard
+            let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
+                .first.map({ try $0.decode(UUID.self, column: 0) })
         else { return 0 }
-        let erased = try db.execute("""
+        let erased = try db.execute(
+            """
             UPDATE audit.records SET client_ip = NULL, user_agent = NULL, idempotency_hash = NULL WHERE subject = $1
             """, pseudonym)
         try db.execute("INSERT INTO audit.erasures (pseudonym, records) VALUES ($1, $2)", pseudonym, erased)

@@ -91,27 +91,31 @@ struct BatchWriter: Sendable {
     /// New subjects get their pseudonym and secret from PostgreSQL's strong random source
     /// (`gen_random_uuid`; the secret is two of them, 244 random bits): nothing is drawn for the
     /// users who already exist, which is nearly all of them.
-    static let upsertSubjects = PostgresStatement(name: "audit_upsert_subjects", sql: """
-        WITH input AS (
-            SELECT unnest($1::uuid[]) AS user_id
-        ), inserted AS (
-            INSERT INTO audit.subjects (user_id, pseudonym, secret)
-            SELECT user_id, gen_random_uuid(), uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) FROM input
-            ON CONFLICT (user_id) DO NOTHING
-            RETURNING user_id, pseudonym, secret
-        )
-        SELECT user_id, pseudonym, secret FROM inserted
-        UNION ALL
-        SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
-        """)
+    static let upsertSubjects = PostgresStatement(
+        name: "audit_upsert_subjects",
+        sql: """
+            WITH input AS (
+                SELECT unnest($1::uuid[]) AS user_id
+            ), inserted AS (
+                INSERT INTO audit.subjects (user_id, pseudonym, secret)
+                SELECT user_id, gen_random_uuid(), uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) FROM input
+                ON CONFLICT (user_id) DO NOTHING
+                RETURNING user_id, pseudonym, secret
+            )
+            SELECT user_id, pseudonym, secret FROM inserted
+            UNION ALL
+            SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
+            """)
 
     static let findSubjects = "SELECT user_id, pseudonym, secret FROM audit.subjects WHERE user_id = ANY($1::uuid[])"
 
     static let receiptColumns = "record_id, document_type, version, digest, action, recorded_ms, chain, position, hash"
 
-    static let findRepeats = PostgresStatement(name: "audit_find_repeats", sql: """
-        SELECT idempotency_hash, \(receiptColumns) FROM audit.records WHERE idempotency_hash = ANY($1::text[])
-        """)
+    static let findRepeats = PostgresStatement(
+        name: "audit_find_repeats",
+        sql: """
+            SELECT idempotency_hash, \(receiptColumns) FROM audit.records WHERE idempotency_hash = ANY($1::text[])
+            """)
 
     static let copyRecords = """
         COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_ms,

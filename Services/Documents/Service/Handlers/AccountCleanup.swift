@@ -17,9 +17,11 @@ struct AccountCleanup: Sendable {
         guard event.type == AccountsEvents.deleted else { return }
         let deleted = try event.decodePayload(AccountDeleted.self)
         let counts = try store.deleteAll(of: deleted.userId, deletedAt: deleted.deletedAt, on: db)
-        logger.notice("account deleted: documents removed", metadata: [
-            "user": "\(deleted.userId)", "documents": "\(counts.documents)", "bytes": "\(counts.bytes)",
-            "share_links": "\(counts.shareLinks)", "sequence": "\(event.sequence.map(String.init) ?? "-")",
-        ])
+        logger.notice(
+            "account deleted: documents removed",
+            metadata: [
+                "user": "\(deleted.userId)", "documents": "\(counts.documents)", "bytes": "\(counts.bytes)",
+                "share_links": "\(counts.shareLinks)", "sequence": "\(event.sequence.map(String.init) ?? "-")",
+            ])
     }
 }

@@ -33,34 +33,39 @@ struct DocumentsHandlers: Sendable {
             guard request.offset >= 0 else { throw BusError(.invalidArgument, "offset must not be negative") }
             let status = try await gate.run { try await store.append(request.id, offset: request.offset, chunk: chunk, access: access) }
             if let document = status.document {
-                context.logger.info("document upload complete", metadata: [
-                    "document": "\(document.id)", "length": "\(document.length)", "sha256": "\(document.sha256 ?? "")",
-                    "possibly_corrupt": "\(document.possiblyCorrupt)",
-                ])
+                context.logger.info(
+                    "document upload complete",
+                    metadata: [
+                        "document": "\(document.id)", "length": "\(document.length)", "sha256": "\(document.sha256 ?? "")",
+                        "possibly_corrupt": "\(document.possiblyCorrupt)",
+                    ])
             }
             return status
         }
         server.register(DocumentsUploadStatus.self) { request, context in
             try await store.uploadStatus(request.id, access: try Authorization.access(context))
         }
-        server.register(DocumentsRead.self, withAttachments: { request, context in
-            guard request.offset >= 0 else { throw BusError(.invalidArgument, "offset must not be negative") }
-            guard request.length >= 0, request.length <= settings.chunkSize else {
-                throw BusError(.invalidArgument, "length must be 0 to \(settings.chunkSize) bytes", details: ["maximum": "\(settings.chunkSize)"])
-            }
-            let access: ReadAccess = if let grant = request.shareGrant {
-                .grant(grant, lifetimeSeconds: settings.shareGrantLifetime.inSeconds)
-            } else {
-                .principal(try Authorization.access(context))
-            }
-            let (document, bytes) = try await gate.run {
-                try await store.read(request.id, offset: request.offset, length: request.length, access: access)
-            }
-            let reply = DocumentsRead.Reply(
-                id: document.id, offset: request.offset, count: bytes.count, totalLength: document.length, etag: document.sha256 ?? "",
-                fileType: document.fileType)
-            return (reply, bytes.isEmpty ? [] : [bytes])
-        })
+        server.register(
+            DocumentsRead.self,
+            withAttachments: { request, context in
+                guard request.offset >= 0 else { throw BusError(.invalidArgument, "offset must not be negative") }
+                guard request.length >= 0, request.length <= settings.chunkSize else {
+                    throw BusError(.invalidArgument, "length must be 0 to \(settings.chunkSize) bytes", details: ["maximum": "\(settings.chunkSize)"])
+                }
+                let access: ReadAccess =
+                    if let grant = request.shareGrant {
+                        .grant(grant, lifetimeSeconds: settings.shareGrantLifetime.inSeconds)
+                    } else {
+                        .principal(try Authorization.access(context))
+                    }
+                let (document, bytes) = try await gate.run {
+                    try await store.read(request.id, offset: request.offset, length: request.length, access: access)
+                }
+                let reply = DocumentsRead.Reply(
+                    id: document.id, offset: request.offset, count: bytes.count, totalLength: document.length, etag: document.sha256 ?? "",
+                    fileType: document.fileType)
+                return (reply, bytes.isEmpty ? [] : [bytes])
+            })
         server.register(DocumentsGet.self) { request, context in
             try await Self.get(request, access: try Authorization.access(context), store: store).contract
         }

@@ -35,7 +35,9 @@ extension DocumentsStore {
     static let micros = "(extract(epoch FROM created_at) * 1000000)::bigint"
 
     /// One page of the collection after `after` (exclusive), and the collection's size.
-    func list(_ filter: CollectionFilter, limit: Int, after: CollectionKey?) async throws -> (page: [StoredDocument], next: CollectionKey?, total: Int) {
+    func list(_ filter: CollectionFilter, limit: Int, after: CollectionKey?) async throws -> (
+        page: [StoredDocument], next: CollectionKey?, total: Int
+    ) {
         let documents = self.documents
         let filterSQL = Self.collectionFilter
         let sql = """
@@ -58,7 +60,8 @@ extension DocumentsStore {
                 page.removeLast()
                 next = keys[limit - 1]
             }
-            let total = try db.query("SELECT count(*)::bigint FROM \(documents) WHERE \(filterSQL)", filter.ownerId, filter.type?.rawValue, filter.schoolId)[0]
+            let total = try db.query(
+                "SELECT count(*)::bigint FROM \(documents) WHERE \(filterSQL)", filter.ownerId, filter.type?.rawValue, filter.schoolId)[0]
                 .decode(Int.self, column: 0)
             return (page, next, total)
         }
@@ -74,9 +77,11 @@ extension DocumentsStore {
         return try await pool.withTransaction { db in
             try db.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             let (owner, type, school) = (filter.ownerId, filter.type?.rawValue, filter.schoolId)
-            guard let row = try db.query(
-                "SELECT \(Self.micros) FROM \(documents) WHERE id = $4 AND \(filterSQL)", owner, type, school, id
-            ).first else { throw Self.notFound(id) }
+            guard
+                let row = try db.query(
+                    "SELECT \(Self.micros) FROM \(documents) WHERE id = $4 AND \(filterSQL)", owner, type, school, id
+                ).first
+            else { throw Self.notFound(id) }
             let micros = try row.decode(Int64.self, column: 0)
             let counts = try db.query(
                 "SELECT count(*) FILTER (WHERE \(after))::bigint, count(*)::bigint FROM \(documents) WHERE \(filterSQL)",
@@ -84,10 +89,12 @@ extension DocumentsStore {
             let (ahead, total) = try counts.decode(Int.self, Int.self)
             let previous = try db.query(
                 "SELECT id FROM \(documents) WHERE \(filterSQL) AND \(after) ORDER BY created_at, id LIMIT 1",
-                owner, type, school, micros, id).first?.decode(UUID.self, column: 0)
+                owner, type, school, micros, id
+            ).first?.decode(UUID.self, column: 0)
             let next = try db.query(
                 "SELECT id FROM \(documents) WHERE \(filterSQL) AND \(before) ORDER BY created_at DESC, id DESC LIMIT 1",
-                owner, type, school, micros, id).first?.decode(UUID.self, column: 0)
+                owner, type, school, micros, id
+            ).first?.decode(UUID.self, column: 0)
             return DocumentsPosition.Reply(id: id, position: ahead + 1, total: total, previousId: previous, nextId: next)
         }
     }

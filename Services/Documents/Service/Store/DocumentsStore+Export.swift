@@ -8,7 +8,9 @@ extension DocumentsStore {
     /// which leave out uploads in progress), newest first by ``CollectionKey``, with the share links
     /// of the page's documents and their use logs. One read-only snapshot, so the links belong to
     /// exactly the documents listed.
-    func export(owner: UUID, limit: Int, after: CollectionKey?) async throws -> (documents: [StoredDocument], links: [ShareLink], next: CollectionKey?) {
+    func export(owner: UUID, limit: Int, after: CollectionKey?) async throws -> (
+        documents: [StoredDocument], links: [ShareLink], next: CollectionKey?
+    ) {
         let (documents, shareLinks, shareUses) = (self.documents, self.shareLinks, self.shareUses)
         let sql = """
             SELECT \(StoredDocument.columns), \(Self.micros) FROM \(documents)

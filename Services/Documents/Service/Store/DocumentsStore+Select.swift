@@ -8,13 +8,15 @@ extension DocumentsStore {
     /// `/rest/v1/documents` columns as SQL over `documents`: a fixed list, the only SQL a query's
     /// column names can reach. The seed's computed flags are the same rules as
     /// ``Document/flags(type:fileType:)``, in SQL, so they filter and sort in the database.
-    static let restColumns = RestSQL(schema: RestTables.documents, expressions: [
-        "id": "id", "user_id": "owner_id", "type": "type", "title": "title", "description": "description",
-        "file_url": "file_url", "file_type": "file_type", "file_size": "length", "version": "version",
-        "school_id": "school_id", "created_at": "created_at", "sha256": "sha256", "bytes_state": StoredDocument.stateExpression,
-        "possibly_corrupt": "possibly_corrupt", "is_video": isVideo, "is_image": isImage, "is_pdf": isPDF,
-        "can_preview": "(\(isVideo) OR \(isImage) OR \(isPDF))",
-    ])
+    static let restColumns = RestSQL(
+        schema: RestTables.documents,
+        expressions: [
+            "id": "id", "user_id": "owner_id", "type": "type", "title": "title", "description": "description",
+            "file_url": "file_url", "file_type": "file_type", "file_size": "length", "version": "version",
+            "school_id": "school_id", "created_at": "created_at", "sha256": "sha256", "bytes_state": StoredDocument.stateExpression,
+            "possibly_corrupt": "possibly_corrupt", "is_video": isVideo, "is_image": isImage, "is_pdf": isPDF,
+            "can_preview": "(\(isVideo) OR \(isImage) OR \(isPDF))",
+        ])
     static let isVideo = "(type = 'highlight_video' OR COALESCE(strpos(file_type, 'video') > 0, false))"
     static let isImage = "COALESCE(strpos(file_type, 'image') > 0, false)"
     static let isPDF = "COALESCE(file_type = 'application/pdf', false)"

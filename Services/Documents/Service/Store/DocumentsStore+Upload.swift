@@ -50,7 +50,8 @@ extension DocumentsStore {
             let row = try db.query(
                 insert, id, new.ownerId, new.type.rawValue, new.title, new.description, FileURL.make(id: id, fileName: new.fileName),
                 new.fileType, new.version, new.schoolId, new.length, Int64(oid),
-                complete ? Hex.string(Crypto.SHA256.hash(data: [UInt8]())) : nil, complete ? BytesState.available.rawValue : BytesState.uploading.rawValue,
+                complete ? Hex.string(Crypto.SHA256.hash(data: [UInt8]())) : nil,
+                complete ? BytesState.available.rawValue : BytesState.uploading.rawValue,
                 complete && new.fileType == "application/pdf", FileURL.originalName(new.fileName))
             return try StoredDocument.decode(row[0])
         }

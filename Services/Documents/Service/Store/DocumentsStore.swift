@@ -22,8 +22,9 @@ public struct DocumentsStore: Sendable {
     let hashes = RunningHashes()
 
     public init(pool: PostgresPool, schema: String = DocumentsServiceDescription.name, chunkSize: Int, uploadExpiry: Duration) {
-        precondition(schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
-                     "invalid schema name \(schema)")
+        precondition(
+            schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
+            "invalid schema name \(schema)")
         self.pool = pool
         self.chunkSize = chunkSize
         self.uploadExpiry = uploadExpiry

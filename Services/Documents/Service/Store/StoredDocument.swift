@@ -43,7 +43,9 @@ struct StoredDocument: Sendable, Equatable {
     static let columnCount = 18
 
     static func decode(_ row: PostgresRow) throws -> StoredDocument {
-        let (id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt, updated) =
+        let (
+            id, owner, type, title, description, fileUrl, fileType, version, school, createdAt, length, committed, oid, sha, state, corrupt, updated
+        ) =
             try row.decode(
                 UUID.self, UUID.self, String.self, String.self, String?.self, String.self, String?.self, Int.self, String?.self,
                 Date.self, Int64.self, Int64.self, Int64.self, String?.self, String.self, Bool.self, Date.self)

@@ -31,7 +31,10 @@ public struct AnonymousKey: Sendable {
         guard let jws = try? CompactJWS(parsing: token), jws.header.alg == "HS256",
             HMAC<SHA256>.isValidAuthenticationCode(jws.signature, authenticating: jws.signingInput, using: secret)
         else { return false }
-        struct Claims: Decodable { let role: String?; let exp: Double? }
+        struct Claims: Decodable {
+            let role: String?
+            let exp: Double?
+        }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload), claims.role == "anon" else { return false }
         if let exp = claims.exp, exp < Date().timeIntervalSince1970 { return false }
         return true

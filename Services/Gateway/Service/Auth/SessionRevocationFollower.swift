@@ -66,7 +66,8 @@ struct SessionRevocationFollower: Service {
         let reply = try await client.call(AccountsSessionRevocations.self, .init(since: since), principal: .service("gateway"))
         let leeway = verifier.leeway
         verifier.withRevocations { $0.load(reply, leeway: leeway) }
-        logger.info("session revocations loaded", metadata: ["entries": "\(reply.sessions.count + reply.users.count)", "sequence": "\(reply.sequence)"])
+        logger.info(
+            "session revocations loaded", metadata: ["entries": "\(reply.sessions.count + reply.users.count)", "sequence": "\(reply.sequence)"])
     }
 
     /// Fetches and applies pages until Accounts' latest event is applied, then marks the list fresh.

@@ -38,11 +38,12 @@ struct TermsNotAccepted: Error, Sendable, Equatable {
         case .storage:
             response = Self.json(JSONBodies.object(["statusCode": .string("403"), "error": .string(Self.code), "message": .string(message)]))
         case .native, .gotrue:  // no /auth/v1 route is gated; the native shape if one ever is
-            response = Self.json(JSONBodies.object([
-                "error": .string(Self.code), "message": .string(message), "requestId": .string(requestID),
-                "currentVersion": .string(currentVersion),
-                "details": .object(["documentType": .string("terms_of_service"), "currentVersion": .string(currentVersion)]),
-            ]))
+            response = Self.json(
+                JSONBodies.object([
+                    "error": .string(Self.code), "message": .string(message), "requestId": .string(requestID),
+                    "currentVersion": .string(currentVersion),
+                    "details": .object(["documentType": .string("terms_of_service"), "currentVersion": .string(currentVersion)]),
+                ]))
         }
         response.headers[Self.versionHeader] = currentVersion
         return response

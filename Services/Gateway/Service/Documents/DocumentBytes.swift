@@ -84,7 +84,8 @@ struct DocumentBytes: Sendable {
             headers[.contentRange] = "bytes \(first)-\(last)/\(length)"
         case .unsatisfiable:
             let body = JSONBodies.object([
-                "error": .string(ErrorCode.invalidArgument.rawValue), "message": .string("the range is not satisfiable: the document has \(length) bytes"),
+                "error": .string(ErrorCode.invalidArgument.rawValue),
+                "message": .string("the range is not satisfiable: the document has \(length) bytes"),
                 "requestId": .string(context.requestID),
             ])
             return Response(
@@ -135,9 +136,10 @@ struct DocumentBytes: Sendable {
     static func disposition(_ document: Document, attachment: Bool) -> String {
         let stored = document.fileUrl.split(separator: "/").last.map(String.init) ?? "file"
         let name = document.fileName.flatMap { $0.isEmpty ? nil : $0 } ?? stored
-        let plain = String(name.unicodeScalars.map { scalar -> Character in
-            scalar.isASCII && scalar.value >= 0x20 && scalar.value != 0x7F && scalar != "\"" && scalar != "\\" ? Character(scalar) : "_"
-        })
+        let plain = String(
+            name.unicodeScalars.map { scalar -> Character in
+                scalar.isASCII && scalar.value >= 0x20 && scalar.value != 0x7F && scalar != "\"" && scalar != "\\" ? Character(scalar) : "_"
+            })
         // RFC 8187 attr-char: ALPHA DIGIT ! # $ & + - . ^ _ ` | ~
         let attrChar = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
         let encoded = name.addingPercentEncoding(withAllowedCharacters: attrChar) ?? "file"

@@ -45,19 +45,24 @@ struct DocumentRoutes {
     }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false
+        ) { request, context in
             let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let body = try await JSONBodies.decode(CreateBody.self, from: request, limit: maxBodyBytes)
             let document = try await services.call(
                 .documents, DocumentsCreate.self,
-                .init(ownerId: user, type: body.type, title: body.title, description: body.description, fileType: body.fileType,
-                      schoolId: body.schoolId, fileName: body.fileName, version: body.version, length: body.length),
+                .init(
+                    ownerId: user, type: body.type, title: body.title, description: body.description, fileType: body.fileType,
+                    schoolId: body.schoolId, fileName: body.fileName, version: body.version, length: body.length),
                 principal: Credential.principal(for: user), context: context)
             let base = publicBase.base(for: request, context: context)
             return try JSONBodies.response(
                 fileLinks.presented(document, base: base), status: .created, headers: [.location: base + TusRoutes.location(of: document.id)])
         }
-        catalog.add(router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false) { request, context in
+        catalog.add(
+            router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false
+        ) { request, context in
             let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let query = try Self.query(request)
             let limit = try query["limit"].map { text in
@@ -72,52 +77,79 @@ struct DocumentRoutes {
             page.documents = page.documents.map { fileLinks.presented($0, base: base) }
             return try JSONBodies.response(page)
         }
-        catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) { request, context in
+        catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) {
+            request, context in
             try JSONBodies.response(fileLinks.presented(try await find(request, context).1, base: publicBase.base(for: request, context: context)))
         }
-        catalog.add(router, .get, "/api/documents/:reference/position", "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false) { request, context in
+        catalog.add(
+            router, .get, "/api/documents/:reference/position",
+            "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false
+        ) { request, context in
             let (user, document) = try await find(request, context)
             let filter = try Self.filter(try Self.query(request), owner: user)
-            return try JSONBodies.response(try await services.call(
-                .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user), context: context))
+            return try JSONBodies.response(
+                try await services.call(
+                    .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user),
+                    context: context))
         }
-        catalog.add(router, .delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) { request, context in
+        catalog.add(router, .delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) {
+            request, context in
             // Erasing one's own data stays open to a user who has not accepted the terms.
             let (user, id) = try await identify(request, context, needsTerms: false)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
-        catalog.add(router, .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).", public: false) { request, context in
+        catalog.add(
+            router, .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).",
+            public: false
+        ) { request, context in
             let (user, document) = try await find(request, context)
-            return try bytes.response(for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
+            return try bytes.response(
+                for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
         }
-        catalog.add(router, .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.",
+            public: false
+        ) { request, context in
             let (user, id) = try await identify(request, context)
             let body = try await JSONBodies.decode(ShareBody.self, from: request, limit: maxBodyBytes)
             let created = try await services.call(
                 .documents, DocumentsShareCreate.self, .init(documentId: id, expiresInSeconds: body.expiresInSeconds, maxUses: body.maxUses),
                 principal: Credential.principal(for: user), context: context)
-            return try JSONBodies.response(CreatedShareLink(
-                    link: created.link, token: created.token, url: publicBase.base(for: request, context: context) + "/api/shared/\(created.token)"), status: .created)
+            return try JSONBodies.response(
+                CreatedShareLink(
+                    link: created.link, token: created.token, url: publicBase.base(for: request, context: context) + "/api/shared/\(created.token)"),
+                status: .created)
         }
-        catalog.add(router, .get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) { request, context in
+        catalog.add(router, .get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) {
+            request, context in
             let (user, id) = try await identify(request, context)
-            return try JSONBodies.response(try await services.call(
-                .documents, DocumentsShareList.self, .init(documentId: id), principal: Credential.principal(for: user), context: context))
+            return try JSONBodies.response(
+                try await services.call(
+                    .documents, DocumentsShareList.self, .init(documentId: id), principal: Credential.principal(for: user), context: context))
         }
-        catalog.add(router, .delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) { request, context in
+        catalog.add(router, .delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) {
+            request, context in
             // Withdrawing a share stays open to a user who has not accepted the terms.
             let user = try await authenticator.requireUser(request, context: context)
-            guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else { throw BusError(.invalidArgument, "the link id is not a UUID") }
-            _ = try await services.call(.documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
+            guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else {
+                throw BusError(.invalidArgument, "the link id is not a UUID")
+            }
+            _ = try await services.call(
+                .documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
-        catalog.add(router, .get, "/api/shared/:token", "Download through a share link (no sign-in; one use per download or playback: a Range request from the same client continues its use; 410 once expired, revoked or used up).", public: true) { request, context in
+        catalog.add(
+            router, .get, "/api/shared/:token",
+            "Download through a share link (no sign-in; one use per download or playback: a Range request from the same client continues its use; 410 once expired, revoked or used up).",
+            public: true
+        ) { request, context in
             let opened = try await services.call(
                 .documents, DocumentsShareOpen.self,
                 .init(token: context.pathParameter("token") ?? "", clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
                 principal: .anonymous, context: context)
-            return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
+            return try bytes.response(
+                for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
         }
     }
 

@@ -16,7 +16,9 @@ struct TusMetadata: Equatable {
                 pairs[key] = ""
                 continue
             }
-            guard let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)), let value = String(data: data, encoding: .utf8) else {
+            guard let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+                let value = String(data: data, encoding: .utf8)
+            else {
                 throw BusError(.invalidArgument, "Upload-Metadata: the value of \(key) is not base64 UTF-8")
             }
             pairs[key] = value

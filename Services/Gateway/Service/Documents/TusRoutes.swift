@@ -45,31 +45,44 @@ struct TusRoutes {
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         for path in [Self.base, Self.base + "/:id"] {
             catalog.add(router, .options, path, "tus: the server's protocol version, extensions and maximum size.", public: true) { _, _ in
-                Response(status: .noContent, headers: [
-                    Self.resumable: "1.0.0", Self.version: "1.0.0", Self.extensions: "creation,expiration,termination",
-                    Self.maxSizeField: String(maxSize),
-                ])
+                Response(
+                    status: .noContent,
+                    headers: [
+                        Self.resumable: "1.0.0", Self.version: "1.0.0", Self.extensions: "creation,expiration,termination",
+                        Self.maxSizeField: String(maxSize),
+                    ])
             }
         }
-        catalog.add(router, .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.", public: false) { request, context in
+        catalog.add(
+            router, .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.",
+            public: false
+        ) { request, context in
             try Self.checkVersion(request)
             let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
-            guard request.headers[Self.deferLength] == nil else { throw BusError(.invalidArgument, "Upload-Defer-Length is not supported: send Upload-Length") }
+            guard request.headers[Self.deferLength] == nil else {
+                throw BusError(.invalidArgument, "Upload-Defer-Length is not supported: send Upload-Length")
+            }
             guard let text = request.headers[Self.uploadLength], let length = Int64(text), length >= 0 else {
                 throw BusError(.invalidArgument, "Upload-Length must be a non-negative integer")
             }
             guard length <= maxSize else { throw BusError(.payloadTooLarge, "the upload is larger than \(maxSize) bytes") }
             let metadata = try TusMetadata(header: request.headers[Self.uploadMetadata])
             guard let typeName = metadata.type, let type = DocumentType(rawValue: typeName) else {
-                throw BusError(.invalidArgument, "Upload-Metadata must name the document type (type: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw BusError(
+                    .invalidArgument,
+                    "Upload-Metadata must name the document type (type: \(DocumentType.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             let principal = Credential.principal(for: user)
             let document = try await services.call(
                 .documents, DocumentsCreate.self,
-                .init(ownerId: user, type: type, title: metadata.title ?? "Untitled", description: metadata.description, fileType: metadata.fileType,
-                      schoolId: metadata.schoolId, fileName: metadata.fileName, version: metadata.version, length: length),
+                .init(
+                    ownerId: user, type: type, title: metadata.title ?? "Untitled", description: metadata.description, fileType: metadata.fileType,
+                    schoolId: metadata.schoolId, fileName: metadata.fileName, version: metadata.version, length: length),
                 principal: principal, context: context)
-            var headers: HTTPFields = [.location: publicBase.base(for: request, context: context) + Self.location(of: document.id), Self.resumable: "1.0.0", Self.uploadOffset: "0"]
+            var headers: HTTPFields = [
+                .location: publicBase.base(for: request, context: context) + Self.location(of: document.id), Self.resumable: "1.0.0",
+                Self.uploadOffset: "0",
+            ]
             // creation-with-upload: a body sent with the creation is appended at once.
             if request.headers[.contentType]?.lowercased().hasPrefix(Self.offsetMediaType) == true,
                 let status = try await pump.pump(request.body, id: document.id, offset: 0, principal: principal, traceparent: context.traceparent)
@@ -78,17 +91,23 @@ struct TusRoutes {
             }
             return Response(status: .created, headers: headers)
         }
-        catalog.add(router, .head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false) { request, context in
+        catalog.add(router, .head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false) {
+            request, context in
             try Self.checkVersion(request)
             let (user, id) = try await upload(request, context)
-            let status = try await services.call(.documents, DocumentsUploadStatus.self, .init(id: id), principal: Credential.principal(for: user), context: context)
+            let status = try await services.call(
+                .documents, DocumentsUploadStatus.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             var headers: HTTPFields = [
-                Self.resumable: "1.0.0", Self.uploadOffset: String(status.offset), Self.uploadLength: String(status.length), .cacheControl: "no-store",
+                Self.resumable: "1.0.0", Self.uploadOffset: String(status.offset), Self.uploadLength: String(status.length),
+                .cacheControl: "no-store",
             ]
             if let expires = status.expiresAt { headers[Self.uploadExpires] = Self.httpDate(expires) }
             return Response(status: .ok, headers: headers)
         }
-        catalog.add(router, .patch, Self.base + "/:id", "tus: append the body (application/offset+octet-stream) at Upload-Offset → 204 with the new offset; 409 on a mismatch.", public: false) { request, context in
+        catalog.add(
+            router, .patch, Self.base + "/:id",
+            "tus: append the body (application/offset+octet-stream) at Upload-Offset → 204 with the new offset; 409 on a mismatch.", public: false
+        ) { request, context in
             try Self.checkVersion(request)
             let (user, id) = try await upload(request, context)
             guard request.headers[.contentType]?.lowercased().hasPrefix(Self.offsetMediaType) == true else {
@@ -121,7 +140,8 @@ struct TusRoutes {
             if let expires = status?.expiresAt { headers[Self.uploadExpires] = Self.httpDate(expires) }
             return Response(status: .noContent, headers: headers)
         }
-        catalog.add(router, .delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) { request, context in
+        catalog.add(router, .delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) {
+            request, context in
             try Self.checkVersion(request)
             let (user, id) = try await upload(request, context, needsTerms: false)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
@@ -132,7 +152,8 @@ struct TusRoutes {
     /// The caller and the upload's id; `needsTerms`: the terms in effect must be accepted
     /// (``TermsGate``), as for every tus request but termination (erasing stays open).
     private func upload(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, UUID) {
-        let user = needsTerms
+        let user =
+            needsTerms
             ? try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             : try await authenticator.requireUser(request, context: context)
         guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else { throw BusError(.notFound, "no such upload") }
@@ -161,7 +182,8 @@ struct TusVersionMismatch: Error {
             "error": .string(ErrorCode.invalidArgument.rawValue), "message": .string("Tus-Resumable must be 1.0.0"), "requestId": .string(requestID),
         ])
         return Response(
-            status: .preconditionFailed, headers: [TusRoutes.version: "1.0.0", TusRoutes.resumable: "1.0.0", .contentType: "application/json; charset=utf-8"],
+            status: .preconditionFailed,
+            headers: [TusRoutes.version: "1.0.0", TusRoutes.resumable: "1.0.0", .contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

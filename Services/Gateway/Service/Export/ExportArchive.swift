@@ -54,7 +54,8 @@ struct ExportArchive: Sendable {
         let encoder = BusJSON.encoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let json = Array(try encoder.encode(manifest))
-        try await writer.write(ByteBuffer(bytes: zip.begin("manifest.json", size: UInt64(json.count)) + json + zip.end(crc: CRC32.of(json)) + zip.finish()))
+        try await writer.write(
+            ByteBuffer(bytes: zip.begin("manifest.json", size: UInt64(json.count)) + json + zip.end(crc: CRC32.of(json)) + zip.finish()))
         try await writer.finish(nil)
     }
 

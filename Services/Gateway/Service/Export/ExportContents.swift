@@ -39,7 +39,8 @@ struct ExportContents: Sendable {
             links += page.shareLinks
             after = page.nextCursor
         } while after != nil
-        return ExportContents(account: try await account, records: records, publicKey: try await key.publicKey, documents: documents, shareLinks: links)
+        return ExportContents(
+            account: try await account, records: records, publicKey: try await key.publicKey, documents: documents, shareLinks: links)
     }
 
     /// The archive path of a document's bytes: `documents/<id>/<file name>`, the document's file
@@ -47,9 +48,10 @@ struct ExportContents: Sendable {
     /// the folder or confuse an unpacker replaced again here rather than trusted.
     static func path(of document: Document) -> String {
         let raw = document.fileUrl.split(separator: "/").last.map(String.init) ?? ""
-        var name = String(raw.unicodeScalars.map { scalar -> Character in
-            scalar == "\\" || scalar == ":" || scalar.properties.generalCategory == .control ? "_" : Character(scalar)
-        })
+        var name = String(
+            raw.unicodeScalars.map { scalar -> Character in
+                scalar == "\\" || scalar == ":" || scalar.properties.generalCategory == .control ? "_" : Character(scalar)
+            })
         if name.isEmpty || name == "." || name == ".." { name = "file" }
         while name.utf8.count > 200 { name.removeFirst() }
         return "documents/\(document.id.uuidString.lowercased())/\(name)"

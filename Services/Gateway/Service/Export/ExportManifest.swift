@@ -12,7 +12,8 @@ struct ExportManifest: Encodable, Sendable {
         var publicKey: String
         var signatureAlgorithm = "Ed25519"
         /// How to rebuild the signed text of a receipt (see README.txt in the archive).
-        var signedText = "the receipt's fields joined by newlines: recruiting-compass-receipt-v1, recordId (lower case), documentType, version, digest, action, recordedAt (RFC 3339, milliseconds, UTC), chain, position, hash"
+        var signedText =
+            "the receipt's fields joined by newlines: recruiting-compass-receipt-v1, recordId (lower case), documentType, version, digest, action, recordedAt (RFC 3339, milliseconds, UTC), chain, position, hash"
         /// Every accept, acknowledge and decline, newest first, each with its signed receipt.
         var records: [AcceptanceRecord]
     }

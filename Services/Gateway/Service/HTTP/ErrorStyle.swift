@@ -1,8 +1,8 @@
 import Bus
-import Logging
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// The three error bodies the gateway answers with, chosen by route family.
 ///
@@ -62,9 +62,11 @@ enum ErrorResponses {
         case .seed:
             body = JSONBodies.object(["error": .string(busError.message)])
         case .postgrest:
-            var response = PostgRESTError(status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
-                                  details: busError.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") })
-                .response()
+            var response = PostgRESTError(
+                status: status, code: PostgRESTError.code(for: busError.code), message: busError.message,
+                details: busError.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") }
+            )
+            .response()
             if let retryAfter = headers[RateLimited.retryAfterHeader] { response.headers[RateLimited.retryAfterHeader] = retryAfter }
             return response
         case .storage:
@@ -74,7 +76,9 @@ enum ErrorResponses {
                 "message": .string(busError.message),
             ])
         case .gotrue, .native:
-            var members: [String: JSONValue] = ["error": .string(busError.code.rawValue), "message": .string(busError.message), "requestId": .string(requestID)]
+            var members: [String: JSONValue] = [
+                "error": .string(busError.code.rawValue), "message": .string(busError.message), "requestId": .string(requestID),
+            ]
             if let details = busError.details { members["details"] = .object(details.mapValues { .string($0) }) }
             body = JSONBodies.object(members)
         }

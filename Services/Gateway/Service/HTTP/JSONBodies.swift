@@ -4,8 +4,13 @@ import Hummingbird
 
 /// A JSON value for bodies the gateway writes by hand (errors, the seed's shapes).
 indirect enum JSONValue: Sendable, Equatable, Encodable {
-    case string(String), number(Double), int(Int64), bool(Bool), null
-    case array([JSONValue]), object([String: JSONValue])
+    case string(String)
+    case number(Double)
+    case int(Int64)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([String: JSONValue])
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()

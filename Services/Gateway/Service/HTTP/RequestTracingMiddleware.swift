@@ -39,7 +39,8 @@ struct RequestTracingMiddleware: RouterMiddleware {
         context.logger.log(
             level: status >= 500 ? .warning : .info, "request",
             metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(LoggedPath.redacted(request.uri.path))", "route": "\(route)", "status": "\(status)",
+                "method": "\(request.method.rawValue)", "path": "\(LoggedPath.redacted(request.uri.path))", "route": "\(route)",
+                "status": "\(status)",
                 "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
                 "client": "\(context.clientIP ?? "-")",
             ])
@@ -52,7 +53,10 @@ struct RequestTracingMiddleware: RouterMiddleware {
     /// A client-chosen request id is kept when it is short and plain (letters, digits, `-_.`).
     static func acceptableRequestID(_ value: String?) -> String? {
         guard let value, (1...64).contains(value.utf8.count),
-            value.utf8.allSatisfy({ $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber || $0 == 0x2d || $0 == 0x5f || $0 == 0x2e) })
+            value.utf8.allSatisfy({
+                $0 < 0x80
+                    && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber || $0 == 0x2d || $0 == 0x5f || $0 == 0x2e)
+            })
         else { return nil }
         return value
     }

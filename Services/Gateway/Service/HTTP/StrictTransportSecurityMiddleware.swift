@@ -19,7 +19,9 @@ struct StrictTransportSecurityMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        if Self.arrivedOverHTTPS(forwardedProto: request.headers[Self.forwardedProtoHeader], peer: context.peerAddress, trustedProxies: trustedProxies) {
+        if Self.arrivedOverHTTPS(
+            forwardedProto: request.headers[Self.forwardedProtoHeader], peer: context.peerAddress, trustedProxies: trustedProxies)
+        {
             response.headers[.strictTransportSecurity] = value
         }
         return response

@@ -1,4 +1,5 @@
 import Bus
+import Foundation
 
 /// W3C Trace Context (`traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`).
 ///
@@ -41,5 +42,3 @@ struct TraceContext: Sendable, Equatable {
 
     static func randomHex(bytes count: Int) -> String { MessageID.randomHex(bytes: count) }
 }
-
-import Foundation

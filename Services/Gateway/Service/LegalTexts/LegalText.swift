@@ -33,7 +33,11 @@ final class LegalText: Sendable {
     var summary: LegalVersionSummary { document.summary }
 
     init(_ document: LegalDocument) throws {
-        struct Outline: Encodable { let version: String; let digest: String; let outline: [LegalOutlineEntry] }
+        struct Outline: Encodable {
+            let version: String
+            let digest: String
+            let outline: [LegalOutlineEntry]
+        }
         let summary = document.summary
         self.document = document
         entityTag = "\"\(summary.digest)\""

@@ -98,7 +98,8 @@ struct LegalTextsFollower: Service {
             Self.count(event: "already_seen")
         case .gap:
             Self.count(event: "gap")
-            logger.info("legal event sequence gap: revalidating the legal texts", metadata: ["sequence": "\(event.sequence.map(String.init) ?? "none")"])
+            logger.info(
+                "legal event sequence gap: revalidating the legal texts", metadata: ["sequence": "\(event.sequence.map(String.init) ?? "none")"])
             schedule.now("gap")
             if legal.isConnected { await revalidate(&schedule) }
         case .inOrder:
@@ -108,10 +109,12 @@ struct LegalTextsFollower: Service {
                 let text = try await text(of: summary)
                 texts.update { $0.add(text, at: Date()) }
                 Self.count(event: "applied")
-                logger.info("legal text loaded from its event", metadata: [
-                    "type": "\(summary.type.rawValue)", "version": "\(summary.version)",
-                    "effective_at": "\(Timestamp.format(summary.effectiveAt))",
-                ])
+                logger.info(
+                    "legal text loaded from its event",
+                    metadata: [
+                        "type": "\(summary.type.rawValue)", "version": "\(summary.version)",
+                        "effective_at": "\(Timestamp.format(summary.effectiveAt))",
+                    ])
             } catch {
                 Self.count(event: "failed")
                 logger.warning("legal.published event not applied; revalidating", metadata: ["error": "\(error)"])
@@ -143,10 +146,14 @@ struct LegalTextsFollower: Service {
             }
             Counter(label: "gateway_legal_cache_refreshes_total", dimensions: [("reason", reason), ("result", "ok")]).increment()
             if before != after || !wasConfirmed {
-                logger.info("legal texts revalidated", metadata: [
-                    "reason": "\(reason)", "in_effect": "\(after.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","))",
-                    "sequence": "\(latest)",
-                ])
+                logger.info(
+                    "legal texts revalidated",
+                    metadata: [
+                        "reason": "\(reason)",
+                        "in_effect":
+                            "\(after.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: ","))",
+                        "sequence": "\(latest)",
+                    ])
             }
             schedule.due = .now + interval
             schedule.reason = "interval"
@@ -164,7 +171,9 @@ struct LegalTextsFollower: Service {
             defer { state.confirmed = false }
             return state.confirmed
         }
-        if wasConfirmed { logger.warning("legal texts can no longer be confirmed with Legal: serving the last ones, marked stale", metadata: ["why": "\(why)"]) }
+        if wasConfirmed {
+            logger.warning("legal texts can no longer be confirmed with Legal: serving the last ones, marked stale", metadata: ["why": "\(why)"])
+        }
     }
 
     // MARK: Calls to Legal

@@ -17,12 +17,14 @@ enum OpenAPIDocument {
             "openapi": .string("3.0.3"),
             "info": .object([
                 "title": .string("Recruiting Compass gateway"), "version": .string(version),
-                "description": .string("The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API (documents, byte ranges, tus uploads), public legal pages and a Supabase-compatible subset (PostgREST and Storage)."),
+                "description": .string(
+                    "The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API (documents, byte ranges, tus uploads), public legal pages and a Supabase-compatible subset (PostgREST and Storage)."
+                ),
             ]),
             "paths": .object(paths.mapValues { .object($0) }),
             "components": .object([
                 "securitySchemes": .object([
-                    "bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string("JWT")]),
+                    "bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string("JWT")])
                 ]),
                 "schemas": .object([
                     "Error": .object([
@@ -42,7 +44,9 @@ enum OpenAPIDocument {
                     ]),
                     "GoTrueError": .object([
                         "type": .string("object"),
-                        "description": .string("Supabase Auth's error: {code: <status>, error_code, msg}, or {code: <error code>, message} with X-Supabase-Api-Version 2024-01-01 or later."),
+                        "description": .string(
+                            "Supabase Auth's error: {code: <status>, error_code, msg}, or {code: <error code>, message} with X-Supabase-Api-Version 2024-01-01 or later."
+                        ),
                         "properties": .object([
                             "code": .object([:]), "error_code": .object(["type": .string("string")]),
                             "msg": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
@@ -98,7 +102,9 @@ enum OpenAPIDocument {
             if ["POST", "PATCH"].contains(entry.method) {
                 operation["requestBody"] = .object([
                     "required": .bool(entry.method == "PATCH"),
-                    "content": .object(["application/offset+octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
+                    "content": .object([
+                        "application/offset+octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])
+                    ]),
                 ])
             }
         } else if ["POST", "PUT", "PATCH"].contains(entry.method) {
@@ -129,7 +135,9 @@ enum OpenAPIDocument {
         "/rest/v1/documents": postgrestRead,
         "/rest/v1/legal_acceptances": postgrestRead,
         "/auth/v1/token": [("grant_type", .object(["type": .string("string"), "enum": .array([.string("id_token"), .string("refresh_token")])]))],
-        "/auth/v1/logout": [("scope", .object(["type": .string("string"), "enum": .array([.string("global"), .string("local"), .string("others")])]))],
+        "/auth/v1/logout": [
+            ("scope", .object(["type": .string("string"), "enum": .array([.string("global"), .string("local"), .string("others")])]))
+        ],
         "/rest/v1/legal_documents": [
             ("select", .object(["type": .string("string")])), ("type", .object(["type": .string("string")])),
             ("order", .object(["type": .string("string")])), ("limit", .object(["type": .string("integer"), "minimum": .int(0)])),
@@ -192,7 +200,11 @@ enum OpenAPIDocument {
         let errorSchema: JSONValue =
             switch style {
             case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
-            case .seed: .object(["type": .string("object"), "required": .array([.string("error")]), "properties": .object(["error": .object(["type": .string("string")])])])
+            case .seed:
+                .object([
+                    "type": .string("object"), "required": .array([.string("error")]),
+                    "properties": .object(["error": .object(["type": .string("string")])]),
+                ])
             case .storage: .object(["$ref": .string("#/components/schemas/StorageError")])
             case .gotrue: .object(["$ref": .string("#/components/schemas/GoTrueError")])
             case .native: .object(["$ref": .string("#/components/schemas/Error")])
@@ -210,24 +222,28 @@ enum OpenAPIDocument {
         let success: JSONValue = .object([
             "description": .string("Success."),
             "content": .object([
-                isPage ? "text/html" : isMetrics ? "text/plain" : "application/json": .object(["schema": isPage || isMetrics ? .object(["type": .string("string")]) : .object([:])]),
+                isPage ? "text/html" : isMetrics ? "text/plain" : "application/json": .object([
+                    "schema": isPage || isMetrics ? .object(["type": .string("string")]) : .object([:])
+                ])
             ]),
         ])
         var responses: [String: JSONValue] = ["default": error]
         if isPage {
             responses["503"] = .object([
-                "description": .string("The document cannot be shown now (the gateway holds no copy and Legal is unreachable): a short HTML page, Retry-After."),
+                "description": .string(
+                    "The document cannot be shown now (the gateway holds no copy and Legal is unreachable): a short HTML page, Retry-After."),
                 "content": .object(["text/html": .object(["schema": .object(["type": .string("string")])])]),
             ])
         }
         if RateLimits.guardedRoutes.contains(entry.method + " " + entry.path) {
             responses["429"] = .object([
-                "description": .string("Rate limited (sign-in, acceptance writes or data exports, per address or per user): retry after Retry-After seconds."),
+                "description": .string(
+                    "Rate limited (sign-in, acceptance writes or data exports, per address or per user): retry after Retry-After seconds."),
                 "headers": .object([
                     "Retry-After": .object([
                         "description": .string("Whole seconds until the request would be allowed (at least 1)."),
                         "schema": .object(["type": .string("integer"), "minimum": .int(1)]),
-                    ]),
+                    ])
                 ]),
                 "content": .object(["application/json": .object(["schema": errorSchema])]),
             ])
@@ -235,7 +251,9 @@ enum OpenAPIDocument {
         if servesBytes(entry) {
             let bytes: JSONValue = .object([
                 "description": .string("The bytes (all, or the requested range)."),
-                "content": .object(["application/octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])]),
+                "content": .object([
+                    "application/octet-stream": .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])
+                ]),
             ])
             responses["200"] = bytes
             responses["206"] = bytes
@@ -261,7 +279,8 @@ enum OpenAPIDocument {
             return .object(responses)
         }
         let successStatus =
-            entry.method == "DELETE" || entry.path == "/auth/v1/logout" ? "204"
+            entry.method == "DELETE" || entry.path == "/auth/v1/logout"
+            ? "204"
             : entry.path == "/api/me/deletion" || entry.path.hasPrefix("/api/me/consents/:")
                 || (entry.method == "POST" && (entry.path == "/api/documents" || entry.path.hasSuffix("/share-links"))) ? "201" : "200"
         responses[successStatus] = successStatus == "204" ? .object(["description": .string("Done.")]) : success

@@ -44,7 +44,8 @@ enum LegalPage {
         let fallbackTitle = document.summary.type == .privacyPolicy ? "Privacy Policy" : "Terms of Service"
         let title = rendered.title ?? fallbackTitle
         var body = rendered.html
-        let updated = "<p class=\"updated\">Last Updated: " + Self.timeElement(document.summary.lastUpdated)
+        let updated =
+            "<p class=\"updated\">Last Updated: " + Self.timeElement(document.summary.lastUpdated)
             + " · Version " + HTMLText.escape(document.summary.version) + "</p>\n"
         if rendered.title != nil, let end = body.range(of: "</h1>\n") {
             body.insert(contentsOf: updated, at: end.upperBound)

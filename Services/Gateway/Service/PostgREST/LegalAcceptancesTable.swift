@@ -20,7 +20,9 @@ enum LegalAcceptancesTable {
     }
 
     /// The caller's rows the query selects, from Audit's SQL (`audit.select`).
-    static func select(_ query: RestQuery, user: UUID, services: ServiceClients, context: GatewayContext) async throws -> (rows: [[String: JSONValue]], total: Int?) {
+    static func select(_ query: RestQuery, user: UUID, services: ServiceClients, context: GatewayContext) async throws -> (
+        rows: [[String: JSONValue]], total: Int?
+    ) {
         let reply = try await services.call(
             .audit, AuditSelect.self, .init(userId: user, query: query), principal: Credential.principal(for: user), context: context)
         return (reply.receipts.map { row($0, user: user) }, reply.total)

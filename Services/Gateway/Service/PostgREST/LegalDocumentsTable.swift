@@ -1,3 +1,4 @@
+import Bus
 import Contracts
 import Foundation
 
@@ -36,5 +37,3 @@ extension Timestamp {
         return text.hasSuffix(".000Z") ? String(text.dropLast(5)) + "Z" : text
     }
 }
-
-import Bus

@@ -37,7 +37,8 @@ struct PostgRESTError: Error, Sendable {
     /// Runs a table-schema check, its refusal as this error (same code, status and texts).
     static func converting<T>(_ body: () throws(RestQueryError) -> T) throws(PostgRESTError) -> T {
         do { return try body() } catch {
-            throw PostgRESTError(status: .init(code: error.status), code: error.code, message: error.message, details: error.details, hint: error.hint)
+            throw PostgRESTError(
+                status: .init(code: error.status), code: error.code, message: error.message, details: error.details, hint: error.hint)
         }
     }
 

@@ -66,7 +66,9 @@ struct PostgRESTQuery: Sendable, Equatable {
         let value = String(rest[rest.index(after: dot)...])
         guard let op = RestOperator(rawValue: name) else {
             if unsupportedOperators.contains(name) || name.hasPrefix("eq(") || name.hasPrefix("like(") {
-                throw .badQuery("failed to parse filter (\(text))", details: "unsupported operator \"\(name)\"", hint: "supported: eq, neq, gt, gte, lt, lte, like, ilike, in, is (each also as not.op)")
+                throw .badQuery(
+                    "failed to parse filter (\(text))", details: "unsupported operator \"\(name)\"",
+                    hint: "supported: eq, neq, gt, gte, lt, lte, like, ilike, in, is (each also as not.op)")
             }
             throw .badQuery("failed to parse filter (\(text))", details: "unknown operator \"\(name)\"")
         }
@@ -98,7 +100,9 @@ struct PostgRESTQuery: Sendable, Equatable {
             } else if inQuotes {
                 if character == "\\" { escaped = true } else if character == "\"" { inQuotes = false } else { current.append(character) }
             } else if character == "\"" {
-                guard current.isEmpty, !wasQuoted else { throw .badQuery("failed to parse list (\(context))", details: "a quote inside an unquoted value") }
+                guard current.isEmpty, !wasQuoted else {
+                    throw .badQuery("failed to parse list (\(context))", details: "a quote inside an unquoted value")
+                }
                 inQuotes = true
                 wasQuoted = true
             } else if character == "," {
@@ -247,7 +251,9 @@ struct LogicTreeParser {
 
     mutating func item(depth: Int) throws(PostgRESTError) -> RestFilter {
         let rest = String(text[index...])
-        for (prefix, junction, negated) in [("not.and(", RestGroup.Junction.and, true), ("not.or(", .or, true), ("and(", .and, false), ("or(", .or, false)]
+        for (prefix, junction, negated) in [
+            ("not.and(", RestGroup.Junction.and, true), ("not.or(", .or, true), ("and(", .and, false), ("or(", .or, false),
+        ]
         where rest.hasPrefix(prefix) {
             index += prefix.count - 1  // at the group's "("
             return .group(RestGroup(junction, negated: negated, try list(depth: depth + 1)))
@@ -276,7 +282,9 @@ struct LogicTreeParser {
             index += 1
         }
         let condition = String(text[start..<index])
-        guard let dot = condition.firstIndex(of: "."), dot != condition.startIndex else { throw error("expected column.operator.value, got \"\(condition)\"") }
+        guard let dot = condition.firstIndex(of: "."), dot != condition.startIndex else {
+            throw error("expected column.operator.value, got \"\(condition)\"")
+        }
         let column = String(condition[..<dot])
         guard !column.contains("("), !column.contains(":") else { throw error("expected column.operator.value, got \"\(condition)\"") }
         return .condition(try PostgRESTQuery.parseCondition(column: column, String(condition[condition.index(after: dot)...]), quoted: true))

@@ -51,11 +51,17 @@ struct PostgRESTRoutes {
     }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/rest/v1/legal_documents", "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true) { request, context in
+        catalog.add(
+            router, .get, "/rest/v1/legal_documents",
+            "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true
+        ) { request, context in
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
         }
-        catalog.add(router, .get, "/rest/v1/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.", public: false) { request, context in
+        catalog.add(
+            router, .get, "/rest/v1/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.",
+            public: false
+        ) { request, context in
             // Reading one's documents needs the terms in effect accepted (``TermsGate``); each row's
             // `file_url` goes out as an absolute signed link.
             let base = publicBase.base(for: request, context: context)
@@ -63,10 +69,17 @@ struct PostgRESTRoutes {
                 fileLinks.presented(row: $0, base: base)
             }
         }
-        catalog.add(router, .get, "/rest/v1/legal_acceptances", "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false) { request, context in
+        catalog.add(
+            router, .get, "/rest/v1/legal_acceptances",
+            "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false
+        ) { request, context in
             try await read(request, context, schema: LegalAcceptancesTable.schema, select: LegalAcceptancesTable.select)
         }
-        catalog.add(router, .post, "/rest/v1/legal_acceptances", "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/rest/v1/legal_acceptances",
+            "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.",
+            public: false
+        ) { request, context in
             try await insertAcceptances(request, context)
         }
     }
@@ -122,7 +135,9 @@ struct PostgRESTRoutes {
     func insertAcceptances(_ request: Request, _ context: GatewayContext) async throws -> Response {
         try limits.accept(from: context)
         guard case .session(let userId?, let appleId, let sessionId) = try await caller(request, context) else {
-            throw PostgRESTError(status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances", hint: "sign in: the anon key cannot write")
+            throw PostgRESTError(
+                status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances",
+                hint: "sign in: the anon key cannot write")
         }
         let preferences = PostgRESTPreferences(request.headers)
         if preferences.resolution == .mergeDuplicates {
@@ -132,7 +147,8 @@ struct PostgRESTRoutes {
         }
         let rows = try await decodeRows(request)
         for row in rows where row.user_id != userId {
-            throw PostgRESTError(status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
+            throw PostgRESTError(
+                status: .forbidden, code: "42501", message: "new row violates row-level security policy for table \"legal_acceptances\"")
         }
         if !rows.isEmpty { try limits.accept(appleId: appleId, writes: rows.count) }
         var inserted: [[String: JSONValue]] = []
@@ -145,11 +161,13 @@ struct PostgRESTRoutes {
                 inserted.append(LegalAcceptancesTable.row(receipt, user: userId))
             } else if preferences.returns == .representation {
                 inserted += try await LegalAcceptancesTable.select(
-                    RestQuery(filters: [
-                        .condition(.init("document_type", .eq, [row.document_type.rawValue])), .condition(.init("version", .eq, [row.version])),
-                        .condition(.init("action", .eq, [action.rawValue])),
-                    ], order: [RestOrder("accepted_at", descending: true)], limit: 1),
-                    user: userId, services: services, context: context).rows
+                    RestQuery(
+                        filters: [
+                            .condition(.init("document_type", .eq, [row.document_type.rawValue])), .condition(.init("version", .eq, [row.version])),
+                            .condition(.init("action", .eq, [action.rawValue])),
+                        ], order: [RestOrder("accepted_at", descending: true)], limit: 1),
+                    user: userId, services: services, context: context
+                ).rows
             }
         }
         guard preferences.returns == .representation else { return Response(status: .created) }
@@ -168,7 +186,8 @@ struct PostgRESTRoutes {
             _ = try await acceptances.accept(.init(request: terms, idempotencyKey: key), traceparent: context.traceparent)
             return nil
         case (.termsOfService, .decline):
-            _ = try await services.call(.accounts, AccountsDeclineTerms.self, terms, principal: .service("gateway"), context: context, idempotencyKey: key)
+            _ = try await services.call(
+                .accounts, AccountsDeclineTerms.self, terms, principal: .service("gateway"), context: context, idempotencyKey: key)
             // Declining signed the user out everywhere: this session is refused here at once; the
             // others by Accounts' `session.revoked` events.
             authenticator.sessions.revoked(SessionRevoked(sessionId: session, userId: user, revokedAt: Date()))
@@ -176,8 +195,9 @@ struct PostgRESTRoutes {
         default:
             return try await services.call(
                 .audit, AuditRecord.self,
-                .init(userId: user, documentType: row.document_type, version: row.version, action: action,
-                      clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                .init(
+                    userId: user, documentType: row.document_type, version: row.version, action: action,
+                    clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
                 principal: Credential.principal(for: user), context: context, idempotencyKey: key)
         }
     }
@@ -191,7 +211,9 @@ struct PostgRESTRoutes {
             let query = try PostgRESTQuery(rawQuery: request.uri.query)
             var rows: [[String: JSONValue]] = []
             for type in LegalDocumentType.allCases {
-                if let wanted = try query.equalities(table: "legal_documents").first(where: { $0.column == "type" })?.value, wanted != type.rawValue { continue }
+                if let wanted = try query.equalities(table: "legal_documents").first(where: { $0.column == "type" })?.value, wanted != type.rawValue {
+                    continue
+                }
                 let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
                 rows.append(LegalDocumentsTable.row(document))
             }
@@ -208,7 +230,8 @@ struct PostgRESTRoutes {
                 guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
                 answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.object(rows[0]))), contentType: Self.objectMediaType)
             } else {
-                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.array(rows.map { .object($0) }))), contentType: LegalResponses.json)
+                answer = .init(
+                    body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.array(rows.map { .object($0) }))), contentType: LegalResponses.json)
             }
             texts.remember(answer, for: key, generation: snapshot.generation)
         }
@@ -224,7 +247,9 @@ struct PostgRESTRoutes {
         if anonymousKeys.contains(apiKey) {
             keyCredential = .anonymousKey
         } else {
-            do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError where error.code == .unauthenticated {
+            do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError
+                where error.code == .unauthenticated
+            {
                 throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
             }
             if case .anonymousKey = keyCredential { anonymousKeys.remember(apiKey) }

@@ -4,7 +4,9 @@
 enum PostgRESTTable {
     /// Applies `query` to `rows` of `table`, whose columns are `columns` (42703 for any other;
     /// PGRST100 for anything but `eq.` filters).
-    static func apply(_ query: PostgRESTQuery, to rows: [[String: JSONValue]], table: String, columns: [String]) throws(PostgRESTError) -> [[String: JSONValue]] {
+    static func apply(_ query: PostgRESTQuery, to rows: [[String: JSONValue]], table: String, columns: [String]) throws(PostgRESTError) -> [[String:
+        JSONValue]]
+    {
         let equalities = try query.equalities(table: table)
         for column in (query.select ?? []) + equalities.map(\.column) + query.order.map(\.column) where !columns.contains(column) {
             throw PostgRESTError(status: .badRequest, code: "42703", message: "column \(table).\(column) does not exist")

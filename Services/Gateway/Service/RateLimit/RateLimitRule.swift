@@ -81,7 +81,9 @@ extension RateLimitRule {
             let pair = option.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0] == "burst" else { throw ParseError(reason: "unknown option \"\(option)\" (only burst=N)") }
             guard burst == nil else { throw ParseError(reason: "burst is given twice") }
-            guard let value = Int(pair[1]), (1...1_000_000).contains(value) else { throw ParseError(reason: "burst must be an integer in 1...1000000") }
+            guard let value = Int(pair[1]), (1...1_000_000).contains(value) else {
+                throw ParseError(reason: "burst must be an integer in 1...1000000")
+            }
             burst = value
         }
         return RateLimitRule(count: count, period: period, burst: burst)

@@ -23,7 +23,8 @@ public struct RateLimitSettings: Sendable, Equatable {
     public var maxKeys: Int
 
     /// All rules off: for benchmarks and tests that drive one address hard.
-    public static let off = RateLimitSettings(signInPerIP: nil, signInPerUser: nil, acceptPerIP: nil, acceptPerUser: nil, exportPerUser: nil, maxKeys: 100_000)
+    public static let off = RateLimitSettings(
+        signInPerIP: nil, signInPerUser: nil, acceptPerIP: nil, acceptPerUser: nil, exportPerUser: nil, maxKeys: 100_000)
 
     public init(
         signInPerIP: RateLimitRule?, signInPerUser: RateLimitRule?, acceptPerIP: RateLimitRule?, acceptPerUser: RateLimitRule?,
@@ -40,13 +41,16 @@ public struct RateLimitSettings: Sendable, Equatable {
     public init(environment env: EnvironmentReader) throws(ConfigurationError) {
         signInPerIP = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_SIGN_IN_PER_IP", default: "60/60s,burst=30",
-            "Sign-in requests (POST /api/auth/apple, /api/auth/refresh, /api/users) per client address: COUNT/PERIOD[,burst=N] or off. 429 with Retry-After past it. Every rule counts per gateway instance.")
+            "Sign-in requests (POST /api/auth/apple, /api/auth/refresh, /api/users) per client address: COUNT/PERIOD[,burst=N] or off. 429 with Retry-After past it. Every rule counts per gateway instance."
+        )
         signInPerUser = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_SIGN_IN_PER_USER", default: "10/60s,burst=10",
-            "Sign-in requests per Apple id, where a token verified by the gateway names one (POST /api/users; POST /api/auth/apple with GATEWAY_APPLE_BUNDLE_ID set): COUNT/PERIOD[,burst=N] or off.")
+            "Sign-in requests per Apple id, where a token verified by the gateway names one (POST /api/users; POST /api/auth/apple with GATEWAY_APPLE_BUNDLE_ID set): COUNT/PERIOD[,burst=N] or off."
+        )
         acceptPerIP = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_ACCEPT_PER_IP", default: "120/60s,burst=60",
-            "Acceptance writes (accept-tos, /api/me/consents/{type}/{action}, POST /rest/v1/legal_acceptances) per client address: COUNT/PERIOD[,burst=N] or off.")
+            "Acceptance writes (accept-tos, /api/me/consents/{type}/{action}, POST /rest/v1/legal_acceptances) per client address: COUNT/PERIOD[,burst=N] or off."
+        )
         acceptPerUser = try Self.rule(
             env, "GATEWAY_RATE_LIMIT_ACCEPT_PER_USER", default: "20/60s,burst=10",
             "Acceptance writes per signed-in user (from the verified session, never from the path or body): COUNT/PERIOD[,burst=N] or off.")
@@ -55,10 +59,13 @@ public struct RateLimitSettings: Sendable, Equatable {
             "Data exports (GET /api/me/export) per signed-in user: COUNT/PERIOD[,burst=N] or off. Each export reads every document the user stored.")
         maxKeys = try env.int(
             "GATEWAY_RATE_LIMIT_MAX_KEYS", default: 100_000, in: 100...10_000_000,
-            "Keys (addresses, users) each rate-limit rule tracks at most; past it the nearest-to-idle are forgotten. Bounds memory (~100 bytes a key).")
+            "Keys (addresses, users) each rate-limit rule tracks at most; past it the nearest-to-idle are forgotten. Bounds memory (~100 bytes a key)."
+        )
     }
 
-    static func rule(_ env: EnvironmentReader, _ name: String, default defaultText: String, _ summary: String) throws(ConfigurationError) -> RateLimitRule? {
+    static func rule(_ env: EnvironmentReader, _ name: String, default defaultText: String, _ summary: String) throws(ConfigurationError)
+        -> RateLimitRule?
+    {
         let text = env.string(name, default: defaultText, summary)
         do { return try RateLimitRule.parse(text) } catch {
             throw ConfigurationError(variable: name, value: text, expected: "\(RateLimitRule.format): \(error.reason)")

@@ -27,16 +27,18 @@ extension RateLimited {
             refusal.retryAfterSeconds = retryAfterSeconds
             return refusal.response(versioned: false)
         case .native:
-            response = Self.json(JSONBodies.object([
-                "error": .string("rate_limited"), "message": .string(message), "requestId": .string(requestID),
-                "details": .object(["rule": .string(rule), "retryAfter": .string(String(retryAfterSeconds))]),
-            ]))
+            response = Self.json(
+                JSONBodies.object([
+                    "error": .string("rate_limited"), "message": .string(message), "requestId": .string(requestID),
+                    "details": .object(["rule": .string(rule), "retryAfter": .string(String(retryAfterSeconds))]),
+                ]))
         }
         response.headers[Self.retryAfterHeader] = String(retryAfterSeconds)
         return response
     }
 
     private static func json(_ body: Data) -> Response {
-        Response(status: .tooManyRequests, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        Response(
+            status: .tooManyRequests, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -23,33 +23,43 @@ struct AccountRoutes {
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         catalog.add(router, .get, "/api/me", "The signed-in user.", public: false) { request, context in
             let id = try await authenticator.requireUser(request, context: context)
-            return try JSONBodies.response(try await services.call(.accounts, AccountsGet.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+            return try JSONBodies.response(
+                try await services.call(.accounts, AccountsGet.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(router, .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false
+        ) { request, context in
             guard let credential = try await authenticator.credential(of: request, context: context), let appleId = credential.appleId else {
                 throw BusError(.unauthenticated, "sign in with Apple first")
             }
             let body = try await JSONBodies.decode(EligibilityBody.self, from: request, limit: maxBodyBytes)
             let user = try await services.call(
                 .accounts, AccountsGetOrCreate.self,
-                .init(appleId: appleId, email: body.email, name: body.name, state: body.state, eligibilityCertified: body.eligibilityCertified,
-                      tosVersion: body.tosVersion, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                .init(
+                    appleId: appleId, email: body.email, name: body.name, state: body.state, eligibilityCertified: body.eligibilityCertified,
+                    tosVersion: body.tosVersion, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(user)
         }
         catalog.add(router, .get, "/api/me/deletion/preview", "What deleting the account would delete and keep.", public: false) { request, context in
             let id = try await authenticator.requireUser(request, context: context)
-            return try JSONBodies.response(try await services.call(.accounts, AccountsDeletionPreview.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+            return try JSONBodies.response(
+                try await services.call(
+                    .accounts, AccountsDeletionPreview.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(router, .post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) { request, context in
+        catalog.add(router, .post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) {
+            request, context in
             let id = try await authenticator.requireUser(request, context: context)
-            let pending = try await services.call(.accounts, AccountsRequestDeletion.self, .init(userId: id), principal: Credential.principal(for: id), context: context)
+            let pending = try await services.call(
+                .accounts, AccountsRequestDeletion.self, .init(userId: id), principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(pending, status: .created)
         }
-        catalog.add(router, .post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) { request, context in
+        catalog.add(router, .post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) {
+            request, context in
             let (id, requestId) = try await decision(request, context)
             let deleted = try await services.call(
-                .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context)
+                .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id),
+                context: context)
             // Refused here at once; other gateways learn it from Accounts' `account.deleted`.
             authenticator.sessions.revoked(UserSessionsRevoked(userId: deleted.userId, revokedAt: deleted.deletedAt))
             return try JSONBodies.response(deleted)
@@ -57,7 +67,8 @@ struct AccountRoutes {
         catalog.add(router, .delete, "/api/me/deletion/:requestId", "Cancel a deletion request.", public: false) { request, context in
             let (id, requestId) = try await decision(request, context)
             _ = try await services.call(
-                .accounts, AccountsCancelDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id), context: context)
+                .accounts, AccountsCancelDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id),
+                context: context)
             return Response(status: .noContent)
         }
         catalog.add(

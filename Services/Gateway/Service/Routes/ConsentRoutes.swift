@@ -20,16 +20,21 @@ struct ConsentRoutes {
     struct ActionBody: Decodable { let version: String }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) { request, context in
+        catalog.add(router, .get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) {
+            request, context in
             let id = try await authenticator.requireUser(request, context: context)
-            return try JSONBodies.response(try await services.call(.audit, AuditStatus.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
+            return try JSONBodies.response(
+                try await services.call(.audit, AuditStatus.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(router, .get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) { request, context in
+        catalog.add(router, .get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) {
+            request, context in
             let id = try await authenticator.requireUser(request, context: context)
             let query = request.uri.queryParameters
             var type: LegalDocumentType?
             if let raw = query["documentType"] {
-                guard let parsed = LegalDocumentType(rawValue: String(raw)) else { throw BusError(.invalidArgument, "documentType must be privacy_policy or terms_of_service") }
+                guard let parsed = LegalDocumentType(rawValue: String(raw)) else {
+                    throw BusError(.invalidArgument, "documentType must be privacy_policy or terms_of_service")
+                }
                 type = parsed
             }
             var limit = 100
@@ -42,7 +47,11 @@ struct ConsentRoutes {
                 principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(history)
         }
-        catalog.add(router, .post, "/api/me/consents/:type/:action", "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/api/me/consents/:type/:action",
+            "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.",
+            public: false
+        ) { request, context in
             try limits.accept(from: context)
             let (id, appleId, sessionId) = try await authenticator.requireSession(request, context: context)
             try limits.accept(appleId: appleId)
@@ -66,7 +75,8 @@ struct ConsentRoutes {
                 principal: principal, context: context, idempotencyKey: key ?? "http:\(id.uuidString.lowercased()):\(context.requestID)")
             return try JSONBodies.response(receipt, status: .created)
         }
-        catalog.add(router, .post, "/api/receipts/verify", "Check a consent receipt against the audit trail: {valid, reason}.", public: true) { request, context in
+        catalog.add(router, .post, "/api/receipts/verify", "Check a consent receipt against the audit trail: {valid, reason}.", public: true) {
+            request, context in
             let receipt = try await JSONBodies.decode(ConsentReceipt.self, from: request, limit: maxBodyBytes)
             return try JSONBodies.response(try await services.call(.audit, AuditVerifyReceipt.self, receipt, principal: .anonymous, context: context))
         }

@@ -27,10 +27,12 @@ struct LegalRoutes {
             return Self.respond(request, body: hit.text.outlineJSON, hit: hit)
         }
         catalog.add(router, .get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true) { _, context in
-            let history = try await services.call(.legal, LegalHistory.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
+            let history = try await services.call(
+                .legal, LegalHistory.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
             return try JSONBodies.response(history)
         }
-        catalog.add(router, .get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) { request, context in
+        catalog.add(router, .get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) {
+            request, context in
             guard let version = context.pathParameter("version"), !version.isEmpty else { throw BusError(.invalidArgument, "version is required") }
             let document = try await services.call(
                 .legal, LegalVersion.self, .init(type: try Self.type(context), version: version), principal: .anonymous, context: context)

@@ -19,7 +19,11 @@ struct OperationalRoutes {
         guard includeDetails else { return }
         catalog.add(router, .get, "/readyz", "Readiness: some backend is connected (each one's state in checks).", public: true) { _, _ in
             let snapshot = runtime.readiness.snapshot
-            struct Body: Encodable { let ready: Bool; let status: String; let checks: [String: String] }
+            struct Body: Encodable {
+                let ready: Bool
+                let status: String
+                let checks: [String: String]
+            }
             let body = Body(ready: snapshot.isReady, status: snapshot.phase.rawValue, checks: snapshot.checks.mapValues(\.description))
             return try JSONBodies.response(body, status: snapshot.isReady ? .ok : .serviceUnavailable)
         }

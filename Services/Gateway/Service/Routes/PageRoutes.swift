@@ -19,7 +19,9 @@ struct PageRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         for (path, type) in [("/legal/privacy", LegalDocumentType.privacyPolicy), ("/legal/terms", .termsOfService)] {
-            catalog.add(router, .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true) { request, context in
+            catalog.add(
+                router, .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true
+            ) { request, context in
                 let hit: LegalTexts.Hit
                 do {
                     hit = try await texts.current(type, services: services, context: context)
@@ -41,7 +43,8 @@ struct PageRoutes {
         headers[.cacheControl] = "no-store"
         headers[.contentType] = LegalResponses.html
         headers[.retryAfter] = "30"
-        return Response(status: .serviceUnavailable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LegalPage.unavailableHTML(for: type))))
+        return Response(
+            status: .serviceUnavailable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LegalPage.unavailableHTML(for: type))))
     }
 
     /// What every answer of a page carries, `304` included.

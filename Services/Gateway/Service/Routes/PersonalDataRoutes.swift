@@ -22,16 +22,25 @@ struct PersonalDataRoutes {
     }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .patch, "/api/me", "Correct the profile: {name?, email?, state?} (a new state is checked against the eligibility rules) → the user.", public: false) { request, context in
+        catalog.add(
+            router, .patch, "/api/me",
+            "Correct the profile: {name?, email?, state?} (a new state is checked against the eligibility rules) → the user.", public: false
+        ) { request, context in
             let id = try await authenticator.requireUser(request, context: context)
             let body = try await JSONBodies.decode(CorrectionBody.self, from: request, limit: maxBodyBytes)
             let user = try await services.call(
                 .accounts, AccountsCorrectProfile.self,
-                .init(userId: id, name: body.name, email: body.email, state: body.state, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                .init(
+                    userId: id, name: body.name, email: body.email, state: body.state, clientIP: context.clientIP,
+                    userAgent: request.headers[.userAgent]),
                 principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(user)
         }
-        catalog.add(router, .get, "/api/me/export", "Everything held about the user (profile, consents with signed receipts, documents and their bytes, share links, sessions) as one streamed ZIP.", public: false) { request, context in
+        catalog.add(
+            router, .get, "/api/me/export",
+            "Everything held about the user (profile, consents with signed receipts, documents and their bytes, share links, sessions) as one streamed ZIP.",
+            public: false
+        ) { request, context in
             let id = try await authenticator.requireUser(request, context: context)
             try limits.export(userId: id)
             let contents = try await ExportContents.gather(for: id, services: services, context: context)

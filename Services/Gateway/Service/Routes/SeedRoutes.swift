@@ -43,10 +43,12 @@ struct SeedRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         // `GET /api/terms` is registered with the other reads of the texts, by ``LegalRoutes``.
-        catalog.add(router, .post, "/api/users", "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false) { request, context in
+        catalog.add(router, .post, "/api/users", "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false) {
+            request, context in
             try await getOrCreate(request, context)
         }
-        catalog.add(router, .put, "/api/users/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) { request, context in
+        catalog.add(router, .put, "/api/users/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) {
+            request, context in
             try await acceptTerms(request, context)
         }
     }
@@ -63,9 +65,10 @@ struct SeedRoutes {
         }
         let user = try await services.call(
             .accounts, AccountsGetOrCreate.self,
-            .init(appleId: body.apple_id, email: body.email, name: body.name, state: body.state,
-                  eligibilityCertified: body.eligibility_certified, tosVersion: body.tos_version,
-                  clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+            .init(
+                appleId: body.apple_id, email: body.email, name: body.name, state: body.state,
+                eligibilityCertified: body.eligibility_certified, tosVersion: body.tos_version,
+                clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
             principal: .service("gateway"), context: context)
         return try JSONBodies.response(SeedUserJSON(user: user))
     }
@@ -93,8 +96,9 @@ struct SeedRoutes {
             break  // a legacy client, let through above
         }
         let user = try await acceptances.accept(
-            .init(request: .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-                  idempotencyKey: (try IdempotencyKeys.key(of: request, scope: id)) ?? MessageID.text(of: MessageID.make())),
+            .init(
+                request: .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
+                idempotencyKey: (try IdempotencyKeys.key(of: request, scope: id)) ?? MessageID.text(of: MessageID.make())),
             traceparent: context.traceparent)
         return try JSONBodies.response(SeedUserJSON(user: user))
     }

@@ -30,7 +30,8 @@ struct SessionRoutes {
     struct SignOutBody: Decodable { let refreshToken: String? }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) { request, context in
+        catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) {
+            request, context in
             try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
             // Verified here only to key the limit (Accounts verifies it again): skipped when off.
@@ -39,8 +40,9 @@ struct SessionRoutes {
             }
             let reply = try await services.call(
                 .accounts, AccountsSignInWithApple.self,
-                .init(identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
-                      clientIP: context.clientIP, userAgent: request.headers[.userAgent], authorizationCode: body.authorizationCode),
+                .init(
+                    identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
+                    clientIP: context.clientIP, userAgent: request.headers[.userAgent], authorizationCode: body.authorizationCode),
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
@@ -57,7 +59,8 @@ struct SessionRoutes {
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
-        catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) { request, context in
+        catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) {
+            request, context in
             try limits.signIn(from: context)
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             do {
@@ -68,14 +71,18 @@ struct SessionRoutes {
                 throw SessionRefusal.signInRequired(error.message)
             }
         }
-        catalog.add(router, .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true) { request, context in
-            let body = request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)
+        catalog.add(
+            router, .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true
+        ) { request, context in
+            let body =
+                request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)
             let out: AccountsSignOut.Reply
             if let refreshToken = body?.refreshToken {
                 out = try await services.call(
                     .accounts, AccountsSignOut.self, .init(refreshToken: refreshToken), principal: .service("gateway"), context: context)
             } else if case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) {
-                out = try await services.call(.accounts, AccountsSignOut.self, .init(sessionId: sessionId), principal: .service("gateway"), context: context)
+                out = try await services.call(
+                    .accounts, AccountsSignOut.self, .init(sessionId: sessionId), principal: .service("gateway"), context: context)
             } else {
                 throw BusError(.unauthenticated, "send the session token or {\"refreshToken\": …}")
             }

@@ -14,7 +14,8 @@ public struct GatewayPeers: Sendable {
     public var publicKeys: [ServiceName: String]
 
     public init(environment env: EnvironmentReader) throws {
-        let secret = env.secret("BUS_SECRET_KEY", default: "", "The gateway's CURVE secret key (Z85, 40 characters). Empty: plaintext bus, local development only.")
+        let secret = env.secret(
+            "BUS_SECRET_KEY", default: "", "The gateway's CURVE secret key (Z85, 40 characters). Empty: plaintext bus, local development only.")
         if secret.revealed.isEmpty {
             keys = nil
         } else {
@@ -44,7 +45,8 @@ public struct GatewayPeers: Sendable {
     public func security(for peer: ServiceName) throws -> ClientSecurity {
         guard let keys else { return .plaintext }
         guard let serverKey = publicKeys[peer] else {
-            throw ConfigurationError.missing("\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
+            throw ConfigurationError.missing(
+                "\(peer.variablePrefix)_PUBLIC_KEY", expected: "the \(peer.rawValue) service's CURVE public key, since BUS_SECRET_KEY is set")
         }
         return .curve(keys, serverPublicKey: serverKey)
     }

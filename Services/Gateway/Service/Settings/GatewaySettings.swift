@@ -75,51 +75,67 @@ public struct GatewaySettings: EnvironmentSettings {
             "GATEWAY_TRUSTED_PROXIES", default: [],
             "Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For is believed; the client IP goes to Audit.")
         do { trustedProxies = try TrustedProxies(proxies) } catch {
-            throw ConfigurationError(variable: "GATEWAY_TRUSTED_PROXIES", value: proxies.joined(separator: ","), expected: "IP addresses or CIDR blocks")
+            throw ConfigurationError(
+                variable: "GATEWAY_TRUSTED_PROXIES", value: proxies.joined(separator: ","), expected: "IP addresses or CIDR blocks")
         }
         let hsts = env.string(
             "GATEWAY_HSTS", default: "max-age=31536000; includeSubDomains",
-            "Strict-Transport-Security sent on every answer to a request a trusted proxy (GATEWAY_TRUSTED_PROXIES) forwarded as HTTPS (X-Forwarded-Proto: https); off: never sent.")
+            "Strict-Transport-Security sent on every answer to a request a trusted proxy (GATEWAY_TRUSTED_PROXIES) forwarded as HTTPS (X-Forwarded-Proto: https); off: never sent."
+        )
         guard hsts == "off" || hsts.hasPrefix("max-age="), !hsts.contains(where: { $0.isNewline }) else {
             throw ConfigurationError(variable: "GATEWAY_HSTS", value: hsts, expected: "a Strict-Transport-Security value (max-age=…) or off")
         }
         strictTransportSecurity = hsts == "off" ? nil : hsts
-        maxBodyBytes = try env.int("GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
+        maxBodyBytes = try env.int(
+            "GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
         documentsChunkSize = try env.int(
             "GATEWAY_DOCUMENTS_CHUNK_SIZE", default: 1 << 20, in: 4096...(16 << 20),
-            "Bytes per Documents read/append call when streaming document bytes and tus uploads; at most the Documents service's DOCUMENTS_CHUNK_SIZE.")
-        tusMaxSize = Int64(try env.int(
-            "GATEWAY_TUS_MAX_SIZE", default: 4 << 30, in: 1...(1 << 40),
-            "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
+            "Bytes per Documents read/append call when streaming document bytes and tus uploads; at most the Documents service's DOCUMENTS_CHUNK_SIZE."
+        )
+        tusMaxSize = Int64(
+            try env.int(
+                "GATEWAY_TUS_MAX_SIZE", default: 4 << 30, in: 1...(1 << 40),
+                "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
         acceptBatchesInFlight = try env.int(
             "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 4, in: 1...64,
-            "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1: strict group commit).")
+            "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1: strict group commit)."
+        )
         sessionRevocationPoll = try env.duration(
             "GATEWAY_SESSION_REVOCATION_POLL", default: .seconds(1),
-            "How often the gateway catches up on Accounts' session revocations (events also arrive live); bounds how late a missed revocation event is applied.")
+            "How often the gateway catches up on Accounts' session revocations (events also arrive live); bounds how late a missed revocation event is applied."
+        )
         sessionViewMaxStaleness = try env.duration(
             "GATEWAY_SESSION_MAX_STALENESS", default: .seconds(5),
-            "How long the gateway verifies session tokens itself without word from Accounts; past it every token is checked by Accounts (fail closed).")
+            "How long the gateway verifies session tokens itself without word from Accounts; past it every token is checked by Accounts (fail closed)."
+        )
         legalRefresh = try env.duration(
             "GATEWAY_LEGAL_REFRESH", default: .seconds(5),
-            "How often the gateway revalidates its in-memory copy of the legal texts with Legal, besides following legal.published events: a version whose event was lost is served within this (plus one bus round trip).")
+            "How often the gateway revalidates its in-memory copy of the legal texts with Legal, besides following legal.published events: a version whose event was lost is served within this (plus one bus round trip)."
+        )
         guard legalRefresh >= .milliseconds(100), legalRefresh <= .seconds(3600) else {
-            throw ConfigurationError(variable: "GATEWAY_LEGAL_REFRESH", value: "\(legalRefresh.inMilliseconds)ms", expected: "a duration from 100ms to 1h")
+            throw ConfigurationError(
+                variable: "GATEWAY_LEGAL_REFRESH", value: "\(legalRefresh.inMilliseconds)ms", expected: "a duration from 100ms to 1h")
         }
         legacyUnauthenticatedClients = try env.bool(
             "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS", default: false,
             "Let seed 004's client (no Authorization header) call /api/terms, /api/users and accept-tos; logged loudly. Never in production.")
         publicOperations = try env.bool(
             "GATEWAY_PUBLIC_OPERATIONS", default: false,
-            "Also serve /readyz and /metrics on the API port; off: only /healthz is there, and readiness details and metrics stay on HEALTH_PORT for the operator, not the internet.")
-        let bundle = env.string("GATEWAY_APPLE_BUNDLE_ID", default: "", "Audience (bundle id) of Apple identity tokens accepted as credentials on the seed routes; empty: not accepted.")
+            "Also serve /readyz and /metrics on the API port; off: only /healthz is there, and readiness details and metrics stay on HEALTH_PORT for the operator, not the internet."
+        )
+        let bundle = env.string(
+            "GATEWAY_APPLE_BUNDLE_ID", default: "",
+            "Audience (bundle id) of Apple identity tokens accepted as credentials on the seed routes; empty: not accepted.")
         appleBundleID = bundle.isEmpty ? nil : bundle
-        let keySet = env.string("GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
+        let keySet = env.string(
+            "GATEWAY_APPLE_JWKS", default: "https://appleid.apple.com/auth/keys", "Where Apple's public keys come from: an https URL or a file path.")
         do { appleKeySet = try AppleKeySource(configuration: keySet) } catch {
             throw ConfigurationError(variable: "GATEWAY_APPLE_JWKS", value: keySet, expected: "an https URL or a file path")
         }
-        jwtSecret = env.secret("GATEWAY_JWT_SECRET", default: "", "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
+        jwtSecret = env.secret(
+            "GATEWAY_JWT_SECRET", default: "",
+            "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
         if !jwtSecret.revealed.isEmpty, jwtSecret.revealed.utf8.count < 32 {
             throw ConfigurationError(variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least 32 characters")
         }
@@ -127,13 +143,16 @@ public struct GatewaySettings: EnvironmentSettings {
         rateLimits = try RateLimitSettings(environment: env)
         corsOrigins = env.list(
             "GATEWAY_CORS_ORIGINS", default: [],
-            "Browser origins allowed to call the API from a web page (comma-separated, exact `scheme://host[:port]`, e.g. https://app.example.com); empty: no CORS headers, browsers keep cross-origin calls out.")
+            "Browser origins allowed to call the API from a web page (comma-separated, exact `scheme://host[:port]`, e.g. https://app.example.com); empty: no CORS headers, browsers keep cross-origin calls out."
+        )
         for origin in corsOrigins where !CORSPolicy.isOrigin(origin) {
-            throw ConfigurationError(variable: "GATEWAY_CORS_ORIGINS", value: origin, expected: "origins like https://app.example.com (scheme://host[:port], no path)")
+            throw ConfigurationError(
+                variable: "GATEWAY_CORS_ORIGINS", value: origin, expected: "origins like https://app.example.com (scheme://host[:port], no path)")
         }
         let publicText = env.string(
             "GATEWAY_PUBLIC_URL", default: "",
-            "Scheme and host (and port, path prefix) that every URL the API returns starts with, e.g. https://api.example.com; empty: the request's Host (or a trusted proxy's X-Forwarded-Host/-Proto).")
+            "Scheme and host (and port, path prefix) that every URL the API returns starts with, e.g. https://api.example.com; empty: the request's Host (or a trusted proxy's X-Forwarded-Host/-Proto)."
+        )
         if publicText.isEmpty {
             publicURL = nil
         } else {
@@ -144,7 +163,8 @@ public struct GatewaySettings: EnvironmentSettings {
         }
         let keys = env.secret(
             "GATEWAY_FILE_URL_KEYS", default: "",
-            "Comma-separated HMAC keys (32+ characters each) signing file_url download links; the first signs, all verify (rotate by prepending a new key, drop the old one a lifetime later). Empty: a random key per process (links die with it; set it when several gateways serve one API).")
+            "Comma-separated HMAC keys (32+ characters each) signing file_url download links; the first signs, all verify (rotate by prepending a new key, drop the old one a lifetime later). Empty: a random key per process (links die with it; set it when several gateways serve one API)."
+        )
         let parsed = keys.revealed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard parsed.allSatisfy({ $0.utf8.count >= 32 }) else {
             throw ConfigurationError(variable: "GATEWAY_FILE_URL_KEYS", value: nil, expected: "keys of at least 32 characters")
@@ -152,12 +172,15 @@ public struct GatewaySettings: EnvironmentSettings {
         fileURLKeys = Secret(parsed)
         fileURLLifetime = try env.duration(
             "GATEWAY_FILE_URL_LIFETIME", default: .seconds(3600),
-            "How long a document's file_url (a signed download link) works after the row was read, at least; reading the row again gives a fresh link.")
+            "How long a document's file_url (a signed download link) works after the row was read, at least; reading the row again gives a fresh link."
+        )
         guard fileURLLifetime >= .seconds(60), fileURLLifetime <= .seconds(7 * 24 * 3600) else {
-            throw ConfigurationError(variable: "GATEWAY_FILE_URL_LIFETIME", value: "\(fileURLLifetime.inSeconds)s", expected: "a duration from 1m to 7 days")
+            throw ConfigurationError(
+                variable: "GATEWAY_FILE_URL_LIFETIME", value: "\(fileURLLifetime.inSeconds)s", expected: "a duration from 1m to 7 days")
         }
         downloadMaxAge = try env.duration(
             "GATEWAY_DOWNLOAD_MAX_AGE", default: .seconds(3600),
-            "Cache-Control max-age of document downloads (private, immutable: the bytes of a document never change); a signed link's is at most its remaining life.")
+            "Cache-Control max-age of document downloads (private, immutable: the bytes of a document never change); a signed link's is at most its remaining life."
+        )
     }
 }

@@ -53,36 +53,54 @@ struct StorageRoutes {
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
         for prefix in ["/storage/v1/object", "/storage/v1/object/authenticated"] {
-            catalog.add(router, .get, prefix + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).", public: false) { request, context in
+            catalog.add(
+                router, .get, prefix + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).",
+                public: false
+            ) { request, context in
                 let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
                 let fileUrl = try Self.fileUrl(context)
-                let document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
-                return try bytes.response(for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
+                let document = try await services.call(
+                    .documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
+                return try bytes.response(
+                    for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
             }
         }
-        catalog.add(router, .get, "/storage/v1/object/public/:bucket/**", "Storage public URL: the documents bucket is private, so always 404 Object not found.", public: true) { _, _ in
+        catalog.add(
+            router, .get, "/storage/v1/object/public/:bucket/**",
+            "Storage public URL: the documents bucket is private, so always 404 Object not found.", public: true
+        ) { _, _ in
             throw BusError(.notFound, "Object not found")
         }
-        catalog.add(router, .post, "/storage/v1/object/sign/:bucket/**", "Storage: a signed URL for the caller's object ({\"expiresIn\": seconds}), backed by a share link.", public: false) { request, context in
+        catalog.add(
+            router, .post, "/storage/v1/object/sign/:bucket/**",
+            "Storage: a signed URL for the caller's object ({\"expiresIn\": seconds}), backed by a share link.", public: false
+        ) { request, context in
             let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
             let fileUrl = try Self.fileUrl(context)
             let body = try await JSONBodies.decode(SignBody.self, from: request, limit: maxBodyBytes)
             let principal = Credential.principal(for: user)
             let document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: principal, context: context)
             let created = try await services.call(
-                .documents, DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: body.expiresIn), principal: principal, context: context)
+                .documents, DocumentsShareCreate.self, .init(documentId: document.id, expiresInSeconds: body.expiresIn), principal: principal,
+                context: context)
             let token = created.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_"))) ?? created.token
             return try JSONBodies.response(SignedURL(signedURL: "/object/sign/\(fileUrl)?token=\(token)"))
         }
-        catalog.add(router, .get, "/storage/v1/object/sign/:bucket/**", "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true) { request, context in
+        catalog.add(
+            router, .get, "/storage/v1/object/sign/:bucket/**",
+            "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true
+        ) { request, context in
             let fileUrl = try Self.fileUrl(context)
-            guard let token = try DocumentRoutes.query(request)["token"], !token.isEmpty else { throw BusError(.invalidArgument, "the signed URL has no token") }
+            guard let token = try DocumentRoutes.query(request)["token"], !token.isEmpty else {
+                throw BusError(.invalidArgument, "the signed URL has no token")
+            }
             if FileLinks.isFileToken(token) { return try await fileLink(fileUrl: fileUrl, token: token, request: request, context: context) }
             let opened = try await services.call(
                 .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
                 principal: .anonymous, context: context)
             guard opened.document.fileUrl == fileUrl else { throw BusError(.notFound, "Object not found") }
-            return try bytes.response(for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
+            return try bytes.response(
+                for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
         }
     }
 
@@ -92,7 +110,8 @@ struct StorageRoutes {
     func fileLink(fileUrl: String, token: String, request: Request, context: GatewayContext) async throws -> Response {
         let document: Document
         do {
-            document = try await services.call(.documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: .service("gateway"), context: context)
+            document = try await services.call(
+                .documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: .service("gateway"), context: context)
         } catch let error as BusError where error.code == .notFound || error.code == .invalidArgument {
             throw BusError(.notFound, "Object not found")
         }

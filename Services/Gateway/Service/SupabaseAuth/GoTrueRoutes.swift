@@ -31,7 +31,10 @@ struct GoTrueRoutes {
     struct RefreshBody: Decodable { let refresh_token: String? }
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .post, "/auth/v1/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.", public: true) { request, context in
+        catalog.add(
+            router, .post, "/auth/v1/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
+            public: true
+        ) { request, context in
             try await gotrue(request, context) {
                 switch request.uri.queryParameters.get("grant_type") {
                 case "id_token": return try await signIn(request, context)
@@ -40,7 +43,10 @@ struct GoTrueRoutes {
                 }
             }
         }
-        catalog.add(router, .post, "/auth/v1/logout", "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true) { request, context in
+        catalog.add(
+            router, .post, "/auth/v1/logout",
+            "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true
+        ) { request, context in
             try await gotrue(request, context) { try await logout(request, context) }
         }
         catalog.add(router, .get, "/auth/v1/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
@@ -90,7 +96,8 @@ struct GoTrueRoutes {
         }
         guard let accountId = reply.accountId ?? reply.user.id else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
         let user = GoTrueUser(accountId: accountId, appleId: reply.user.appleId, user: reply.user)
-        return try JSONBodies.response(GoTrueSession(token: reply.sessionToken, expiresAt: reply.sessionExpiresAt, refreshToken: reply.refreshToken, user: user))
+        return try JSONBodies.response(
+            GoTrueSession(token: reply.sessionToken, expiresAt: reply.sessionExpiresAt, refreshToken: reply.refreshToken, user: user))
     }
 
     /// `grant_type=refresh_token`: rotation, as `/api/auth/refresh`.
@@ -100,14 +107,18 @@ struct GoTrueRoutes {
         guard let token = body.refresh_token, !token.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "refresh_token is required") }
         let grant: SessionGrant
         do {
-            grant = try await services.call(.accounts, AccountsRefreshSession.self, .init(refreshToken: token), principal: .service("gateway"), context: context)
+            grant = try await services.call(
+                .accounts, AccountsRefreshSession.self, .init(refreshToken: token), principal: .service("gateway"), context: context)
         } catch let error as BusError where error.code == .unauthenticated {
             throw GoTrueError(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: \(error.message)")
         }
-        guard let accountId = grant.accountId, let appleId = grant.appleId else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
+        guard let accountId = grant.accountId, let appleId = grant.appleId else {
+            throw BusError(.unavailable, "Accounts did not name the account; try again")
+        }
         let account = try await grant.userId.asyncMap { try await accountUser($0, context) }
         let user = GoTrueUser(accountId: accountId, appleId: appleId, user: account)
-        return try JSONBodies.response(GoTrueSession(token: grant.sessionToken, expiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, user: user))
+        return try JSONBodies.response(
+            GoTrueSession(token: grant.sessionToken, expiresAt: grant.sessionExpiresAt, refreshToken: grant.refreshToken, user: user))
     }
 
     /// `POST /logout?scope=global|local|others` with the session's access token: 204.
@@ -119,7 +130,8 @@ struct GoTrueRoutes {
         let (sessionId, _) = try await session(request, context)
         let out: AccountsSignOut.Reply
         do {
-            out = try await services.call(.accounts, AccountsSignOut.self, .init(sessionId: sessionId, scope: scope), principal: .service("gateway"), context: context)
+            out = try await services.call(
+                .accounts, AccountsSignOut.self, .init(sessionId: sessionId, scope: scope), principal: .service("gateway"), context: context)
         } catch let error as BusError where error.code == .unauthenticated || error.code == .notFound {
             throw GoTrueError(.notFound, "session_not_found", "Session not found: \(error.message)")
         }
@@ -138,7 +150,8 @@ struct GoTrueRoutes {
         }
         // No account yet: Accounts names the id it will get.
         guard let token = bearerToken(request) else { throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token") }
-        let verified = try await services.call(.accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
+        let verified = try await services.call(
+            .accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
         guard let accountId = verified.accountId else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
         return try JSONBodies.response(GoTrueUser(accountId: accountId, appleId: appleId, user: nil))
     }

@@ -59,9 +59,11 @@ struct GoTrueUser: Encodable, Sendable {
         if let name = user?.name, !name.isEmpty { metadata["full_name"] = .string(name) }
         if !email.isEmpty { metadata["email"] = .string(email) }
         user_metadata = metadata
-        identities = [Identity(
-            identity_id: accountId, id: appleId, user_id: accountId, identity_data: metadata, email: email.isEmpty ? nil : email,
-            created_at: created, last_sign_in_at: now, updated_at: created)]
+        identities = [
+            Identity(
+                identity_id: accountId, id: appleId, user_id: accountId, identity_data: metadata, email: email.isEmpty ? nil : email,
+                created_at: created, last_sign_in_at: now, updated_at: created)
+        ]
         created_at = created
         updated_at = user?.tosAcceptedAt.map { max($0, created) } ?? created
     }

@@ -55,11 +55,13 @@ public struct LegalHandlers: Sendable {
             type: request.type, version: request.version, content: request.content, lastUpdated: request.lastUpdated,
             effectiveAt: request.effectiveAt, material: request.material)
         let outcome = try await store.publish(draft, by: context.principal.description, outbox: outbox)
-        context.logger.notice(outcome.created ? "published legal version" : "publish repeated an existing version", metadata: [
-            "type": "\(request.type.rawValue)", "version": "\(request.version)", "digest": "\(outcome.summary.digest)",
-            "material": "\(request.material)", "effective_at": "\(Timestamp.format(outcome.summary.effectiveAt))",
-            "by": "\(context.principal)",
-        ])
+        context.logger.notice(
+            outcome.created ? "published legal version" : "publish repeated an existing version",
+            metadata: [
+                "type": "\(request.type.rawValue)", "version": "\(request.version)", "digest": "\(outcome.summary.digest)",
+                "material": "\(request.material)", "effective_at": "\(Timestamp.format(outcome.summary.effectiveAt))",
+                "by": "\(context.principal)",
+            ])
         return outcome.summary
     }
 

@@ -22,7 +22,8 @@ public enum PublishValidation {
         guard let first = version.utf8.first, isAlphanumeric(first),
             version.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else {
-            throw BusError(.invalidArgument, "version \"\(version)\" may hold only letters, digits, '.', '_' and '-', starting with a letter or digit")
+            throw BusError(
+                .invalidArgument, "version \"\(version)\" may hold only letters, digits, '.', '_' and '-', starting with a letter or digit")
         }
     }
 

@@ -28,9 +28,11 @@ public struct LegalSeeder: Sendable {
         for draft in drafts { try PublishValidation.checkContent(draft.content) }
         let seeded = try await store.seed(drafts, by: Self.publisher, outbox: outbox)
         for summary in seeded {
-            logger.notice("seeded default legal text", metadata: [
-                "type": "\(summary.type.rawValue)", "version": "\(summary.version)", "digest": "\(summary.digest)",
-            ])
+            logger.notice(
+                "seeded default legal text",
+                metadata: [
+                    "type": "\(summary.type.rawValue)", "version": "\(summary.version)", "digest": "\(summary.digest)",
+                ])
         }
         return seeded
     }

@@ -50,12 +50,16 @@ extension LegalStore {
             }
             let now = try Self.now(on: db)
             if let effectiveAt = draft.effectiveAt, effectiveAt < now.addingTimeInterval(-PublishValidation.retroactivityTolerance) {
-                throw BusError(.invalidArgument, "effectiveAt \(Timestamp.format(effectiveAt)) is in the past: a version cannot take effect retroactively")
+                throw BusError(
+                    .invalidArgument, "effectiveAt \(Timestamp.format(effectiveAt)) is in the past: a version cannot take effect retroactively")
             }
             if let effectiveAt = draft.effectiveAt, let inEffect = try Self.currentEffectiveAt(draft.type, now: now, in: table, on: db),
                 effectiveAt < inEffect
             {
-                throw BusError(.invalidArgument, "effectiveAt \(Timestamp.format(effectiveAt)) is before the current version's (\(Timestamp.format(inEffect))): it would never take effect")
+                throw BusError(
+                    .invalidArgument,
+                    "effectiveAt \(Timestamp.format(effectiveAt)) is before the current version's (\(Timestamp.format(inEffect))): it would never take effect"
+                )
             }
             guard let inserted = try Self.insert(draft, now: now, by: publisher, into: table, on: db) else {
                 // A concurrent publish of the same version committed first: judge against it.
@@ -126,7 +130,8 @@ extension LegalStore {
         // The instant of publication, not a day: midnight UTC of a date showed as the day before
         // west of Greenwich. Whole seconds, so the JSON reads `…T17:42:05Z` as clients parse it.
         let lastUpdated = draft.lastUpdated ?? Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-        let rows = try db.query("""
+        let rows = try db.query(
+            """
             INSERT INTO \(table) (type, version, content, digest, material, last_updated, published_at, effective_at, published_by)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (type, version) DO NOTHING

@@ -22,7 +22,10 @@ struct FastJSONEncoder: Encoder {
 
     /// Asking for the path falls back: this encoder does not track it, and a type whose output
     /// depends on it must get Foundation's.
-    var codingPath: [any CodingKey] { state.fail(); return [] }
+    var codingPath: [any CodingKey] {
+        state.fail()
+        return []
+    }
     /// Empty, as in ``BusJSON/encoder()``.
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -74,20 +77,68 @@ extension FastJSONEncoder: SingleValueEncodingContainer {
         guard !state.failed, state.frames.count == depth, state.bytes.count == mark else { throw state.fallback() }
     }
 
-    func encodeNil() throws { try begin(); state.appendASCII("null") }
-    func encode(_ value: Bool) throws { try begin(); state.append(value) }
-    func encode(_ value: String) throws { try begin(); state.append(value) }
-    func encode(_ value: Double) throws { try begin(); try state.append(value) }
-    func encode(_ value: Float) throws { try begin(); try state.append(value) }
-    func encode(_ value: Int) throws { try begin(); state.append(Int64(value)) }
-    func encode(_ value: Int8) throws { try begin(); state.append(Int64(value)) }
-    func encode(_ value: Int16) throws { try begin(); state.append(Int64(value)) }
-    func encode(_ value: Int32) throws { try begin(); state.append(Int64(value)) }
-    func encode(_ value: Int64) throws { try begin(); state.append(value) }
-    func encode(_ value: UInt) throws { try begin(); state.append(UInt64(value)) }
-    func encode(_ value: UInt8) throws { try begin(); state.append(UInt64(value)) }
-    func encode(_ value: UInt16) throws { try begin(); state.append(UInt64(value)) }
-    func encode(_ value: UInt32) throws { try begin(); state.append(UInt64(value)) }
-    func encode(_ value: UInt64) throws { try begin(); state.append(value) }
-    func encode<T: Encodable>(_ value: T) throws { try begin(); try state.encodeValue(value) }
+    func encodeNil() throws {
+        try begin()
+        state.appendASCII("null")
+    }
+    func encode(_ value: Bool) throws {
+        try begin()
+        state.append(value)
+    }
+    func encode(_ value: String) throws {
+        try begin()
+        state.append(value)
+    }
+    func encode(_ value: Double) throws {
+        try begin()
+        try state.append(value)
+    }
+    func encode(_ value: Float) throws {
+        try begin()
+        try state.append(value)
+    }
+    func encode(_ value: Int) throws {
+        try begin()
+        state.append(Int64(value))
+    }
+    func encode(_ value: Int8) throws {
+        try begin()
+        state.append(Int64(value))
+    }
+    func encode(_ value: Int16) throws {
+        try begin()
+        state.append(Int64(value))
+    }
+    func encode(_ value: Int32) throws {
+        try begin()
+        state.append(Int64(value))
+    }
+    func encode(_ value: Int64) throws {
+        try begin()
+        state.append(value)
+    }
+    func encode(_ value: UInt) throws {
+        try begin()
+        state.append(UInt64(value))
+    }
+    func encode(_ value: UInt8) throws {
+        try begin()
+        state.append(UInt64(value))
+    }
+    func encode(_ value: UInt16) throws {
+        try begin()
+        state.append(UInt64(value))
+    }
+    func encode(_ value: UInt32) throws {
+        try begin()
+        state.append(UInt64(value))
+    }
+    func encode(_ value: UInt64) throws {
+        try begin()
+        state.append(value)
+    }
+    func encode<T: Encodable>(_ value: T) throws {
+        try begin()
+        try state.encodeValue(value)
+    }
 }

@@ -9,26 +9,77 @@ extension FastJSONEncoder {
         let index: Int
         let token: Int
 
-        var codingPath: [any CodingKey] { state.fail(); return [] }
+        var codingPath: [any CodingKey] {
+            state.fail()
+            return []
+        }
 
         private func begin(_ key: Key) throws(FastJSONFallback) { try state.beginMember(index, token, key: key.stringValue) }
 
-        mutating func encodeNil(forKey key: Key) throws { try begin(key); state.appendASCII("null") }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { try begin(key); state.append(value) }
-        mutating func encode(_ value: String, forKey key: Key) throws { try begin(key); state.append(value) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { try begin(key); try state.append(value) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { try begin(key); try state.append(value) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { try begin(key); state.append(Int64(value)) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { try begin(key); state.append(Int64(value)) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { try begin(key); state.append(Int64(value)) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try begin(key); state.append(Int64(value)) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { try begin(key); state.append(value) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try begin(key); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { try begin(key); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { try begin(key); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { try begin(key); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try begin(key); state.append(value) }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try begin(key); try state.encodeValue(value) }
+        mutating func encodeNil(forKey key: Key) throws {
+            try begin(key)
+            state.appendASCII("null")
+        }
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            try begin(key)
+            state.append(value)
+        }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            try begin(key)
+            state.append(value)
+        }
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            try begin(key)
+            try state.append(value)
+        }
+        mutating func encode(_ value: Float, forKey key: Key) throws {
+            try begin(key)
+            try state.append(value)
+        }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            try begin(key)
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws {
+            try begin(key)
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int16, forKey key: Key) throws {
+            try begin(key)
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int32, forKey key: Key) throws {
+            try begin(key)
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            try begin(key)
+            state.append(value)
+        }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            try begin(key)
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws {
+            try begin(key)
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws {
+            try begin(key)
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws {
+            try begin(key)
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            try begin(key)
+            state.append(value)
+        }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try begin(key)
+            try state.encodeValue(value)
+        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             let (index, token) = open(object: true, key)
@@ -61,27 +112,78 @@ extension FastJSONEncoder {
         let index: Int
         let token: Int
 
-        var codingPath: [any CodingKey] { state.fail(); return [] }
+        var codingPath: [any CodingKey] {
+            state.fail()
+            return []
+        }
         var count: Int { state.count(index, token) }
 
         private func begin() throws(FastJSONFallback) { try state.beginElement(index, token) }
 
-        mutating func encodeNil() throws { try begin(); state.appendASCII("null") }
-        mutating func encode(_ value: Bool) throws { try begin(); state.append(value) }
-        mutating func encode(_ value: String) throws { try begin(); state.append(value) }
-        mutating func encode(_ value: Double) throws { try begin(); try state.append(value) }
-        mutating func encode(_ value: Float) throws { try begin(); try state.append(value) }
-        mutating func encode(_ value: Int) throws { try begin(); state.append(Int64(value)) }
-        mutating func encode(_ value: Int8) throws { try begin(); state.append(Int64(value)) }
-        mutating func encode(_ value: Int16) throws { try begin(); state.append(Int64(value)) }
-        mutating func encode(_ value: Int32) throws { try begin(); state.append(Int64(value)) }
-        mutating func encode(_ value: Int64) throws { try begin(); state.append(value) }
-        mutating func encode(_ value: UInt) throws { try begin(); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt8) throws { try begin(); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt16) throws { try begin(); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt32) throws { try begin(); state.append(UInt64(value)) }
-        mutating func encode(_ value: UInt64) throws { try begin(); state.append(value) }
-        mutating func encode<T: Encodable>(_ value: T) throws { try begin(); try state.encodeValue(value) }
+        mutating func encodeNil() throws {
+            try begin()
+            state.appendASCII("null")
+        }
+        mutating func encode(_ value: Bool) throws {
+            try begin()
+            state.append(value)
+        }
+        mutating func encode(_ value: String) throws {
+            try begin()
+            state.append(value)
+        }
+        mutating func encode(_ value: Double) throws {
+            try begin()
+            try state.append(value)
+        }
+        mutating func encode(_ value: Float) throws {
+            try begin()
+            try state.append(value)
+        }
+        mutating func encode(_ value: Int) throws {
+            try begin()
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int8) throws {
+            try begin()
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int16) throws {
+            try begin()
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int32) throws {
+            try begin()
+            state.append(Int64(value))
+        }
+        mutating func encode(_ value: Int64) throws {
+            try begin()
+            state.append(value)
+        }
+        mutating func encode(_ value: UInt) throws {
+            try begin()
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt8) throws {
+            try begin()
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt16) throws {
+            try begin()
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt32) throws {
+            try begin()
+            state.append(UInt64(value))
+        }
+        mutating func encode(_ value: UInt64) throws {
+            try begin()
+            state.append(value)
+        }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            try begin()
+            try state.encodeValue(value)
+        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
             let (index, token) = open(object: true)

@@ -89,13 +89,27 @@ extension FastJSONEncoderState {
 
     private func appendEscaping(_ byte: UInt8) {
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(byte)
-        case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(byte)
-        case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
-        case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
-        case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+        case UInt8(ascii: "\""):
+            bytes.append(0x5C)
+            bytes.append(byte)
+        case UInt8(ascii: "\\"):
+            bytes.append(0x5C)
+            bytes.append(byte)
+        case 0x08:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "b"))
+        case 0x0C:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "f"))
+        case 0x0A:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "n"))
+        case 0x0D:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "r"))
+        case 0x09:
+            bytes.append(0x5C)
+            bytes.append(UInt8(ascii: "t"))
         case 0..<0x20:
             appendASCII("\\u00")
             Hex.append(byte, to: &bytes)

@@ -137,7 +137,10 @@ final class FastJSONEncoderState {
     /// to skip their `encode(to:)`) directly, anything else through its `encode(to:)`.
     func encodeValue<T: Encodable>(_ value: T) throws {
         if failed { throw FastJSONFallback() }
-        if T.self == String.self { append(value as! String); return }
+        if T.self == String.self {
+            append(value as! String)
+            return
+        }
         if T.self == Int.self { return append(Int64(value as! Int)) }
         if T.self == Int64.self { return append(value as! Int64) }
         if T.self == Bool.self { return append(value as! Bool) }
@@ -150,8 +153,14 @@ final class FastJSONEncoderState {
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        if T.self == Data.self { append((value as! Data).base64EncodedString()); return }  // Foundation's default
-        if T.self == URL.self { append((value as! URL).absoluteString); return }
+        if T.self == Data.self {
+            append((value as! Data).base64EncodedString())
+            return
+        }  // Foundation's default
+        if T.self == URL.self {
+            append((value as! URL).absoluteString)
+            return
+        }
         if T.self == Decimal.self { throw fallback() }
         let depth = frames.count
         let mark = bytes.count
@@ -170,11 +179,17 @@ final class FastJSONEncoderState {
     func openContainer(object: Bool, depth: Int, mark: Int, owner: Int) -> (index: Int, token: Int) {
         if failed { return (-1, -1) }
         if depth < frames.count, frames[depth].owner == owner {
-            guard frames[depth].object == object else { fail(); return (-1, -1) }
+            guard frames[depth].object == object else {
+                fail()
+                return (-1, -1)
+            }
             close(downTo: depth + 1)
             return (depth, frames[depth].token)
         }
-        guard frames.count == depth, bytes.count == mark, depth < Self.maximumDepth else { fail(); return (-1, -1) }
+        guard frames.count == depth, bytes.count == mark, depth < Self.maximumDepth else {
+            fail()
+            return (-1, -1)
+        }
         let token = newToken()
         frames.append(Frame(token: token, object: object, start: bytes.count, memberBase: keys.count, owner: owner))
         bytes.append(object ? UInt8(ascii: "{") : UInt8(ascii: "["))
@@ -202,7 +217,10 @@ final class FastJSONEncoderState {
 
     /// The element count of the array at `index`, if it is still open.
     func count(_ index: Int, _ token: Int) -> Int {
-        guard !failed, index >= 0, index < frames.count, frames[index].token == token else { fail(); return 0 }
+        guard !failed, index >= 0, index < frames.count, frames[index].token == token else {
+            fail()
+            return 0
+        }
         return frames[index].count
     }
 

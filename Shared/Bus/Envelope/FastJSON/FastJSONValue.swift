@@ -190,7 +190,11 @@ struct FastJSONParser {
                 }
                 return FastJSONNode(kind: .string, flag: escaped, start: range.lowerBound, end: range.upperBound, next: node + 1)
             }
-            if byte == UInt8(ascii: "\\") { escaped = true; index += 2; continue }
+            if byte == UInt8(ascii: "\\") {
+                escaped = true
+                index += 2
+                continue
+            }
             if byte < 0x20 { throw FastJSONFallback() }
             if byte >= 0x80 { ascii = false }
             index += 1
