@@ -93,7 +93,7 @@ public enum GatewayApplication {
         let limits = RateLimits(settings.rateLimits)
         OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: router, catalog: catalog)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
-        SeedRoutes(
+        OnboardingRoutes(
             services: services, acceptances: acceptances, authenticator: authenticator, limits: limits,
             legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes
         )

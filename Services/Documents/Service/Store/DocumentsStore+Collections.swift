@@ -34,6 +34,21 @@ extension DocumentsStore {
     static func keyTime(_ parameter: Int) -> String { "(timestamptz 'epoch' + $\(parameter)::bigint * interval '1 microsecond')" }
     static let micros = "(extract(epoch FROM created_at) * 1000000)::bigint"
 
+    /// One page of a keyset query that selected ``StoredDocument/columns`` and ``micros`` with a
+    /// limit of `limit + 1`: the documents, and the key to continue after when there are more.
+    static func keysetPage(_ rows: PostgresRows, limit: Int) throws -> (page: [StoredDocument], next: CollectionKey?) {
+        var page: [StoredDocument] = []
+        var keys: [CollectionKey] = []
+        for row in rows {
+            let document = try StoredDocument.decode(row)
+            page.append(document)
+            keys.append(CollectionKey(createdMicros: try row.decode(Int64.self, column: StoredDocument.columnCount), id: document.id))
+        }
+        guard page.count > limit else { return (page, nil) }
+        page.removeLast()
+        return (page, keys[limit - 1])
+    }
+
     /// One page of the collection after `after` (exclusive), and the collection's size.
     func list(_ filter: CollectionFilter, limit: Int, after: CollectionKey?) async throws -> (
         page: [StoredDocument], next: CollectionKey?, total: Int
@@ -48,18 +63,7 @@ extension DocumentsStore {
         return try await pool.withConnection { db in
             let rows = try db.query(
                 sql, filter.ownerId, filter.type?.rawValue, filter.schoolId, after?.createdMicros, after?.id, limit + 1)
-            var page: [StoredDocument] = []
-            var keys: [CollectionKey] = []
-            for row in rows {
-                let document = try StoredDocument.decode(row)
-                page.append(document)
-                keys.append(CollectionKey(createdMicros: try row.decode(Int64.self, column: StoredDocument.columnCount), id: document.id))
-            }
-            var next: CollectionKey?
-            if page.count > limit {
-                page.removeLast()
-                next = keys[limit - 1]
-            }
+            let (page, next) = try Self.keysetPage(rows, limit: limit)
             let total = try db.query(
                 "SELECT count(*)::bigint FROM \(documents) WHERE \(filterSQL)", filter.ownerId, filter.type?.rawValue, filter.schoolId)[0]
                 .decode(Int.self, column: 0)

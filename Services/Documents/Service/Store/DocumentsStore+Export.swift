@@ -20,18 +20,7 @@ extension DocumentsStore {
         return try await pool.withTransaction { db in
             try db.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             let rows = try db.query(sql, owner, after?.createdMicros, after?.id, limit + 1)
-            var page: [StoredDocument] = []
-            var keys: [CollectionKey] = []
-            for row in rows {
-                let document = try StoredDocument.decode(row)
-                page.append(document)
-                keys.append(CollectionKey(createdMicros: try row.decode(Int64.self, column: StoredDocument.columnCount), id: document.id))
-            }
-            var next: CollectionKey?
-            if page.count > limit {
-                page.removeLast()
-                next = keys[limit - 1]
-            }
+            let (page, next) = try Self.keysetPage(rows, limit: limit)
             let ids = PostgresArrayLiteral.of(page.map { $0.id.uuidString.lowercased() })
             let linkRows = try db.query(
                 "SELECT \(Self.linkColumns) FROM \(shareLinks) WHERE document_id = ANY ($1::uuid[]) ORDER BY document_id, created_at, id", ids)

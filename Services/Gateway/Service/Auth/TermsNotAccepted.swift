@@ -33,7 +33,7 @@ struct TermsNotAccepted: Error, Sendable, Equatable {
                 status: .forbidden, code: "PGRST-" + Self.code, message: message, details: "currentVersion=\(currentVersion)",
                 hint: "accept the terms in effect, then retry"
             ).response()
-        case .seed:
+        case .onboarding:
             response = Self.json(JSONBodies.object(["error": .string(message)]))
         case .storage:
             response = Self.json(JSONBodies.object(["statusCode": .string("403"), "error": .string(Self.code), "message": .string(message)]))

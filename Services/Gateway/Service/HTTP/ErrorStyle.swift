@@ -6,7 +6,7 @@ import Logging
 
 /// The three error bodies the gateway answers with, chosen by route family.
 ///
-/// - `seed`: seed 004's `{"error": "<message>"}` (its client shows the message as is).
+/// - `onboarding`: the app's onboarding routes (seed 004's client), `{"error": "<message>"}` (its client shows the message as is).
 /// - `postgrest`: PostgREST's `{"code","details","hint","message"}` under `/rest/v1`, so Supabase
 ///   clients report it as they would a PostgREST error.
 /// - `storage`: Supabase Storage's `{"statusCode": "404", "error": "not_found", "message": "…"}` under `/storage/v1`.
@@ -14,7 +14,7 @@ import Logging
 ///   `error` being one of the bus's closed set of codes (`invalid_argument`, `not_found`, …).
 /// - `gotrue`: Supabase Auth's `{"code", "error_code", "msg"}` under `/auth/v1` (``GoTrueError``).
 enum ErrorStyle {
-    case seed, postgrest, storage, gotrue, native
+    case onboarding, postgrest, storage, gotrue, native
 
     init(path: String) {
         if path.hasPrefix("/auth/v1/") {
@@ -24,7 +24,7 @@ enum ErrorStyle {
         } else if path.hasPrefix("/storage/v1/") {
             self = .storage
         } else if path == "/api/terms" || path == "/api/users" || path.hasPrefix("/api/users/") {
-            self = .seed
+            self = .onboarding
         } else {
             self = .native
         }
@@ -59,7 +59,7 @@ enum ErrorResponses {
         if busError.code == .unavailable { headers[RateLimited.retryAfterHeader] = retryAfterSeconds(busError) }
         let body: Data
         switch style {
-        case .seed:
+        case .onboarding:
             body = JSONBodies.object(["error": .string(busError.message)])
         case .postgrest:
             var response = PostgRESTError(

@@ -200,7 +200,7 @@ enum OpenAPIDocument {
         let errorSchema: JSONValue =
             switch style {
             case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
-            case .seed:
+            case .onboarding:
                 .object([
                     "type": .string("object"), "required": .array([.string("error")]),
                     "properties": .object(["error": .object(["type": .string("string")])]),

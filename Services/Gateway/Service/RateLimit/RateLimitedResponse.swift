@@ -18,7 +18,7 @@ extension RateLimited {
         switch style {
         case .postgrest:
             response = PostgRESTError(status: .tooManyRequests, code: "PGRST-rate_limited", message: message, details: "rule=\(rule)").response()
-        case .seed:
+        case .onboarding:
             response = Self.json(JSONBodies.object(["error": .string(message)]))
         case .storage:
             response = Self.json(JSONBodies.object(["statusCode": .string("429"), "error": .string("rate_limited"), "message": .string(message)]))

@@ -13,7 +13,7 @@ struct LegalRoutes {
     let texts: LegalTexts
 
     func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        // Seed 004's read (its other two routes are ``SeedRoutes``): no `ETag`, as its client expects none.
+        // Seed 004's read (its other two routes are ``OnboardingRoutes``): no `ETag`, as its client expects none.
         catalog.add(router, .get, "/api/terms", "Seed 004: the terms of service in effect, {content, version}.", public: true) { request, context in
             let hit = try await texts.current(.termsOfService, services: services, context: context)
             return LegalResponses.respond(request, body: hit.text.seedJSON, contentType: LegalResponses.json, stale: hit.stale)

@@ -17,7 +17,7 @@ import Foundation
 ///   material version took effect since). After an editorial terms update the app is not sent
 ///   through its terms screen again, which is the only thing the seed's flag drives.
 /// - Dates are RFC 3339 strings.
-struct SeedUserJSON: Encodable {
+struct OnboardingUserJSON: Encodable {
     let user: AccountUser
 
     static let nilID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

@@ -5,7 +5,8 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Seed 004's three routes, as its Swift client calls them.
+/// The app's onboarding: read the terms, sign up (get or create the account), accept the terms.
+/// These are seed 004's three routes, exactly as its Swift client calls them.
 ///
 /// By default `POST /api/users` and `PUT /api/users/{id}/accept-tos` need credentials: a session
 /// token, or an Apple identity token (when `GATEWAY_APPLE_BUNDLE_ID` is set), whose Apple id must
@@ -20,7 +21,7 @@ import Logging
 ///
 /// Both writes are rate-limited (``RateLimits``): per client address first, then per Apple id of
 /// the verified credential (a legacy request without one counts against its address only).
-struct SeedRoutes {
+struct OnboardingRoutes {
     let services: ServiceClients
     let acceptances: AcceptanceBatcher
     let authenticator: Authenticator
@@ -70,7 +71,7 @@ struct SeedRoutes {
                 eligibilityCertified: body.eligibility_certified, tosVersion: body.tos_version,
                 clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
             principal: .service("gateway"), context: context)
-        return try JSONBodies.response(SeedUserJSON(user: user))
+        return try JSONBodies.response(OnboardingUserJSON(user: user))
     }
 
     func acceptTerms(_ request: Request, _ context: GatewayContext) async throws -> Response {
@@ -100,7 +101,7 @@ struct SeedRoutes {
                 request: .init(userId: id, tosVersion: body.tos_version, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
                 idempotencyKey: (try IdempotencyKeys.key(of: request, scope: id)) ?? MessageID.text(of: MessageID.make())),
             traceparent: context.traceparent)
-        return try JSONBodies.response(SeedUserJSON(user: user))
+        return try JSONBodies.response(OnboardingUserJSON(user: user))
     }
 
     private func allowLegacy(_ context: GatewayContext) throws {
