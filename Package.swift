@@ -39,6 +39,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: ["FullFoundation"]),
         // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
+        // Already part of Hummingbird's graph; named for the gateway's connection guard (a
+        // channel handler: `SlowClientGuard`).
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
     ],
     targets: [
         // MARK: C libraries
@@ -175,6 +179,8 @@ let package = Package(
             dependencies: [
                 "Bus", "Contracts", "ServiceKit", "Identity", "Locks", "Hex",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -129,6 +129,14 @@ class Stack:
             self._start("Documents", common, RPC_BIND=endpoint("documents"), EVENTS_BIND=endpoint("documents-events"),
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"))
             gateway_env = dict({k: v for k, v in common.items() if k != "DATABASE_URL"}, **RATE_LIMITS_OFF)
+            self.gateway_settings = dict(
+                gateway_env, GATEWAY_HTTP_PORT="0",
+                LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
+                AUDIT_RPC_ENDPOINTS=endpoint("audit"),
+                ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"),
+                DOCUMENTS_RPC_ENDPOINTS=endpoint("documents"),
+                GATEWAY_APPLE_BUNDLE_ID=BUNDLE_ID, GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
+                READINESS_INTERVAL="100ms", GATEWAY_PUBLIC_OPERATIONS="true")
             gateway = self._start("Gateway", gateway_env, GATEWAY_HTTP_PORT="0",
                                   LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
                                   AUDIT_RPC_ENDPOINTS=endpoint("audit"),
@@ -151,6 +159,23 @@ class Stack:
         process = Process(self.bin / name, dict(base, **extra))
         self.processes.append(process)
         return process
+
+    def extra_gateway(self, **settings):
+        """Another gateway in front of the same services, with `settings` added to its
+        environment; its base URL. Stopped with the stack."""
+        process = self._start("Gateway", self.gateway_settings, **settings)
+        port = next(int(field[5:]) for field in process.ready_line.split() if field.startswith("http="))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/readyz", timeout=2) as response:
+                    if response.status == 200:
+                        return url
+            except Exception:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the extra gateway did not become ready")
 
     def _admin(self, sql):
         subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", self.database_url, "-c", sql], check=True, capture_output=True)

@@ -54,10 +54,17 @@ public enum GatewayApplication {
             timeout: settings.busTimeout, logger: logger)
         let router = makeRouter(
             runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog(), legalTexts: legalTexts)
-        // Idle keep-alive connections are closed after a minute, so a client cannot hold sockets
-        // open for nothing.
+        // Idle keep-alive connections are closed (GATEWAY_IDLE_TIMEOUT), and every connection lives
+        // under the slow-client deadlines and the connection cap (``SlowClientGuard``).
+        let limits = settings.connectionLimits
+        let connections = ConnectionCount()
+        let idle = settings.idleTimeout.components
         let app = Application(
-            router: router, server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            router: router,
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [SlowClientGuard(limits: limits, connections: connections)],
+                    idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
             logger: logger)

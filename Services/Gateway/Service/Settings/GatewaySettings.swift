@@ -32,6 +32,10 @@ public struct GatewaySettings: EnvironmentSettings {
     /// (``StrictTransportSecurityMiddleware``); nil: never sent.
     public var strictTransportSecurity: String?
     public var maxBodyBytes: Int
+    /// Deadlines and the connection cap that keep slow clients from holding the gateway.
+    public var connectionLimits: SlowClientLimits
+    /// How long a keep-alive connection may sit idle between requests.
+    public var idleTimeout: Duration
     /// Bytes per `documents.read`/`documents.append` call (at most Documents' `DOCUMENTS_CHUNK_SIZE`).
     public var documentsChunkSize: Int
     /// Largest tus upload announced (`Tus-Max-Size`); Documents enforces its own maximum too.
@@ -88,6 +92,21 @@ public struct GatewaySettings: EnvironmentSettings {
         strictTransportSecurity = hsts == "off" ? nil : hsts
         maxBodyBytes = try env.int(
             "GATEWAY_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20), "Largest JSON request body in bytes (413 above).")
+        connectionLimits = SlowClientLimits(
+            headerTimeout: try env.duration(
+                "GATEWAY_HEADER_TIMEOUT", default: .seconds(10),
+                "How long a request's head may take to arrive (from the connection's start or the previous response's end); a slower client is disconnected (slowloris)."),
+            bodyTimeout: try env.duration(
+                "GATEWAY_BODY_TIMEOUT", default: .seconds(30),
+                "The longest silence allowed inside a request body (uploads may be long, not stalled); the connection is closed after it."),
+            writeTimeout: try env.duration(
+                "GATEWAY_WRITE_TIMEOUT", default: .seconds(30),
+                "How long a response may stay blocked on a client that does not read it (a download nobody reads); the connection is closed after it."),
+            maximumConnections: try env.int(
+                "GATEWAY_MAX_CONNECTIONS", default: 4096, in: 1...1_000_000,
+                "Client connections open at once; one more is closed as soon as it is accepted."))
+        idleTimeout = try env.duration(
+            "GATEWAY_IDLE_TIMEOUT", default: .seconds(60), "How long a keep-alive connection may sit idle between requests before it is closed.")
         documentsChunkSize = try env.int(
             "GATEWAY_DOCUMENTS_CHUNK_SIZE", default: 1 << 20, in: 4096...(16 << 20),
             "Bytes per Documents read/append call when streaming document bytes and tus uploads; at most the Documents service's DOCUMENTS_CHUNK_SIZE."

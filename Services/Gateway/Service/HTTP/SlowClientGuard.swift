@@ -1,0 +1,133 @@
+import HTTPTypes
+import Locks
+import NIOCore
+import NIOHTTPTypes
+
+/// The limits a connection lives under, so slow or stalled clients cannot hold the gateway's
+/// connections (slowloris) or its memory (a download nobody reads).
+public struct SlowClientLimits: Sendable, Equatable {
+    /// How long a request's head may take to arrive, from the connection's start or the end of
+    /// the previous response: a client dribbling header bytes is cut off here.
+    public var headerTimeout: Duration
+    /// The longest silence in the middle of a request body (an upload may take long, but not
+    /// stall).
+    public var bodyTimeout: Duration
+    /// How long a response may stay blocked on a client that does not read.
+    public var writeTimeout: Duration
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    public var maximumConnections: Int
+
+    public init(headerTimeout: Duration, bodyTimeout: Duration, writeTimeout: Duration, maximumConnections: Int) {
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.writeTimeout = writeTimeout
+        self.maximumConnections = maximumConnections
+    }
+}
+
+/// Counts the gateway's open connections against ``SlowClientLimits/maximumConnections``.
+final class ConnectionCount: Sendable {
+    private let open = LockedValue(0)
+
+    /// Takes a place; false (and nothing taken) when every place is taken.
+    func admit(limit: Int) -> Bool {
+        open.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func release() { open.withLock { $0 -= 1 } }
+
+    var current: Int { open.withLock { $0 } }
+}
+
+/// Enforces ``SlowClientLimits`` on one connection, placed after Hummingbird's HTTP decoding so it
+/// sees request heads, body parts and ends, and the response parts going out. Every deadline is a
+/// timer on the connection's event loop; when one fires the connection is closed (a client that
+/// sends nothing in time gets no answer, as nginx's `client_header_timeout` does).
+final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let limits: SlowClientLimits
+    private let connections: ConnectionCount
+    private var admitted = false
+    /// The head's or the body's deadline, whichever the request is waiting for.
+    private var requestTimer: Scheduled<Void>?
+    /// Runs while the client does not read what is sent.
+    private var writeTimer: Scheduled<Void>?
+
+    init(limits: SlowClientLimits, connections: ConnectionCount) {
+        self.limits = limits
+        self.connections = connections
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context)
+        context.fireChannelActive()
+    }
+
+    /// Takes a place under the cap and starts the head's deadline, or closes the connection when
+    /// every place is taken. Done once the connection is active (the pipeline is set up before).
+    private func admit(_ context: ChannelHandlerContext) {
+        guard !admitted, requestTimer == nil else { return }
+        guard connections.admit(limit: limits.maximumConnections) else {
+            context.close(promise: nil)
+            return
+        }
+        admitted = true
+        requestTimer = Self.closing(context, after: limits.headerTimeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        requestTimer?.cancel()
+        writeTimer?.cancel()
+        if admitted {
+            admitted = false
+            connections.release()
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        requestTimer?.cancel()
+        switch unwrapInboundIn(data) {
+        case .head, .body:
+            // A head came in time; each body part restarts the body's silence limit.
+            requestTimer = Self.closing(context, after: limits.bodyTimeout)
+        case .end:
+            requestTimer = nil  // the request is whole: the response is the server's to send
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            // The next request's head must come within the header limit (keep-alive).
+            requestTimer?.cancel()
+            requestTimer = Self.closing(context, after: limits.headerTimeout)
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writeTimer?.cancel()
+        // A client that stopped reading what is sent has this long to start again.
+        writeTimer = context.channel.isWritable ? nil : Self.closing(context, after: limits.writeTimeout)
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Closes the connection after `timeout` unless cancelled first.
+    private static func closing(_ context: ChannelHandlerContext, after timeout: Duration) -> Scheduled<Void> {
+        let channel = context.channel
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        return context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { channel.close(promise: nil) }
+    }
+}
