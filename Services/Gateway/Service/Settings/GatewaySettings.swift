@@ -95,13 +95,15 @@ public struct GatewaySettings: EnvironmentSettings {
         connectionLimits = SlowClientLimits(
             headerTimeout: try env.duration(
                 "GATEWAY_HEADER_TIMEOUT", default: .seconds(10),
-                "How long a request's head may take to arrive (from the connection's start or the previous response's end); a slower client is disconnected (slowloris)."),
+                "How long a request's head may take to arrive (from the connection's start or the previous response's end); a slower client is disconnected (slowloris)."
+            ),
             bodyTimeout: try env.duration(
                 "GATEWAY_BODY_TIMEOUT", default: .seconds(30),
                 "The longest silence allowed inside a request body (uploads may be long, not stalled); the connection is closed after it."),
             writeTimeout: try env.duration(
                 "GATEWAY_WRITE_TIMEOUT", default: .seconds(30),
-                "How long a response may stay blocked on a client that does not read it (a download nobody reads); the connection is closed after it."),
+                "How long a response may stay blocked on a client that does not read it (a download nobody reads); the connection is closed after it."
+            ),
             maximumConnections: try env.int(
                 "GATEWAY_MAX_CONNECTIONS", default: 4096, in: 1...1_000_000,
                 "Client connections open at once; one more is closed as soon as it is accepted."))
