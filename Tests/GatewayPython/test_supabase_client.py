@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -164,17 +165,30 @@ def test_supabase_auth_sign_in_refresh_rest_storage_and_sign_out(stack):
     assert refreshed.session.access_token != session.access_token
     assert str(uuid.UUID(refreshed.user.id)) == user_id and refreshed.user.app_metadata["eligibility_confirmed"] is True
     assert jwt_claims(refreshed.session.access_token)["sub"] == user_id
-    # Rotation: the old refresh token is spent.
-    status, body = stack.request("POST", "/auth/v1/token?grant_type=refresh_token", {"refresh_token": session.refresh_token},
-                                 {"apikey": stack.anon_key})
-    assert status == 400 and body["error_code"] == "refresh_token_not_found"
-
     fetched = supabase.auth.get_user()
     assert str(uuid.UUID(fetched.user.id)) == user_id and fetched.user.email == "gotrue@example.com"
 
     # The same account through the native door.
     status, native = stack.request("POST", "/api/auth/apple", {"identityToken": stack.apple.token(apple_id)})
     assert status == 200 and native["user"]["id"].lower() == user_id
+
+    # Rotation: the old refresh token is spent, and presenting it again (a stolen copy) revokes the
+    # whole session it came from (RFC 9700): the refreshed tokens stop working too.
+    status, body = stack.request("POST", "/auth/v1/token?grant_type=refresh_token", {"refresh_token": session.refresh_token},
+                                 {"apikey": stack.anon_key})
+    assert status == 400 and body["error_code"] == "refresh_token_not_found"
+    # The revocation reaches the gateway as Accounts' session.revoked event: within a second.
+    deadline = time.time() + 3
+    while True:
+        status, body = stack.request(
+            "GET", "/auth/v1/user", headers={"apikey": stack.anon_key, "Authorization": "Bearer " + refreshed.session.access_token})
+        if status != 200 or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert status == 403 and body["error_code"] == "session_not_found", body
+    supabase, signed_in, _ = apple_sign_in(stack, apple_id=apple_id, email="gotrue@example.com")
+    assert str(uuid.UUID(signed_in.user.id)) == user_id
+    refreshed = signed_in
 
     # rest/v1 and storage act as the signed-in user.
     version = supabase.from_("legal_documents").select("version").eq("type", "privacy_policy").single().execute().data["version"]
@@ -188,7 +202,8 @@ def test_supabase_auth_sign_in_refresh_rest_storage_and_sign_out(stack):
     upload.upload()
     document_id = upload.url.rstrip("/").rsplit("/", 1)[-1]
     row = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data
-    bucket, path = row["file_url"].split("/", 1)
+    # file_url is an absolute signed link; its Storage object path is `documents/<id>/<name>`.
+    bucket, path = urllib.parse.urlsplit(row["file_url"]).path.removeprefix("/storage/v1/object/sign/").split("/", 1)
     assert supabase.storage.from_(bucket).download(path) == data
 
     old_token = refreshed.session.access_token
