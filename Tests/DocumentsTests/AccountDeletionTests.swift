@@ -167,7 +167,7 @@ extension DocumentsSuites {
 
                         var cli = ProcessInfo.processInfo.environment
                         cli["DOCUMENTS_RPC_ENDPOINTS"] = documentsRPC
-                        let list = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        let list = try await Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
                         #expect(list.status == 0, "\(list.output)")
                         let lines = list.output.split(separator: "\n").filter { $0.hasPrefix("documents accounts #") }
                         #expect(lines.count == 1, "\(list.output)")
@@ -176,17 +176,17 @@ extension DocumentsSuites {
                         let sequence = String(line.dropFirst("documents accounts #".count).prefix { $0.isNumber })
 
                         // Still refused: the retry fails, says why, and changes nothing.
-                        let failed = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        let failed = try await Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
                         #expect(failed.status == 1 && failed.output.contains("cleanup refused by the test"), "\(failed.output)")
                         #expect(
                             try await harness.client.call(DocumentsUsage.self, .init(userId: alice), principal: .service("accounts")).documents == 1)
 
                         try await database.pool.withConnection { db in try db.execute("DELETE FROM documents.refused_cleanups") }
-                        let retried = try Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
+                        let retried = try await Self.compass(["events", "dead-letter", "retry", "documents", "accounts", sequence], cli)
                         #expect(retried.status == 0, "\(retried.output)")
                         #expect(retried.output.contains("applied documents accounts #\(sequence) account.deleted"), "\(retried.output)")
                         try await harness.waitUntilEmpty(alice)
-                        let after = try Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
+                        let after = try await Self.compass(["events", "dead-letter", "list", "--services", "documents"], cli)
                         #expect(after.status == 0 && !after.output.contains("documents accounts #"), "\(after.output)")
                         print("poison account.deleted parked after 5 tries; the next event applied \(movedOn) after the first was published")
                     }
@@ -194,21 +194,10 @@ extension DocumentsSuites {
             }
         }
 
-        static func compass(_ arguments: [String], _ environment: [String: String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
-            process.arguments = arguments
-            process.environment = environment
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("compass-out-\(UUID().uuidString)")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            defer { try? FileManager.default.removeItem(at: output) }
-            let handle = try FileHandle(forWritingTo: output)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
-            process.waitUntilExit()
-            try handle.close()
-            return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
+        /// Runs the real `compass`: its exit status and everything it printed.
+        static func compass(_ arguments: [String], _ environment: [String: String]) async throws -> (status: Int32, output: String) {
+            let result = try await ChildProcess.run(ChildProcess.product("compass"), arguments, environment: environment)
+            return (result.status, result.output + result.errors)
         }
 
         /// `count` small documents of `owner`, each with its own (4-byte) large object, 1,000 per

@@ -41,45 +41,14 @@ extension ReliabilityTests {
                     defer { http.close() }
                     let probes = HTTPProbes()
                     let stopLoad = Flag()
-                    let load = Task {
-                        await withTaskGroup(of: Void.self) { group in
-                            for worker in 0..<16 {
-                                group.addTask {
-                                    var index = 0
-                                    while !stopLoad.isSet {
-                                        index += 1
-                                        let started = ContinuousClock.now
-                                        do {
-                                            let receipt = try await stack.audit.call(
-                                                AuditRecord.self,
-                                                .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                                                idempotencyKey: "\(fault.rawValue)-\(worker)-\(index)", timeout: Self.callTimeout)
-                                            outcomes.acknowledge(receipt.recordId, took: ContinuousClock.now - started)
-                                        } catch let error as BusError {
-                                            outcomes.fail(error.code, took: ContinuousClock.now - started)
-                                            try? await Task.sleep(for: .milliseconds(20))
-                                        } catch {
-                                            outcomes.fail(nil, took: ContinuousClock.now - started)
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    let load = OutageLoad.auditWriters(
+                        stack, terms: terms, keyPrefix: "\(fault.rawValue)", timeout: Self.callTimeout, outcomes: outcomes, until: stopLoad)
                     try await withTimeout(.seconds(30), "the load to start") {
                         while outcomes.acknowledgedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
                     }
                     let stopProbes = Flag()
-                    let probing = Task {
-                        var index = 0
-                        while !stopProbes.isSet {
-                            index += 1
-                            let started = ContinuousClock.now
-                            let status = try? await http.acceptTerms(user: httpUser, version: terms, key: "probe-\(fault.rawValue)-\(index)")
-                            probes.record(status, took: ContinuousClock.now - started)
-                            try? await Task.sleep(for: .milliseconds(100))
-                        }
-                    }
+                    let probing = OutageLoad.gatewayProbes(
+                        http, user: httpUser, terms: terms, keyPrefix: "probe-\(fault.rawValue)", probes: probes, until: stopProbes)
                     // The fault, for the outage; lifted whatever happens.
                     let began = ContinuousClock.now
                     let lift = try await Self.apply(fault)

@@ -34,48 +34,16 @@ extension ReliabilityTests {
                     let probes = HTTPProbes()
                     let stopLoad = Flag()
                     // A steady load of writers, each a fresh user and key, until told to stop.
-                    let load = Task {
-                        await withTaskGroup(of: Void.self) { group in
-                            for worker in 0..<16 {
-                                group.addTask {
-                                    var index = 0
-                                    while !stopLoad.isSet {
-                                        index += 1
-                                        let key = "restart-\(worker)-\(index)"
-                                        let started = ContinuousClock.now
-                                        do {
-                                            let receipt = try await stack.audit.call(
-                                                AuditRecord.self,
-                                                .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                                                idempotencyKey: key, timeout: Self.callTimeout)
-                                            outcomes.acknowledge(receipt.recordId, took: ContinuousClock.now - started)
-                                        } catch let error as BusError {
-                                            outcomes.fail(error.code, took: ContinuousClock.now - started)
-                                            try? await Task.sleep(for: .milliseconds(20))
-                                        } catch {
-                                            outcomes.fail(nil, took: ContinuousClock.now - started)
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    let load = OutageLoad.auditWriters(
+                        stack, terms: terms, keyPrefix: "restart", timeout: Self.callTimeout, outcomes: outcomes, until: stopLoad)
                     try await withTimeout(.seconds(30), "the load to start") {
                         while outcomes.acknowledgedCount < 200 { try await Task.sleep(for: .milliseconds(5)) }
                     }
                     // One seed `accept-tos` through the gateway every 100 ms from just before the
                     // restart until the services acknowledge again.
                     let stopProbes = Flag()
-                    let probing = Task {
-                        var index = 0
-                        while !stopProbes.isSet {
-                            index += 1
-                            let started = ContinuousClock.now
-                            let status = try? await http.acceptTerms(user: httpUser, version: terms, key: "probe-\(mode.rawValue)-\(index)")
-                            probes.record(status, took: ContinuousClock.now - started)
-                            try? await Task.sleep(for: .milliseconds(100))
-                        }
-                    }
+                    let probing = OutageLoad.gatewayProbes(
+                        http, user: httpUser, terms: terms, keyPrefix: "probe-\(mode.rawValue)", probes: probes, until: stopProbes)
                     let restartBegan = ContinuousClock.now
                     try await TestDatabase.restartCluster(mode: mode, downFor: Self.outage)
                     let restartTook = ContinuousClock.now - restartBegan

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Identity
 import Logging
+import NIOCore
 import ServiceKit
 import ServiceLifecycle
 
@@ -58,13 +59,12 @@ public enum GatewayApplication {
         // under the slow-client deadlines and the connection cap (``SlowClientGuard``).
         let limits = settings.connectionLimits
         let connections = ConnectionCount()
-        let idle = settings.idleTimeout.components
         let app = Application(
             router: router,
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [SlowClientGuard(limits: limits, connections: connections)],
-                    idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
+                    idleTimeout: TimeAmount(settings.idleTimeout))),
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
             logger: logger)

@@ -127,7 +127,6 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Closes the connection after `timeout` unless cancelled first.
     private static func closing(_ context: ChannelHandlerContext, after timeout: Duration) -> Scheduled<Void> {
         let channel = context.channel
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        return context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { channel.close(promise: nil) }
+        return context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
     }
 }
