@@ -4,6 +4,7 @@ import Foundation
 import Identity
 import Logging
 import Metrics
+import ServiceKit
 import ServiceLifecycle
 
 /// Revokes the Apple refresh tokens of deleted accounts at `{base}/auth/revoke`, in the
@@ -13,7 +14,7 @@ import ServiceLifecycle
 /// then deleted and the deletion's certificate re-signed with the outcome (`revoked` or
 /// `revocation_failed`), in one transaction. Woken after each deletion, and sweeps every
 /// `interval` for anything due (retries, a crash in between).
-struct AppleTokenRevoker: Service {
+struct AppleTokenRevoker: PeriodicSweep {
     let store: AccountsStore
     /// Re-signs the deletion certificate once the revocation settles.
     let certifier: DeletionCertifier
@@ -25,13 +26,6 @@ struct AppleTokenRevoker: Service {
     static let revoked = Counter(label: "accounts_apple_revocations_total", dimensions: [("outcome", "revoked")])
     static let retried = Counter(label: "accounts_apple_revocations_total", dimensions: [("outcome", "retry")])
     static let givenUp = Counter(label: "accounts_apple_revocations_total", dimensions: [("outcome", "given_up")])
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            await sweep()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-        }
-    }
 
     /// Tries every revocation due now.
     func sweep() async {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import ServiceKit
 import ServiceLifecycle
 
 /// Erases deleted users from the Audit record (`audit.erase_subject`: the consent proofs stay,
@@ -9,18 +10,11 @@ import ServiceLifecycle
 /// first try missed (Audit down, a crash in between): the tombstone's `audit_erased_at` is set
 /// only once Audit has answered, and erasure is idempotent, so it happens at least once and
 /// harmlessly more.
-struct AuditErasure: Service {
+struct AuditErasure: PeriodicSweep {
     let store: AccountsStore
     let audit: @Sendable () async throws -> RPCClient
     let interval: Duration
     let logger: Logger
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            await sweep()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-        }
-    }
 
     /// Every erasure still due, oldest first.
     func sweep() async {

@@ -1,23 +1,19 @@
 import Foundation
 import Logging
+import ServiceKit
 import ServiceLifecycle
 
 /// Unlinks the large objects queued in `large_object_removals` (by a deleted account), `batch`
 /// per transaction so that no transaction holds more than `batch` large-object locks, until the
 /// queue is empty; then looks again every `interval`. The queue is a table, so a restart resumes
 /// where the last committed batch stopped; several instances share it (`SKIP LOCKED`).
-struct LargeObjectSweeper: Service {
+struct LargeObjectSweeper: PeriodicSweep {
     let store: DocumentsStore
     let batch: Int
     let interval: Duration
     let logger: Logger
 
-    func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            await drain()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-        }
-    }
+    func sweep() async { await drain() }
 
     /// Unlinks batches until the queue is empty (or shutdown begins); returns how many went.
     @discardableResult

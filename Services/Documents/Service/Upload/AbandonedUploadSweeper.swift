@@ -1,23 +1,17 @@
 import Bus
 import Foundation
 import Logging
+import ServiceKit
 import ServiceLifecycle
 
 /// Every `interval`, deletes uploads idle for longer than `expiry` (see
 /// ``DocumentsStore/sweepAbandonedUploads(idleSeconds:limit:)``). Safe with several instances:
 /// each takes rows the others have not locked.
-struct AbandonedUploadSweeper: Service {
+struct AbandonedUploadSweeper: PeriodicSweep {
     let store: DocumentsStore
     let expiry: Duration
     let interval: Duration
     let logger: Logger
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            await sweep()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-        }
-    }
 
     func sweep() async {
         do {
