@@ -9,7 +9,7 @@ public enum EnvelopeCodec {
 
     /// The same bytes as an array: what the sockets send, without a `Data` box around them;
     /// `payload`, when given, stands for the envelope's.
-    @_spi(Benchmarks) public static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
+    package static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
         BinaryEnvelope.encode(envelope, payload: payload)
     }
 
@@ -24,7 +24,7 @@ public enum EnvelopeCodec {
     }
 
     /// Decodes either form from borrowed bytes (a received frame, read in place).
-    @_spi(Benchmarks) public static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
         if bytes.first == BinaryEnvelope.marker { return try BinaryEnvelope.decode(bytes) }
         return try decodeJSON(Data(bytes))
     }
