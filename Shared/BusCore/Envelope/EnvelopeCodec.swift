@@ -50,7 +50,7 @@ public enum EnvelopeCodec {
         writer.member("sequence", envelope.sequence)
         writer.member("payload", rawJSON: envelope.payload)
         if let error = envelope.error {
-            writer.member("error", rawJSON: try? BusJSON.encoder().encode(error))
+            writer.member("error", rawJSON: try? BusJSON.encode(error))
         }
         return writer.finish()
     }
@@ -111,7 +111,7 @@ public enum EnvelopeCodec {
                 case .error:
                     if !scanner.isNull(range) {
                         envelope.error =
-                            (try? BusJSON.decoder().decode(BusError.self, from: scanner.slice(range)))
+                            (try? BusJSON.decode(BusError.self, from: scanner.slice(range)))
                             ?? BusError(.internal, "unreadable error from peer")
                     }
                 }
