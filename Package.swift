@@ -58,10 +58,16 @@ let package = Package(
         // cannot see on Linux; `deploy/tsan`.
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(name: "Hex", path: "Shared/Hex", swiftSettings: strict),
+        // The bus's messages without its transport: the envelope and its binary and JSON forms,
+        // frames, payload coding, errors, principals, message ids and method descriptions. No C
+        // library: `Contracts` depends on this alone (`Tests/Deploy/test_layering.py`).
+        .target(name: "BusCore", dependencies: ["Locks", "Hex"], path: "Shared/BusCore", swiftSettings: strict),
+        // The transport: libzmq sockets, the socket loop, RPC client and server, publish/subscribe
+        // and CurveZMQ. Re-exports BusCore.
         .target(
             name: "Bus",
             dependencies: [
-                "CZeroMQ", "Locks", "Hex",
+                "BusCore", "CZeroMQ", "Locks", "Hex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
@@ -74,12 +80,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
-            name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts",
+            name: "Contracts", dependencies: ["BusCore"], path: "Shared/Contracts",
             swiftSettings: strict),
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "Postgres", "Contracts",
+                "Bus", "BusCore", "Postgres", "Contracts",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -194,7 +200,7 @@ let package = Package(
 
         // MARK: Benchmarks
         .executableTarget(
-            name: "BusBench", dependencies: ["Bus", "CZeroMQ"], path: "Benchmarks/BusBench",
+            name: "BusBench", dependencies: ["Bus", "BusCore", "Contracts", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
 
         // The benchmarks' command-line options.
@@ -215,7 +221,7 @@ let package = Package(
         // The bus's parsers under libFuzzer (`deploy/fuzz`); built normally, it replays the corpus.
         .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),
         .executableTarget(
-            name: "BusFuzz", dependencies: ["Bus", "CFuzzerDriver"], path: "Tests/Fuzz/BusFuzz", swiftSettings: strict),
+            name: "BusFuzz", dependencies: ["BusCore", "CFuzzerDriver"], path: "Tests/Fuzz/BusFuzz", swiftSettings: strict),
         .executableTarget(
             name: "BusTestPeer", dependencies: ["Bus", "TestSupport"], path: "Tests/Peers/BusTestPeer",
             swiftSettings: strict),
@@ -223,7 +229,7 @@ let package = Package(
             name: "ExampleService", dependencies: ["Bus", "ServiceKit", "Postgres"], path: "Tests/Peers/ExampleService",
             swiftSettings: strict),
         .testTarget(
-            name: "BusTests", dependencies: ["Bus", "TestSupport", "BusTestPeer"],
+            name: "BusTests", dependencies: ["Bus", "BusCore", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
         .testTarget(
             name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "Hex", .product(name: "Crypto", package: "swift-crypto")],

@@ -2,7 +2,8 @@ import Bus
 import Foundation
 import Logging
 
-/// `swift run -c release bus-bench [--seconds S] [--rounds N]`
+/// `swift run -c release bus-bench [--seconds S] [--rounds N]`, or `bus-bench codecs [--rounds N]`
+/// (``PayloadCodecRun``: the payload codec against Foundation's on real payloads).
 ///
 /// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
 /// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, the
@@ -20,6 +21,11 @@ struct BusBench {
         var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
+        if CommandLine.arguments.dropFirst().first == "codecs" {
+            _ = arguments.next()
+            if arguments.next() == "--rounds", let count = Int(arguments.next() ?? "") { rounds = count } else { rounds = 7 }
+            return try PayloadCodecRun.run(rounds: max(rounds, 3))
+        }
         while let argument = arguments.next() {
             switch argument {
             case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
@@ -32,7 +38,7 @@ struct BusBench {
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n"
+                        "usage: bus-bench codecs [--rounds N] | bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n"
                             .utf8))
                 exit(2)
             }

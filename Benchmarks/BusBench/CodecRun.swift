@@ -1,4 +1,5 @@
-@_spi(Benchmarks) import Bus
+import Bus
+import BusCore
 import Foundation
 
 /// `bus-bench --only codec`: the single-thread cost of each coding step of one call, in ns, as the

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// Every Legal and Audit contract type, encoded by the bus's fast payload encoder, must give
 /// Foundation's bytes exactly, without falling back. (Here because the Bus tests cannot import

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// The binary envelope (``BinaryEnvelope``): what it writes, what it refuses, and that it says the
 /// same as the JSON form it replaced, which is still read.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 @Suite struct EnvelopeCodecTests {
     @Test func roundTripsEveryField() throws {

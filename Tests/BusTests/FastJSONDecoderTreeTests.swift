@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// The fast payload decoder against Foundation's on random documents: every value decoded through
 /// every kind of container (keyed with `allKeys`/`contains`, unkeyed, single values probed with

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// Hand-written `encode(to:)` implementations, and random value trees, against Foundation.
 @Suite struct FastJSONEncoderCustomTests {

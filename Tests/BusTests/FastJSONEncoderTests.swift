@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// The fast payload encoder must write exactly Foundation's bytes, and fall back (with the same
 /// result through ``BusJSON/encode(_:)``) for whatever it does not reproduce.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// The fast payload coders must agree with Foundation's, value for value and error for error.
 @Suite struct FastJSONTests {

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// Garbage on the wire gets an error reply where one can be routed, and never crashes or wedges
 /// the server: it answers the next valid request.

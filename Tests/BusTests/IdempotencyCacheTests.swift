@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Bus
+@testable import BusCore
 
 /// The server's memory of idempotent requests (``IdempotencyCache``), without sockets.
 @Suite struct IdempotencyCacheTests {

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.accept_terms_batch`: many `accounts.accept_terms` in one call, for the gateway, which

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.apple_authorization_code`: hands over the authorization code Apple gave the app at

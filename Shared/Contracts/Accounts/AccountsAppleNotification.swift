@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.apple_notification`: a Sign in with Apple server-to-server notification, as the

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// One kind of data in a deletion preview (seed 003 FR-007: say what is deleted and what stays).

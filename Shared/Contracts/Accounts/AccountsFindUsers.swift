@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.find_users` (operators only): the users that match exactly one of a user id, an

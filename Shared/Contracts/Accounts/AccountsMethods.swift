@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.get_or_create` (seed 004 `POST /api/users`): the user with this Apple id, or a new

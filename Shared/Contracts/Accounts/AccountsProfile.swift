@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.correct_profile`: the user corrects their own name, email or state (a privacy

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.sign_in_with_apple`: verifies an Apple identity token and opens a session. The user

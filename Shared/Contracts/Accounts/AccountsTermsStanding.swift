@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `accounts.terms_standing`: which terms version the user's last word accepted, for a gateway

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// One line of a deletion certificate: a kind of data and how much of it.

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// The events Accounts publishes (through its outbox) when session tokens stop being good before

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `audit.record`: records an accept, acknowledge or decline. Requires an idempotency key (else

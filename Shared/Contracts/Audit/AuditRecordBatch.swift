@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `audit.record_batch`: many `audit.record` in one call, each with its own idempotency key and

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `audit.select`: the `/rest/v1/legal_acceptances` read, done in Audit's SQL: only `userId`'s

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// The proof a user keeps that a record was written: what was agreed to, when, and where the

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 
 /// The outcome of one item of a batch call: its value, or the error that item alone met. A batch
 /// call answers every item, in the order asked; one bad item never fails its neighbours.

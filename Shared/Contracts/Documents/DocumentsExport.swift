@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.export`: one page of everything Documents holds about an owner, for the user's data

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.get`: one document by `id`, by `fileUrl`, or by `reference` (seed 002's viewer: a

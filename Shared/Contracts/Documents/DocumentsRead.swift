@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.read`: bytes `[offset, offset + length)` of a complete document, as the reply's one

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.select`: the `/rest/v1/documents` read, done in Documents' SQL. Only `ownerId`'s

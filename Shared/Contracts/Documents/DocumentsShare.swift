@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// A share link as its owner sees it. The token itself is shown once, at creation.

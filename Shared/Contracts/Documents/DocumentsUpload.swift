@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.create`: the metadata and the declared length and file type; the bytes follow

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `documents.usage`: what the Documents service holds for one user. Accounts asks it for the

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `<service>.events.dead-letters` and `<service>.events.dead-letters.retry`: the events a

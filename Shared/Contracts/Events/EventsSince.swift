@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 
 /// `<service>.events.since`: the events a service published after a sequence number, for a
 /// subscriber that was down, joined late or saw a gap. Every service with an outbox answers it.

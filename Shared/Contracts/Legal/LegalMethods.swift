@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// `legal.current`: the version of a type in effect now (or at `at`), with content and outline.

@@ -1,3 +1,5 @@
+import BusCore
+
 /// A complete HTTP/1.1 response. Every response closes the connection: probes and scrapers open
 /// one connection per request, and it keeps the server's state machine to one request.
 struct HTTPResponse: Equatable {
@@ -14,7 +16,7 @@ struct HTTPResponse: Equatable {
     static func error(_ status: Int, extraHeaders: [String] = []) -> HTTPResponse {
         HTTPResponse(
             status: status, contentType: "application/json",
-            body: JSONText.object([("error", JSONText.quoted(reason(status).lowercased()))]),
+            body: JSONString.object([("error", JSONString.quoted(reason(status).lowercased()))]),
             extraHeaders: extraHeaders)
     }
 

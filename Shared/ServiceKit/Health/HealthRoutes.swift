@@ -1,3 +1,4 @@
+import BusCore
 import Prometheus
 
 /// Who is answering `/healthz`: name, version and when the process started.
@@ -41,10 +42,10 @@ struct HealthRoutes: Sendable {
         let uptime = ContinuousClock.now - identity.startedAt
         return .json(
             200,
-            JSONText.object([
-                ("status", JSONText.quoted("ok")),
-                ("service", JSONText.quoted(identity.name)),
-                ("version", JSONText.quoted(identity.version)),
+            JSONString.object([
+                ("status", JSONString.quoted("ok")),
+                ("service", JSONString.quoted(identity.name)),
+                ("version", JSONString.quoted(identity.version)),
                 ("uptimeSeconds", String(uptime.components.seconds)),
             ]))
     }

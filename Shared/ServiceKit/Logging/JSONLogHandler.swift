@@ -43,25 +43,25 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var members: [(key: String, encodedValue: String)] = [
-            ("timestamp", JSONText.quoted(Timestamp.format(Date()))),
-            ("level", JSONText.quoted(event.level.rawValue)),
-            ("service", JSONText.quoted(service)),
-            ("label", JSONText.quoted(label)),
-            ("message", JSONText.quoted(event.message.description)),
-            ("source", JSONText.quoted(event.source)),
+            ("timestamp", JSONString.quoted(Timestamp.format(Date()))),
+            ("level", JSONString.quoted(event.level.rawValue)),
+            ("service", JSONString.quoted(service)),
+            ("label", JSONString.quoted(label)),
+            ("message", JSONString.quoted(event.message.description)),
+            ("source", JSONString.quoted(event.source)),
         ]
         if let error = event.error {
-            members.append(("error", JSONText.quoted(String(describing: error))))
+            members.append(("error", JSONString.quoted(String(describing: error))))
         }
         let merged = FlattenedMetadata.merge(handler: metadata, provider: metadataProvider, event: event.metadata)
         for (key, value) in FlattenedMetadata.flatten(merged) {
             let encoded: String
             switch value {
-            case .string(let text): encoded = JSONText.quoted(text)
-            case .strings(let items): encoded = "[" + items.map(JSONText.quoted).joined(separator: ",") + "]"
+            case .string(let text): encoded = JSONString.quoted(text)
+            case .strings(let items): encoded = "[" + items.map(JSONString.quoted).joined(separator: ",") + "]"
             }
             members.append((Self.fixedKeys.contains(key) ? "metadata." + key : key, encoded))
         }
-        output.emit(JSONText.object(members))
+        output.emit(JSONString.object(members))
     }
 }

@@ -1,3 +1,5 @@
+import BusCore
+
 /// The last known readiness of a service: what `/readyz` answers.
 public struct ReadinessSnapshot: Sendable, Equatable {
     public enum Phase: String, Sendable {
@@ -26,11 +28,11 @@ public struct ReadinessSnapshot: Sendable, Equatable {
     /// `{"ready":false,"status":"running","checks":{"bus":"unreachable: ...","database":"ok"}}`,
     /// checks sorted by name.
     var json: String {
-        let checkMembers = checks.sorted { $0.key < $1.key }.map { (key: $0.key, encodedValue: JSONText.quoted($0.value.description)) }
-        return JSONText.object([
+        let checkMembers = checks.sorted { $0.key < $1.key }.map { (key: $0.key, encodedValue: JSONString.quoted($0.value.description)) }
+        return JSONString.object([
             ("ready", isReady ? "true" : "false"),
-            ("status", JSONText.quoted(phase.rawValue)),
-            ("checks", JSONText.object(checkMembers)),
+            ("status", JSONString.quoted(phase.rawValue)),
+            ("checks", JSONString.object(checkMembers)),
         ])
     }
 }

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// One fuzz input through everything that parses bytes from the network before any handler runs:

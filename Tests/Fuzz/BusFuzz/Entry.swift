@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 #if FUZZING

@@ -1,4 +1,4 @@
-import Bus
+import BusCore
 import Foundation
 
 /// Seed inputs made by the real encoders, so the fuzzer starts from well-formed messages and

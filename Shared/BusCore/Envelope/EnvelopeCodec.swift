@@ -9,7 +9,7 @@ public enum EnvelopeCodec {
 
     /// The same bytes as an array: what the sockets send, without a `Data` box around them;
     /// `payload`, when given, stands for the envelope's.
-    @_spi(Benchmarks) public static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
+    package static func encodeBytes(_ envelope: Envelope, payload: [UInt8]? = nil) -> [UInt8] {
         BinaryEnvelope.encode(envelope, payload: payload)
     }
 
@@ -24,7 +24,7 @@ public enum EnvelopeCodec {
     }
 
     /// Decodes either form from borrowed bytes (a received frame, read in place).
-    @_spi(Benchmarks) public static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
         if bytes.first == BinaryEnvelope.marker { return try BinaryEnvelope.decode(bytes) }
         return try decodeJSON(Data(bytes))
     }
@@ -50,7 +50,7 @@ public enum EnvelopeCodec {
         writer.member("sequence", envelope.sequence)
         writer.member("payload", rawJSON: envelope.payload)
         if let error = envelope.error {
-            writer.member("error", rawJSON: try? BusJSON.encoder().encode(error))
+            writer.member("error", rawJSON: try? BusJSON.encode(error))
         }
         return writer.finish()
     }
@@ -111,7 +111,7 @@ public enum EnvelopeCodec {
                 case .error:
                     if !scanner.isNull(range) {
                         envelope.error =
-                            (try? BusJSON.decoder().decode(BusError.self, from: scanner.slice(range)))
+                            (try? BusJSON.decode(BusError.self, from: scanner.slice(range)))
                             ?? BusError(.internal, "unreadable error from peer")
                     }
                 }

@@ -54,7 +54,7 @@ public enum Frames {
 
     /// The same container as bytes, for the sockets; the envelope alone when there are no
     /// attachments (no copy then).
-    static func packBytes(_ envelope: [UInt8], _ attachments: [Data]) -> [UInt8] {
+    package static func packBytes(_ envelope: [UInt8], _ attachments: [Data]) -> [UInt8] {
         guard !attachments.isEmpty || envelope.first == containerMarker else { return envelope }
         let count = attachments.count + 1
         let size = 5 + 8 * count + envelope.count + attachments.reduce(0) { $0 + $1.count }
@@ -78,7 +78,7 @@ public enum Frames {
 
     /// The same on borrowed bytes (a received frame, read in place): the envelope stays a view of
     /// them, each attachment is copied out once.
-    static func unpack(_ body: UnsafeRawBufferPointer) -> Result<(envelope: UnsafeRawBufferPointer, attachments: [Data]), Malformed> {
+    package static func unpack(_ body: UnsafeRawBufferPointer) -> Result<(envelope: UnsafeRawBufferPointer, attachments: [Data]), Malformed> {
         guard body.first == containerMarker else { return .success((body, [])) }
         var reader = ByteReader(body)
         _ = reader.byte()

@@ -25,7 +25,7 @@ public enum IdempotencyKeyRule {
     /// A digest of what a request asks for (its payload and attachments), to tell a retry from
     /// another request that reuses its key. Keyed by the process's random hashing seed, so
     /// callers cannot craft collisions; it never leaves the process.
-    static func digest(payload: Data?, attachments: [Data]) -> Int {
+    package static func digest(payload: Data?, attachments: [Data]) -> Int {
         var hasher = Hasher()
         hasher.combine(payload?.count ?? -1)
         if let payload { payload.withUnsafeBytes { hasher.combine(bytes: $0) } }

@@ -42,7 +42,7 @@ public enum BusJSON {
     }
 
     /// The JSON as a byte array, for the envelope encoder (no `Data` allocated and copied).
-    @_spi(Benchmarks) public static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
+    package static func encodeBytes<T: Encodable>(_ value: T) throws(BusError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         try encode(value, appendingTo: &bytes)
@@ -64,6 +64,13 @@ public enum BusJSON {
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         if let value = try? FastJSONDecoder.decode(type, from: data) { return value }
         return try sharedDecoder.decode(type, from: data)
+    }
+
+    /// Whether ``FastJSONEncoder`` and ``FastJSONDecoder`` both handle `value` themselves, with no
+    /// fallback to Foundation (`bus-bench codecs` says so beside its figures).
+    package static func fastPathHandles<T: Codable>(_ value: T) -> Bool {
+        guard let data = try? FastJSONEncoder.encode(value) else { return false }
+        return (try? FastJSONDecoder.decode(T.self, from: data)) != nil
     }
 
     /// A one-line account of a decoding failure that names the offending field.

@@ -57,27 +57,5 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    private mutating func appendString(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most header strings need no escaping: copy them whole.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: text.utf8)
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = String(byte, radix: 16)
-                bytes.append(contentsOf: Array("\\u00".utf8) + Array((hex.count == 1 ? "0" + hex : hex).utf8))
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    private mutating func appendString(_ text: String) { JSONString.append(text, to: &bytes) }
 }
