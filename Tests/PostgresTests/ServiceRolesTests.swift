@@ -13,7 +13,7 @@ import Testing
             version: 100, name: "0100_items",
             sql: """
                 CREATE TABLE items (id bigserial PRIMARY KEY, body text NOT NULL);
-                CREATE FUNCTION item_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM items';
+                CREATE FUNCTION item_count() RETURNS bigint LANGUAGE sql SET search_path FROM CURRENT AS 'SELECT count(*) FROM items';
                 """)
     ]
 
@@ -121,11 +121,13 @@ import Testing
     @Test func theRuntimeRoleStartsWithoutDDLWhenNothingIsPendingAndIsRefusedOtherwise() async throws {
         try await Self.withTwoServices { _, alpha, _, _ in
             let current = Migrator(schema: "alpha", migrations: Self.migrations, logger: TestDatabase.logger())
-            #expect(try await current.run(on: alpha).isEmpty)
+            let applied = try await current.run(on: alpha)
+            #expect(applied.isEmpty)
             let newer = Migrator(
                 schema: "alpha", migrations: Self.migrations + [Migration(version: 101, name: "0101_more", sql: "CREATE TABLE more (id int)")],
                 logger: TestDatabase.logger())
-            #expect(try await alpha.withConnection { db in try newer.pending(on: db) } == ["0101_more"])
+            let pending = try await alpha.withConnection { db in try newer.pending(on: db) }
+            #expect(pending == ["0101_more"])
             await #expect(throws: PostgresError.self) { try await newer.run(on: alpha) }
         }
     }
