@@ -150,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "compass",
             dependencies: [
-                "Bus", "Contracts", "ServiceKit", "LoadKit",
+                "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", swiftSettings: strict),

@@ -9,6 +9,8 @@ struct LoadGenerator: Sendable {
     let clients: [RPCClient]
     let version: String
     let users: [UUID]
+    /// Who the records are made for: the benchmark acts as an operator (Audit refuses anonymous records).
+    static let principal = Principal.operator("audit-bench")
 
     var driver: LoadDriver {
         LoadDriver { [clients, version, users] index in
@@ -17,7 +19,8 @@ struct LoadGenerator: Sendable {
                 clientIP: "203.0.113.7", userAgent: "audit-bench")
             do {
                 _ = try await clients[index % clients.count].call(
-                    AuditRecord.self, request, idempotencyKey: MessageID.text(of: MessageID.make()), timeout: .seconds(30))
+                    AuditRecord.self, request, principal: Self.principal, idempotencyKey: MessageID.text(of: MessageID.make()),
+                    timeout: .seconds(30))
                 return nil
             } catch let error as BusError {
                 return error.code.rawValue

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `compass`: the operator's command line for a Recruiting Compass deployment. It runs the whole
 /// system locally (`up`), looks at it (`status`, `events`), talks to any service over the bus
-/// (`call`, `legal`, `audit`, `users`) and makes a deployment's keys (`keys generate`).
+/// (`call`, `legal`, `audit`, `users`) makes a deployment's keys (`keys generate`) and its database roles (`db roles`).
 ///
 /// Bus commands read the same environment variables as the services (`LEGAL_RPC_ENDPOINTS`,
 /// `BUS_SECRET_KEY`, `AUDIT_PUBLIC_KEY`, …; `compass --help-env` lists them), so pointing the CLI
@@ -15,6 +15,7 @@ struct Compass: AsyncParsableCommand {
         abstract: "Run, inspect and operate the Recruiting Compass backend.",
         subcommands: [
             Up.self, Status.self, Call.self, Events.self, LegalCommand.self, AuditCommand.self, UsersCommand.self, Load.self, Keys.self,
+            DatabaseCommand.self,
             HelpEnvironment.self,
         ])
 }

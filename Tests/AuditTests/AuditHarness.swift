@@ -15,6 +15,8 @@ final class AuditHarness: Sendable {
     let legalEvents: String
     let auditRPC: String
     let signingKey: String
+    /// Audit's `DATABASE_URL` and `DATABASE_MIGRATION_URL` (its own roles), kept for restarts.
+    let auditRoles: [String: String]
     let legalClient: RPCClient
     let auditClient: RPCClient
     private let auditProcess: LockedValue<PeerProcess?>
@@ -23,7 +25,7 @@ final class AuditHarness: Sendable {
 
     private init(
         database: TestDatabaseInstance, legal: PeerProcess, legalRPC: String, legalEvents: String, auditRPC: String,
-        signingKey: String, legalClient: RPCClient, auditClient: RPCClient, audit: PeerProcess
+        signingKey: String, auditRoles: [String: String], legalClient: RPCClient, auditClient: RPCClient, audit: PeerProcess
     ) {
         self.database = database
         self.legal = legal
@@ -31,6 +33,7 @@ final class AuditHarness: Sendable {
         self.legalEvents = legalEvents
         self.auditRPC = auditRPC
         self.signingKey = signingKey
+        self.auditRoles = auditRoles
         self.legalClient = legalClient
         self.auditClient = auditClient
         self.auditProcess = LockedValue(audit)
@@ -41,16 +44,19 @@ final class AuditHarness: Sendable {
         try await TestDatabase.withDatabase { database in
             let (legalRPC, legalEvents, auditRPC) = (ipcEndpoint(), ipcEndpoint(), ipcEndpoint())
             let legal = try await PeerProcess(
-                "Legal", environment: ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents))
+                "Legal", environment: try await ServiceEnvironment.make(database: database, schema: "legal", rpc: legalRPC, events: legalEvents))
             let key = Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()
-            let auditEnvironment = auditEnvironment(database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: key, writers: writers)
+            // Audit's roles, made once: a restarted Audit connects with the same ones.
+            let auditRoles = try await database.serviceEnvironment("audit")
+            let auditEnvironment = auditEnvironment(
+                database, roles: auditRoles, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: key, writers: writers)
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
             let logger = testLogger()
             let legalClient = try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger)
             let auditClient = try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger)
             let harness = AuditHarness(
                 database: database, legal: legal, legalRPC: legalRPC, legalEvents: legalEvents, auditRPC: auditRPC,
-                signingKey: key, legalClient: legalClient, auditClient: auditClient, audit: audit)
+                signingKey: key, auditRoles: auditRoles, legalClient: legalClient, auditClient: auditClient, audit: audit)
             let result: Result<Void, any Error>
             do { result = .success(try await body(harness)) } catch {
                 result = .failure(error)
@@ -86,15 +92,17 @@ final class AuditHarness: Sendable {
         let process = try await PeerProcess(
             "Audit",
             environment: Self.auditEnvironment(
-                database, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))
+                database, roles: auditRoles, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers))
         auditProcess.withLock { $0 = process }
     }
 
     static func auditEnvironment(
-        _ database: TestDatabaseInstance, rpc: String, legalRPC: String, legalEvents: String, key: String, writers: Int
+        _ database: TestDatabaseInstance, roles: [String: String], rpc: String, legalRPC: String, legalEvents: String, key: String,
+        writers: Int
     ) -> [String: String] {
         var environment = ServiceEnvironment.audit(
             databaseURL: database.url, rpc: rpc, legalRPC: legalRPC, legalEvents: legalEvents, signingKey: key)
+        environment.merge(roles) { _, role in role }
         environment["AUDIT_WRITERS"] = String(writers)
         // No Accounts service here: point its consumer at endpoints nobody binds.
         environment["ACCOUNTS_RPC_ENDPOINTS"] = ipcEndpoint()
@@ -124,11 +132,11 @@ final class AuditHarness: Sendable {
     {
         try await auditClient.call(
             AuditRecord.self, .init(userId: user, documentType: type, version: version, action: action, clientIP: ip, userAgent: agent),
-            idempotencyKey: key, timeout: .seconds(30))
+            principal: Self.operatorPrincipal, idempotencyKey: key, timeout: .seconds(30))
     }
 
     func status(_ user: UUID, _ type: LegalDocumentType) async throws -> AcceptanceStatus {
-        let reply = try await auditClient.call(AuditStatus.self, .init(userId: user))
+        let reply = try await auditClient.call(AuditStatus.self, .init(userId: user), principal: Self.operatorPrincipal)
         return reply.documents.first { $0.documentType == type }!
     }
 

@@ -151,9 +151,13 @@ import Testing
 
             let reply = try await harness.auditClient.call(AuditEraseSubject.self, .init(userId: erased), principal: AuditHarness.operatorPrincipal)
             #expect(reply.erasedRecords == 2)
-            #expect(try await harness.auditClient.call(AuditHistory.self, .init(userId: erased)).records.isEmpty)
+            #expect(
+                try await harness.auditClient.call(AuditHistory.self, .init(userId: erased), principal: AuditHarness.operatorPrincipal).records
+                    .isEmpty)
             #expect(try await harness.status(erased, .termsOfService).lastAction == nil)
-            #expect(try await harness.auditClient.call(AuditHistory.self, .init(userId: kept)).records.count == 1)
+            #expect(
+                try await harness.auditClient.call(AuditHistory.self, .init(userId: kept), principal: AuditHarness.operatorPrincipal).records.count
+                    == 1)
 
             let personal = try await harness.database.pool.withConnection { db in
                 try db.query(
@@ -188,7 +192,7 @@ import Testing
                             let receipt = try? await harness.auditClient.call(
                                 AuditRecord.self,
                                 .init(userId: UUID(), documentType: .termsOfService, version: version, action: .accept),
-                                idempotencyKey: "stop-\(index)", timeout: .seconds(3))
+                                principal: AuditHarness.operatorPrincipal, idempotencyKey: "stop-\(index)", timeout: .seconds(3))
                             if receipt != nil { acknowledgedSoFar.increment() }
                             return receipt
                         }

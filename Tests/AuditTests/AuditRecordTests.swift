@@ -36,9 +36,11 @@ import Testing
             _ = try await harness.record(user, .termsOfService, terms.summary.version, .decline, key: "k3")
             #expect(try await harness.status(user, .termsOfService).needsAcceptance)
 
-            let first = try await harness.auditClient.call(AuditHistory.self, .init(userId: user, limit: 2))
+            let first = try await harness.auditClient.call(
+                AuditHistory.self, .init(userId: user, limit: 2), principal: AuditHarness.operatorPrincipal)
             #expect(first.records.count == 2 && first.next != nil)
-            let second = try await harness.auditClient.call(AuditHistory.self, .init(userId: user, limit: 2, before: first.next))
+            let second = try await harness.auditClient.call(
+                AuditHistory.self, .init(userId: user, limit: 2, before: first.next), principal: AuditHarness.operatorPrincipal)
             #expect(second.records.count == 1 && second.next == nil)
             let all = (first.records + second.records).map(\.receipt.recordId)
             #expect(Set(all).count == 3 && all.contains(receipt.recordId))
@@ -80,6 +82,40 @@ import Testing
             #expect(try await harness.recordCount() == 0)
             // The valid envelope is accepted, so the refusals above were about what they changed.
             #expect(try await harness.raw(valid, key: "z").error == nil)
+            #expect(try await harness.recordCount() == 1)
+        }
+    }
+
+    @Test func anonymousCallersAreRefusedAndRecordNothing() async throws {
+        try await AuditHarness.run { harness in
+            let user = UUID()
+            let current = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            let record = AuditRecord.Request(userId: user, documentType: .termsOfService, version: current, action: .accept)
+            // No principal at all (the plaintext bus then takes the request as anonymous), and an
+            // explicit anonymous one, on every method that records or reads.
+            for principal in [nil, Principal.anonymous] {
+                await expectCode(.unauthenticated) {
+                    try await harness.auditClient.call(AuditRecord.self, record, principal: principal, idempotencyKey: UUID().uuidString)
+                }
+                await expectCode(.unauthenticated) {
+                    try await harness.auditClient.call(
+                        AuditRecordBatch.self, .init(items: [.init(record: record, idempotencyKey: UUID().uuidString)]), principal: principal)
+                }
+                await expectCode(.unauthenticated) { try await harness.auditClient.call(AuditStatus.self, .init(userId: user), principal: principal) }
+                await expectCode(.unauthenticated) {
+                    try await harness.auditClient.call(AuditHistory.self, .init(userId: user), principal: principal)
+                }
+                await expectCode(.unauthenticated) {
+                    try await harness.auditClient.call(AuditSelect.self, .init(userId: user, query: .init()), principal: principal)
+                }
+            }
+            let valid = #"{"userId":"\#(user.uuidString)","documentType":"terms_of_service","version":"\#(current)","action":"accept"}"#
+            let refused = try await harness.raw(valid, key: "anonymous", principal: nil).error
+            #expect(refused?.code == .unauthenticated)
+            #expect(refused?.message.contains("principal") == true, "\(String(describing: refused))")
+            #expect(try await harness.recordCount() == 0)
+            // The same record with a principal is stored: the refusals were about the caller.
+            #expect(try await harness.raw(valid, key: "anonymous").error == nil)
             #expect(try await harness.recordCount() == 1)
         }
     }
@@ -129,9 +165,11 @@ extension AuditHarness {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM audit.records")[0].decode(Int.self, column: 0) }
     }
 
-    /// Sends `audit.record` with a hand-written payload and returns the reply envelope.
-    func raw(_ payload: String, key: String?) async throws -> Envelope {
-        let envelope = Envelope(kind: .request, type: AuditRecord.type, idempotencyKey: key, payload: Data(payload.utf8))
+    /// Sends `audit.record` with a hand-written payload (as an operator unless told otherwise)
+    /// and returns the reply envelope.
+    func raw(_ payload: String, key: String?, principal: Principal? = AuditHarness.operatorPrincipal) async throws -> Envelope {
+        let envelope = Envelope(
+            kind: .request, type: AuditRecord.type, principal: principal, idempotencyKey: key, payload: Data(payload.utf8))
         return try await auditClient.send(envelope, timeout: .seconds(10)).envelope
     }
 }

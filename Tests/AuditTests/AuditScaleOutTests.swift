@@ -12,7 +12,7 @@ import Testing
         try await AuditHarness.run(writers: 2) { harness in
             let secondRPC = ipcEndpoint()
             var environment = AuditHarness.auditEnvironment(
-                harness.database, rpc: secondRPC, legalRPC: harness.legalRPC, legalEvents: harness.legalEvents,
+                harness.database, roles: harness.auditRoles, rpc: secondRPC, legalRPC: harness.legalRPC, legalEvents: harness.legalEvents,
                 key: harness.signingKey, writers: 2)
             environment["AUDIT_CHAIN_OFFSET"] = "2"
             let second = try await PeerProcess("Audit", environment: environment)
@@ -29,7 +29,7 @@ import Testing
                                 .init(
                                     userId: UUID(), documentType: .termsOfService, version: version, action: .accept,
                                     clientIP: "203.0.113.9", userAgent: "scale-out"),
-                                idempotencyKey: UUID().uuidString, timeout: .seconds(30))
+                                principal: AuditHarness.operatorPrincipal, idempotencyKey: UUID().uuidString, timeout: .seconds(30))
                         }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }

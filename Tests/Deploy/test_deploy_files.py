@@ -20,8 +20,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("COMPASS_BIN", ROOT / ".build/debug")).resolve()
 PY = pathlib.Path(os.environ.get("COMPASS_PY", ROOT / ".local/py")).resolve()
 K8S = ROOT / "deploy/k8s"
-# Variables a container sets for its own start command rather than for the executable.
-SHELL_ONLY = {"POD_INDEX"}
+# Variables a container sets for its own start command rather than for the executable, or that
+# Kubernetes puts into another variable ($(VAR) in a database URL).
+SHELL_ONLY = {"POD_INDEX"} | {f"{service}_DATABASE{kind}_PASSWORD" for service in ("LEGAL", "ACCOUNTS", "DOCUMENTS", "AUDIT")
+                              for kind in ("", "_OWNER")}
 # Kinds defined by operators' CRDs, which kubernetes-validate has no schema for.
 CUSTOM_KINDS = {"Cluster", "ClusterIssuer"}
 
@@ -74,7 +76,7 @@ def default_services(compose):
 
 
 def test_compose_is_valid_and_runs_every_service(compose):
-    assert set(default_services(compose)) == {"postgres", "legal", "audit", "accounts", "documents", "gateway"}
+    assert set(default_services(compose)) == {"postgres", "db-roles", "legal", "audit", "accounts", "documents", "gateway"}
     # Only the gateway is reachable from outside.
     published = {name for name, service in default_services(compose).items() if service.get("ports")}
     assert published == {"gateway"}
@@ -117,9 +119,29 @@ def test_compose_service_matches_its_executable(compose, name):
     # The healthcheck asks the port the service serves health on.
     health_port = environment.get("HEALTH_PORT")
     assert health_port and f":{health_port}/" in " ".join(service["healthcheck"]["test"])
-    # Every dependency waits for health, not just for a started container.
-    for dependency in service["depends_on"].values():
-        assert dependency["condition"] == "service_healthy"
+    # Every dependency waits for health (or, the one-shot db-roles, for its success), not just
+    # for a started container.
+    for dependency, condition in service["depends_on"].items():
+        expected = "service_completed_successfully" if dependency == "db-roles" else "service_healthy"
+        assert condition["condition"] == expected, dependency
+
+
+def test_compose_services_run_as_their_own_database_roles(compose):
+    services = compose["services"]
+    roles = services["db-roles"]
+    assert roles["command"] == ["compass", "db", "roles"] and roles["depends_on"]["postgres"]["condition"] == "service_healthy"
+    admin = roles["environment"]["DATABASE_ADMIN_URL"]
+    for name in ["legal", "audit", "accounts", "documents"]:
+        environment = services[name]["environment"]
+        runtime, owner = environment["DATABASE_URL"], environment["DATABASE_MIGRATION_URL"]
+        assert runtime.startswith(f"postgresql://compass_{name}:") and owner.startswith(f"postgresql://compass_{name}_owner:")
+        # The passwords db-roles sets are the ones the service connects with; the admin's is not its.
+        assert runtime.split(":")[2].split("@")[0] == roles["environment"][f"{name.upper()}_DATABASE_PASSWORD"]
+        assert owner.split(":")[2].split("@")[0] == roles["environment"][f"{name.upper()}_DATABASE_OWNER_PASSWORD"]
+        assert admin.split(":")[2].split("@")[0] not in (runtime.split(":")[2].split("@")[0], owner.split(":")[2].split("@")[0])
+        assert services[name]["depends_on"]["db-roles"]["condition"] == "service_completed_successfully"
+    assert "DATABASE_URL" not in services["gateway"]["environment"]
+    assert "compass db roles" in subprocess.run([str(BIN / "compass"), "db", "roles", "--help"], capture_output=True, text=True).stdout
 
 
 def test_compose_bus_endpoints_point_at_bound_ports(compose):
@@ -161,19 +183,40 @@ def test_k8s_manifests_validate_strictly():
     assert passed == len([d for d in k8s_documents() if d["kind"] not in CUSTOM_KINDS])
 
 
-def test_k8s_database_cluster_is_replicated_and_gives_the_app_secret():
+def test_k8s_database_cluster_is_replicated_and_services_have_roles_of_their_own():
     clusters = [d for d in k8s_documents() if d["kind"] == "Cluster"]
     assert len(clusters) == 1
     cluster = clusters[0]
     assert cluster["apiVersion"] == "postgresql.cnpg.io/v1"
     assert cluster["spec"]["instances"] >= 3
     assert cluster["spec"]["bootstrap"]["initdb"] == {"database": "compass", "owner": "compass"}
-    # CloudNativePG names the application secret <cluster>-app; the workloads read its `uri`.
+    # The db-roles Job makes the roles as the superuser CloudNativePG keeps in <cluster>-superuser.
+    job = next(d for d in k8s_documents() if d["kind"] == "Job" and d["metadata"]["name"] == "db-roles")
+    assert cluster["spec"]["enableSuperuserAccess"] is True
+    job_container = job["spec"]["template"]["spec"]["containers"][0]
+    assert job_container["command"] == ["compass", "db", "roles"]
+    job_env = {item["name"]: item for item in job_container["env"]}
+    assert job_env["PGPASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": f"{cluster['metadata']['name']}-superuser", "key": "password"}
     for workload in [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")
                      and d["metadata"]["name"] != "gateway"]:
-        env = workload["spec"]["template"]["spec"]["containers"][0]["env"]
-        database = next(item for item in env if item["name"] == "DATABASE_URL")
-        assert database["valueFrom"]["secretKeyRef"] == {"name": f"{cluster['metadata']['name']}-app", "key": "uri"}
+        name = workload["metadata"]["name"]
+        pod = workload["spec"]["template"]["spec"]
+        serving = {item["name"]: item for item in pod["containers"][0]["env"]}
+        # The serving container is the runtime role, and never holds the owner's password.
+        assert serving["DATABASE_URL"]["value"].startswith(f"postgresql://compass_{name}:$({name.upper()}_DATABASE_PASSWORD)@")
+        assert not {"DATABASE_MIGRATION_URL", f"{name.upper()}_DATABASE_OWNER_PASSWORD", "DATABASE_MIGRATE_ONLY"} & set(serving)
+        # The init container migrates as the owner and exits; the Job sets the same passwords.
+        (init,) = pod["initContainers"]
+        migrating = {item["name"]: item for item in init["env"]}
+        assert migrating["DATABASE_MIGRATE_ONLY"]["value"] == "true"
+        assert migrating["DATABASE_MIGRATION_URL"]["value"].startswith(
+            f"postgresql://compass_{name}_owner:$({name.upper()}_DATABASE_OWNER_PASSWORD)@")
+        for variable in (f"{name.upper()}_DATABASE_PASSWORD", f"{name.upper()}_DATABASE_OWNER_PASSWORD"):
+            assert migrating[variable]["valueFrom"] == job_env[variable]["valueFrom"]
+        assert init["command"] == pod["containers"][0]["command"]
+        executable = init["command"][-1].split()[-1]
+        unknown = set(migrating) - SHELL_ONLY - set(help_env(executable))
+        assert not unknown, f"{name}'s init container sets variables {executable} never reads: {sorted(unknown)}"
 
 
 def test_k8s_workloads_match_their_executables():

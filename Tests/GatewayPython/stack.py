@@ -117,16 +117,17 @@ class Stack:
         common = dict(os.environ, DATABASE_URL=db_url, HEALTH_PORT="0", LOG_LEVEL="warning")
         self.processes: list[Process] = []
         try:
-            self._start("Legal", common, RPC_BIND=endpoint("legal"), EVENTS_BIND=endpoint("legal-events"))
-            self._start("Audit", common, RPC_BIND=endpoint("audit"), EVENTS_BIND=endpoint("audit-events"),
+            roles = self._service_roles(db_url)
+            self._start("Legal", dict(common, **roles["legal"]), RPC_BIND=endpoint("legal"), EVENTS_BIND=endpoint("legal-events"))
+            self._start("Audit", dict(common, **roles["audit"]), RPC_BIND=endpoint("audit"), EVENTS_BIND=endpoint("audit-events"),
                         LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"),
                         AUDIT_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode(), AUDIT_CHECKPOINT_INTERVAL="1h")
-            self._start("Accounts", common, RPC_BIND=endpoint("accounts"), EVENTS_BIND=endpoint("accounts-events"),
+            self._start("Accounts", dict(common, **roles["accounts"]), RPC_BIND=endpoint("accounts"), EVENTS_BIND=endpoint("accounts-events"),
                         LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
                         AUDIT_RPC_ENDPOINTS=endpoint("audit"), ACCOUNTS_APPLE_JWKS=self.apple.jwks_path, ACCOUNTS_APPLE_BUNDLE_ID=BUNDLE_ID,
                         ACCOUNTS_SESSION_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode())
-            self._start("Documents", common, RPC_BIND=endpoint("documents"), EVENTS_BIND=endpoint("documents-events"),
+            self._start("Documents", dict(common, **roles["documents"]), RPC_BIND=endpoint("documents"), EVENTS_BIND=endpoint("documents-events"),
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"))
             gateway_env = dict({k: v for k, v in common.items() if k != "DATABASE_URL"}, **RATE_LIMITS_OFF)
             self.gateway_settings = dict(
@@ -154,6 +155,29 @@ class Stack:
         except BaseException:
             self.close()
             raise
+
+    def _service_roles(self, db_url):
+        """Each service's roles, made by `compass db roles` as a deployment makes them (the database's
+        name is their prefix): its runtime role's DATABASE_URL and its schema owner's
+        DATABASE_MIGRATION_URL, with new passwords the test cluster checks."""
+        services = ("legal", "audit", "accounts", "documents")
+        passwords = {service: (secrets.token_hex(24), secrets.token_hex(24)) for service in services}
+        env = dict(os.environ, DATABASE_ADMIN_URL=db_url)
+        for service, (owner, runtime) in passwords.items():
+            env[f"{service.upper()}_DATABASE_OWNER_PASSWORD"] = owner
+            env[f"{service.upper()}_DATABASE_PASSWORD"] = runtime
+        made = subprocess.run([str(self.bin / "compass"), "db", "roles"], env=env, capture_output=True, text=True)
+        if made.returncode != 0:
+            raise RuntimeError("compass db roles failed:\n" + made.stdout + made.stderr)
+        parts = urllib.parse.urlsplit(db_url)
+        host = parts.netloc.rsplit("@", 1)[-1]
+
+        def url(user, password):
+            return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
+
+        return {service: {"DATABASE_URL": url(f"{self.db_name}_{service}", runtime),
+                          "DATABASE_MIGRATION_URL": url(f"{self.db_name}_{service}_owner", owner)}
+                for service, (owner, runtime) in passwords.items()}
 
     def _start(self, name, base, **extra):
         process = Process(self.bin / name, dict(base, **extra))
@@ -231,5 +255,7 @@ class Stack:
             process.stop()
         try:
             self._admin(f"DROP DATABASE IF EXISTS {self.db_name} WITH (FORCE)")
+            for service in ("legal", "audit", "accounts", "documents"):
+                self._admin(f"DROP ROLE IF EXISTS {self.db_name}_{service}, {self.db_name}_{service}_owner")
         except Exception:
             pass

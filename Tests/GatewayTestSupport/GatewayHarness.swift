@@ -46,9 +46,11 @@ public final class GatewayHarness: Sendable {
 
     /// Runs `body` with the five executables up on a fresh database; stops them afterwards.
     /// `gateway` adds to (or overrides) the gateway's environment, `accounts`, `audit` and
-    /// `documents` the services'. `databasePassword` goes into every service's `DATABASE_URL`
-    /// (the test cluster trusts local connections, so any password works): for tests that check
-    /// it never reaches a log. Stacks run one at a time in the process (``StackGate``).
+    /// `documents` the services'. Each service has database roles of its own, as deployments do
+    /// (`DATABASE_URL` its runtime role's, `DATABASE_MIGRATION_URL` its schema owner's);
+    /// `databasePassword`, when given, is the password of every one of them (the test cluster
+    /// checks it), for tests that check it never reaches a log. Stacks run one at a time in the
+    /// process (``StackGate``).
     public static func run(
         gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], audit auditExtra: [String: String] = [:],
         documents documentsExtra: [String: String] = [:], databasePassword: String? = nil,
@@ -65,20 +67,25 @@ public final class GatewayHarness: Sendable {
         documents documentsExtra: [String: String], databasePassword: String?, _ body: (GatewayHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { database in
-            let databaseURL = url(database.url, password: databasePassword)
+            func roles(_ schema: String) async throws -> [String: String] {
+                try await database.serviceEnvironment(schema, password: databasePassword)
+            }
             let (legalRPC, legalEvents, auditRPC, accountsRPC, accountsEvents) = (
                 ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint(), ipcEndpoint()
             )
-            let legal = try await PeerProcess(
-                "Legal", environment: ServiceEnvironment.make(databaseURL: databaseURL, rpc: legalRPC, events: legalEvents))
+            var legalEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: legalRPC, events: legalEvents)
+            legalEnvironment.merge(try await roles("legal")) { _, role in role }
+            let legal = try await PeerProcess("Legal", environment: legalEnvironment)
             var auditEnvironment = ServiceEnvironment.audit(
-                databaseURL: databaseURL, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
+                databaseURL: database.url, rpc: auditRPC, legalRPC: legalRPC, legalEvents: legalEvents,
                 signingKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString())
+            auditEnvironment.merge(try await roles("audit")) { _, role in role }
             auditEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             auditEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             for (key, value) in auditExtra { auditEnvironment[key] = value }
             let audit = try await PeerProcess("Audit", environment: auditEnvironment)
-            var accountsEnvironment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: accountsRPC, events: accountsEvents)
+            var accountsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: accountsRPC, events: accountsEvents)
+            accountsEnvironment.merge(try await roles("accounts")) { _, role in role }
             accountsEnvironment["LEGAL_RPC_ENDPOINTS"] = legalRPC
             accountsEnvironment["LEGAL_EVENTS_ENDPOINTS"] = legalEvents
             accountsEnvironment["AUDIT_RPC_ENDPOINTS"] = auditRPC
@@ -90,7 +97,8 @@ public final class GatewayHarness: Sendable {
             accountsEnvironment["ACCOUNTS_SESSION_SIGNING_KEY"] = AppleStandIn.sessionSeed
             for (key, value) in accountsExtra { accountsEnvironment[key] = value }
             let accounts = try await PeerProcess("Accounts", environment: accountsEnvironment)
-            var documentsEnvironment = ServiceEnvironment.make(databaseURL: databaseURL, rpc: documentsRPC, events: ipcEndpoint())
+            var documentsEnvironment = ServiceEnvironment.make(databaseURL: database.url, rpc: documentsRPC, events: ipcEndpoint())
+            documentsEnvironment.merge(try await roles("documents")) { _, role in role }
             documentsEnvironment["ACCOUNTS_RPC_ENDPOINTS"] = accountsRPC
             documentsEnvironment["ACCOUNTS_EVENTS_ENDPOINTS"] = accountsEvents
             documentsEnvironment["DOCUMENTS_CHUNK_SIZE"] = String(chunkSize)
@@ -245,14 +253,5 @@ public final class GatewayHarness: Sendable {
 
     public func sessionCount() async throws -> Int {
         try await database.pool.withConnection { db in try db.query("SELECT count(*)::bigint FROM accounts.sessions")[0].decode(Int.self, column: 0) }
-    }
-}
-
-extension GatewayHarness {
-    /// `url` with `password` in it (unchanged when nil).
-    static func url(_ url: String, password: String?) -> String {
-        guard let password, var components = URLComponents(string: url) else { return url }
-        components.password = password
-        return components.string ?? url
     }
 }

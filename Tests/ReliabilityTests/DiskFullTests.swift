@@ -42,7 +42,7 @@ extension ReliabilityTests {
                                 .init(
                                     userId: UUID(), documentType: .termsOfService, version: terms, action: .accept,
                                     clientIP: "203.0.113.5", userAgent: String(repeating: "disk-full ", count: 20)),
-                                idempotencyKey: "full-\(writer)-\(index)", timeout: .seconds(3))
+                                principal: Stack.operatorPrincipal, idempotencyKey: "full-\(writer)-\(index)", timeout: .seconds(3))
                             acknowledged.withLock { _ = $0.insert(receipt.recordId) }
                         } catch let error as BusError {
                             refusals.add()
@@ -81,7 +81,7 @@ extension ReliabilityTests {
                     do {
                         _ = try await stack.audit.call(
                             AuditRecord.self, .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                            idempotencyKey: "after-\(index)", timeout: .seconds(3))
+                            principal: Stack.operatorPrincipal, idempotencyKey: "after-\(index)", timeout: .seconds(3))
                         if recovered == nil { recovered = ContinuousClock.now - grown }
                         after += 1
                         if after == 50 { break }

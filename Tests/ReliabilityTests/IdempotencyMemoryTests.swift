@@ -102,13 +102,15 @@ extension ReliabilityTests {
                 // same key is refused.
                 let user = UUID()
                 let record = AuditRecord.Request(userId: user, documentType: .termsOfService, version: terms, action: .accept)
-                let first = try await stack.audit.call(AuditRecord.self, record, idempotencyKey: "retry-window")
-                let retry = try await stack.audit.call(AuditRecord.self, record, idempotencyKey: "retry-window")
+                let first = try await stack.audit.call(AuditRecord.self, record, principal: Stack.operatorPrincipal, idempotencyKey: "retry-window")
+                let retry = try await stack.audit.call(AuditRecord.self, record, principal: Stack.operatorPrincipal, idempotencyKey: "retry-window")
                 #expect(retry == first)
                 var other = record
                 other.action = .decline
                 await #expect(throws: BusError.self) {
-                    do { _ = try await stack.audit.call(AuditRecord.self, other, idempotencyKey: "retry-window") } catch let error as BusError {
+                    do {
+                        _ = try await stack.audit.call(AuditRecord.self, other, principal: Stack.operatorPrincipal, idempotencyKey: "retry-window")
+                    } catch let error as BusError {
                         #expect(error.code == .idempotencyKeyReused)
                         throw error
                     }

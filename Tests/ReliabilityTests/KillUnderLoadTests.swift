@@ -28,7 +28,7 @@ extension ReliabilityTests {
                                 .init(
                                     userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
                                     clientIP: "203.0.113.7", userAgent: "reliability"),
-                                idempotencyKey: "kill-\(index)", timeout: .seconds(5))
+                                principal: Stack.operatorPrincipal, idempotencyKey: "kill-\(index)", timeout: .seconds(5))
                         else { return }
                         acknowledged.add()
                         receipts.withLock { $0[index] = receipt }
@@ -58,7 +58,7 @@ extension ReliabilityTests {
                         .init(
                             userId: users[index], documentType: .termsOfService, version: terms, action: .accept,
                             clientIP: "203.0.113.7", userAgent: "reliability"),
-                        idempotencyKey: "kill-\(index)", timeout: .seconds(30))
+                        principal: Stack.operatorPrincipal, idempotencyKey: "kill-\(index)", timeout: .seconds(30))
                     if let first = beforeRetry[index], first.recordId != receipt.recordId { replayMismatches.add() }
                 }
                 let rows = try await stack.count("SELECT count(*)::bigint FROM audit.records")

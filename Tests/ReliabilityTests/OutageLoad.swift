@@ -22,7 +22,7 @@ enum OutageLoad {
                                 let receipt = try await stack.audit.call(
                                     AuditRecord.self,
                                     .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                                    idempotencyKey: "\(keyPrefix)-\(worker)-\(index)", timeout: timeout)
+                                    principal: Stack.operatorPrincipal, idempotencyKey: "\(keyPrefix)-\(worker)-\(index)", timeout: timeout)
                                 outcomes.acknowledge(receipt.recordId, took: ContinuousClock.now - started)
                             } catch let error as BusError {
                                 outcomes.fail(error.code, took: ContinuousClock.now - started)

@@ -40,7 +40,7 @@ extension ReliabilityTests {
                 await attempt("audit.record") {
                     _ = try await stack.audit.call(
                         AuditRecord.self, .init(userId: UUID(), documentType: .termsOfService, version: terms, action: .accept),
-                        timeout: timeout)
+                        principal: Stack.operatorPrincipal, timeout: timeout)
                 }
                 await attempt("accounts.get_or_create") {
                     _ = try await stack.accounts.call(

@@ -74,7 +74,7 @@ final class Stack: Sendable {
         _ database: TestDatabaseInstance, _ withGateway: Bool, _ settings: [String: [String: String]],
         _ clientOptions: RPCClientOptions, _ body: (Stack) async throws -> Void
     ) async throws {
-        let environments = makeEnvironments(database, withGateway, settings)
+        let environments = try await makeEnvironments(database, withGateway, settings)
         let names = withGateway ? order + [gatewayName] : order
         var started: [String: PeerProcess] = [:]
         var clients: [String: RPCClient] = [:]
@@ -107,10 +107,12 @@ final class Stack: Sendable {
     }
 
     /// Every service's environment: its own addresses plus its peers' (ipc sockets, so nothing
-    /// collides with services of tests running in parallel).
+    /// collides with services of tests running in parallel), and its own database roles, as
+    /// deployments have them (its runtime role's `DATABASE_URL`, its schema owner's
+    /// `DATABASE_MIGRATION_URL`).
     private static func makeEnvironments(
         _ database: TestDatabaseInstance, _ withGateway: Bool, _ settings: [String: [String: String]]
-    ) -> [String: [String: String]] {
+    ) async throws -> [String: [String: String]] {
         var rpc: [String: String] = [:]
         var events: [String: String] = [:]
         for name in order { (rpc[name], events[name]) = (ipcEndpoint(), ipcEndpoint()) }
@@ -121,7 +123,8 @@ final class Stack: Sendable {
         }
         var result: [String: [String: String]] = [:]
         for name in order {
-            var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: rpc[name]!, events: events[name]!, logLevel: "error")
+            var environment = try await ServiceEnvironment.make(
+                database: database, schema: name.lowercased(), rpc: rpc[name]!, events: events[name]!, logLevel: "error")
             environment.merge(peers) { _, peer in peer }
             result[name] = environment
         }

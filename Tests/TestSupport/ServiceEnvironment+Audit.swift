@@ -12,4 +12,15 @@ extension ServiceEnvironment {
         environment["AUDIT_CHECKPOINT_INTERVAL"] = "1h"
         return environment
     }
+
+    /// The same with Audit's roles of its own in `database`.
+    public static func audit(
+        database: TestDatabaseInstance, rpc: String, legalRPC: String, legalEvents: String, signingKey: String,
+        logLevel: String = "warning"
+    ) async throws -> [String: String] {
+        var environment = audit(
+            databaseURL: database.url, rpc: rpc, legalRPC: legalRPC, legalEvents: legalEvents, signingKey: signingKey, logLevel: logLevel)
+        environment.merge(try await database.serviceEnvironment("audit")) { _, role in role }
+        return environment
+    }
 }

@@ -14,4 +14,14 @@ public enum ServiceEnvironment {
         environment["LOG_LEVEL"] = logLevel
         return environment
     }
+
+    /// The same for a service with roles of its own in `database` (what deployments do): its
+    /// runtime role's `DATABASE_URL` and its schema owner's `DATABASE_MIGRATION_URL`.
+    public static func make(
+        database: TestDatabaseInstance, schema: String, rpc: String, events: String = ipcEndpoint(), logLevel: String = "warning"
+    ) async throws -> [String: String] {
+        var environment = make(databaseURL: database.url, rpc: rpc, events: events, logLevel: logLevel)
+        environment.merge(try await database.serviceEnvironment(schema)) { _, role in role }
+        return environment
+    }
 }

@@ -7,8 +7,37 @@ public struct TestDatabaseInstance: Sendable {
     public let name: String
     /// `DATABASE_URL` for a child process.
     public let url: String
-    /// A pool on it (no `search_path` change: the service's qualified names apply).
+    /// A pool on it (no `search_path` change: the service's qualified names apply), as the admin.
     public let pool: PostgresPool
+
+    /// The database variables of a service that uses `schema`, as a deployment sets them: its
+    /// runtime role's `DATABASE_URL` and its owner's `DATABASE_MIGRATION_URL`. The roles
+    /// (`<database>_<schema>` and `<database>_<schema>_owner`) are made on first use with new
+    /// passwords, which the local cluster checks (`deploy/pg` trusts only the admin), and dropped
+    /// with the database. `password`, when given, is both roles' (for tests that look for it in
+    /// logs). Call it once per schema: a second call sets new passwords.
+    public func serviceEnvironment(_ schema: String, password: String? = nil) async throws -> [String: String] {
+        let roles = try ServiceRoles(schema: schema, prefix: name)
+        let owner = password ?? ServiceRoles.generatePassword()
+        let runtime = password ?? ServiceRoles.generatePassword()
+        try await pool.withConnection { db in
+            // Accounts' migrations make the operator's view public.users.
+            try roles.provision(ownerPassword: owner, runtimePassword: runtime, createsInPublic: schema == "accounts", on: db)
+        }
+        guard let runtimeURL = ServiceRoles.url(url, user: roles.runtime, password: runtime),
+            let ownerURL = ServiceRoles.url(url, user: roles.owner, password: owner)
+        else { throw TestSupportError("DATABASE_URL is not a URL") }
+        return ["DATABASE_URL": runtimeURL, "DATABASE_MIGRATION_URL": ownerURL]
+    }
+
+    /// A pool connected as `schema`'s runtime role (after ``serviceEnvironment(_:)``): what the
+    /// service itself may do.
+    public func runtimePool(_ environment: [String: String], maxConnections: Int = 2) throws -> PostgresPool {
+        guard let url = environment["DATABASE_URL"] else { throw TestSupportError("no DATABASE_URL in the service's environment") }
+        return PostgresPool(
+            configuration: try PostgresConfiguration(url: url, applicationName: "compass-tests"), maxConnections: maxConnections,
+            checkoutTimeout: .seconds(10), logger: TestDatabase.logger())
+    }
 }
 
 extension TestDatabase {
@@ -36,7 +65,14 @@ extension TestDatabase {
             }
             await pool.close()
             do {
-                try await admin.pool.withConnection { db in try db.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+                try await admin.pool.withConnection { db in
+                    try db.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                    // The database's service roles (its name is their prefix): nothing of theirs is
+                    // left once it is gone. The name is hex digits and '_': safe in LIKE and DDL.
+                    let roles = try db.query("SELECT rolname::text FROM pg_roles WHERE rolname LIKE $1", "\(name)\\_%")
+                        .map { try $0.decode(String.self, column: 0) }
+                    for role in roles where ServiceRoles.isPlainIdentifier(role) { try db.executeScript("DROP ROLE IF EXISTS \(role)") }
+                }
             } catch {
                 admin.logger.warning("could not drop test database", metadata: ["database": "\(name)", "error": "\(error)"])
             }

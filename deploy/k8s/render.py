@@ -5,11 +5,16 @@
     python3 deploy/k8s/render.py --check  # exit 1 when a committed manifest differs (the tests run this)
 
 Every service runs the same image with a different command, reads the same bus settings from the
-`compass-config` ConfigMap, its keys from the `compass-secrets` Secret (made from the `.env` that
-`compass keys generate` prints: `kubectl -n recruiting-compass create secret generic compass-secrets
---from-env-file=.env`) and its database URL from the Secret CloudNativePG makes for the `compass-db`
-cluster. Why each piece is shaped the way it is: deploy/SCALING.md.
+`compass-config` ConfigMap, and its keys and database passwords from the `compass-secrets` Secret
+(made from the `.env` that `compass keys generate` prints: `kubectl -n recruiting-compass create
+secret generic compass-secrets --from-env-file=.env`). Each service has database roles of its own
+(`compass db roles`, run by the `db-roles` Job with the superuser CloudNativePG keeps in
+`compass-db-superuser`): an init container applies the migrations as the schema's owner
+(DATABASE_MIGRATE_ONLY), and the serving container connects as the runtime role only, which reaches
+that schema's rows and nothing else, without the owner's password. Why each piece is shaped the way
+it is: deploy/SCALING.md and deploy/OPERATIONS.md.
 """
+import copy
 import pathlib
 import sys
 
@@ -75,11 +80,30 @@ def config():
             "data": data}
 
 
+DATABASE_HOST = "compass-db-rw:5432/compass"
+
+
+def role_url(variable, role, password_variable):
+    """A database URL whose password Kubernetes fills in from a variable defined before it."""
+    return {"name": variable, "value": f"postgresql://{role}:$({password_variable})@{DATABASE_HOST}"}
+
+
+def database_env(name, owner=False):
+    """The runtime role's URL; with `owner`, the schema owner's too (the migrating init container)."""
+    upper = name.upper()
+    env = [secret_env(f"{upper}_DATABASE_PASSWORD", f"{upper}_DATABASE_PASSWORD"),
+           role_url("DATABASE_URL", f"compass_{name}", f"{upper}_DATABASE_PASSWORD")]
+    if owner:
+        env += [secret_env(f"{upper}_DATABASE_OWNER_PASSWORD", f"{upper}_DATABASE_OWNER_PASSWORD"),
+                role_url("DATABASE_MIGRATION_URL", f"compass_{name}_owner", f"{upper}_DATABASE_OWNER_PASSWORD"),
+                {"name": "DATABASE_MIGRATE_ONLY", "value": "true"}]
+    return env
+
+
 def container(name, executable, memory_request, memory_limit, extra):
     env = [secret_env("BUS_SECRET_KEY", f"{name.upper()}_SECRET_KEY")]
     if name != "gateway":  # the gateway only calls: no database, no socket of its own to admit clients to
-        env += [secret_env("DATABASE_URL", "uri", secret="compass-db-app"),
-                secret_env("BUS_ADMITTED_KEYS", "BUS_ADMITTED_KEYS")]
+        env += database_env(name) + [secret_env("BUS_ADMITTED_KEYS", "BUS_ADMITTED_KEYS")]
     env += [secret_env(f"{peer.upper()}_PUBLIC_KEY", f"{peer.upper()}_PUBLIC_KEY") for peer in PEERS]
     env += [secret_env(variable, key) for variable, key in extra.items()]
     command = [executable]
@@ -110,18 +134,33 @@ def container(name, executable, memory_request, memory_limit, extra):
     }
 
 
+def migrations(serving):
+    """The init container that applies the service's migrations as its schema's owner and exits:
+    the serving container's settings (it reads them all at start) plus the owner's URL."""
+    init = {key: copy.deepcopy(value) for key, value in serving.items()
+            if key not in ("ports", "startupProbe", "livenessProbe", "readinessProbe")}
+    init["name"] = "migrations"
+    database = {"DATABASE_URL", serving["name"].upper() + "_DATABASE_PASSWORD"}
+    init["env"] = [item for item in init["env"] if item["name"] not in database] + database_env(serving["name"], owner=True)
+    return init
+
+
 def workload(name):
     executable, kind, replicas, low, high, memory_request, memory_limit, extra = SERVICES[name]
+    serving = container(name, executable, memory_request, memory_limit, extra)
+    pod = {
+        "terminationGracePeriodSeconds": 40,
+        "securityContext": {"runAsNonRoot": True, "fsGroup": 10001},
+        "containers": [serving],
+    }
+    if name != "gateway":
+        pod["initContainers"] = [migrations(serving)]
     spec = {
         "replicas": replicas,
         "selector": {"matchLabels": labels(name)},
         "template": {
             "metadata": {"labels": labels(name)},
-            "spec": {
-                "terminationGracePeriodSeconds": 40,
-                "securityContext": {"runAsNonRoot": True, "fsGroup": 10001},
-                "containers": [container(name, executable, memory_request, memory_limit, extra)],
-            },
+            "spec": pod,
         },
     }
     if kind == "StatefulSet":
@@ -147,13 +186,38 @@ def workload(name):
 
 
 def database():
-    return [{"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
-             "metadata": {"name": "compass-db", "namespace": NAMESPACE, "labels": labels("compass-db")},
-             "spec": {"instances": 3, "imageName": "ghcr.io/cloudnative-pg/postgresql:15",
-                      "bootstrap": {"initdb": {"database": "compass", "owner": "compass"}},
-                      "storage": {"size": "50Gi"},
-                      "postgresql": {"parameters": {"max_connections": "400", "synchronous_commit": "on"}},
-                      "minSyncReplicas": 1, "maxSyncReplicas": 1}}]
+    cluster = {"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+               "metadata": {"name": "compass-db", "namespace": NAMESPACE, "labels": labels("compass-db")},
+               "spec": {"instances": 3, "imageName": "ghcr.io/cloudnative-pg/postgresql:15",
+                        # The `db-roles` Job creates the services' roles as the superuser, whose
+                        # password CloudNativePG keeps in the `compass-db-superuser` Secret.
+                        "enableSuperuserAccess": True,
+                        "bootstrap": {"initdb": {"database": "compass", "owner": "compass"}},
+                        "storage": {"size": "50Gi"},
+                        "postgresql": {"parameters": {"max_connections": "400", "synchronous_commit": "on"}},
+                        "minSyncReplicas": 1, "maxSyncReplicas": 1}}
+    return [cluster, roles_job()]
+
+
+def roles_job():
+    """`compass db roles` once per deploy (delete the finished Job and apply again after changing
+    a password): each service's owner and runtime roles, the owners given their schemas. The
+    superuser's password reaches libpq as PGPASSWORD, so no URL has to quote it."""
+    env = [secret_env("PGPASSWORD", "password", secret="compass-db-superuser"),
+           {"name": "DATABASE_ADMIN_URL", "value": "host=compass-db-rw port=5432 dbname=compass user=postgres"}]
+    for peer in PEERS:
+        for variable in (f"{peer.upper()}_DATABASE_OWNER_PASSWORD", f"{peer.upper()}_DATABASE_PASSWORD"):
+            env.append(secret_env(variable, variable))
+    container = {"name": "db-roles", "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": ["compass", "db", "roles"],
+                 "env": env,
+                 "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                     "runAsNonRoot": True, "runAsUser": 10001, "capabilities": {"drop": ["ALL"]}}}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "db-roles", "namespace": NAMESPACE, "labels": labels("db-roles")},
+            "spec": {"backoffLimit": 10, "template": {
+                "metadata": {"labels": labels("db-roles")},
+                "spec": {"restartPolicy": "OnFailure", "securityContext": {"runAsNonRoot": True},
+                         "containers": [container]}}}}
 
 
 # The public name of the gateway: replace it with your domain before applying (its DNS record

@@ -9,7 +9,7 @@ struct Keys: ParsableCommand {
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a .env with CURVE keypairs for every bus peer, the signing keys and a database password.",
+            abstract: "Print a .env with CURVE keypairs for every bus peer, the signing keys and the database passwords.",
             discussion: """
                 compass keys generate > .env && chmod 600 .env
                 docker-compose reads it as it is; for Kubernetes:
@@ -35,6 +35,11 @@ struct Keys: ParsableCommand {
                 "# The gateways sign documents' file_url download links with this (all gateways need the same).",
                 "GATEWAY_FILE_URL_KEYS=\(randomBase64URL(bytes: 32))",
             ]
+            lines.append("# Each service's database roles (`compass db roles`): the owner migrates, the runtime role serves.")
+            for service in ["legal", "accounts", "documents", "audit"] {
+                lines.append("\(service.uppercased())_DATABASE_OWNER_PASSWORD=\(randomBase64URL(bytes: 24))")
+                lines.append("\(service.uppercased())_DATABASE_PASSWORD=\(randomBase64URL(bytes: 24))")
+            }
             var admitted: [String] = []
             for peer in peers {
                 let pair = try envFileSafeKeyPair()

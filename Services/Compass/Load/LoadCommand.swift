@@ -70,13 +70,15 @@ struct Load: AsyncParsableCommand {
             for _ in 0..<clients { sockets.append(try await bus.client(for: .audit)) }
             let receipts = LockedValue<[ConsentReceipt]>([])
             let userIDs = (0..<users).map { _ in UUID() }
+            let principal = bus.principal
             let driver = LoadDriver { [sockets] index in
                 let request = AuditRecord.Request(
                     userId: userIDs[index % userIDs.count], documentType: .termsOfService, version: version, action: .accept,
                     clientIP: "203.0.113.7", userAgent: "compass-load")
                 do {
                     let receipt = try await sockets[index % sockets.count].call(
-                        AuditRecord.self, request, idempotencyKey: MessageID.text(of: MessageID.make()), timeout: .seconds(30))
+                        AuditRecord.self, request, principal: principal, idempotencyKey: MessageID.text(of: MessageID.make()),
+                        timeout: .seconds(30))
                     receipts.withLock { $0.append(receipt) }
                     return nil
                 } catch let error as BusError {

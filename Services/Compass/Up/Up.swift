@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LoadKit
+import Logging
+import Postgres
 import ServiceKit
 
 /// `compass up`: the whole system on this machine, for development and trials.
@@ -12,11 +14,16 @@ struct Up: AsyncParsableCommand {
             through deploy/pg. Children's logs are prefixed by service; a crashed child is restarted
             with backoff. Ctrl-C or SIGTERM stops the children, then the cluster.
             Keys for local use (audit receipts, session tokens) are made once in .local/keys.
+            DATABASE_URL is used as the admin: each service gets roles of its own (`compass db roles`), the
+            owner's for its migrations and a runtime role that reaches only its schema, with passwords made
+            anew at every start and held only in the children's environments.
             """)
 
     @Flag(help: "Start from an empty database.") var fresh = false
     @Option(help: "Move every port: RPC base+N, events base+10+N, health base+20+N, gateway base+30.") var basePort: Int?
     @Option(help: "Folder holding the executables; the one compass runs from by default.") var bin: String?
+    @Flag(help: "Every service connects with DATABASE_URL itself, without roles of its own (a server where it may not create roles).")
+    var singleDatabaseRole = false
 
     func run() async throws {
         let executable = URL(
@@ -41,6 +48,9 @@ struct Up: AsyncParsableCommand {
         try LocalKeys(folder: root.appendingPathComponent(".local/keys")).fill(&environment)
         environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "info"
         environment.merge(layout.peerEnvironment) { _, stack in stack }
+        let databaseEnvironments =
+            singleDatabaseRole
+            ? [:] : try await Self.serviceDatabaseEnvironments(adminURL: environment["DATABASE_URL"] ?? "", services: members.compactMap(\.service))
 
         let supervisor = Supervisor()
         let signals = SignalWaiter(SIGINT, SIGTERM)
@@ -49,7 +59,9 @@ struct Up: AsyncParsableCommand {
             for (index, member) in members.enumerated() {
                 let spec = Supervisor.Spec(
                     name: member.name, executable: binFolder.appendingPathComponent(member.executable),
-                    environment: environment.merging(layout.ownEnvironment(member)) { _, own in own },
+                    environment: Self.environment(
+                        environment, layout.ownEnvironment(member), database: member.service.flatMap { databaseEnvironments[$0] },
+                        singleDatabaseRole: singleDatabaseRole),
                     readyURL: "http://\(layout.host):\(member.healthPort)/readyz", colour: colours[index % colours.count])
                 try await supervisor.start(spec)
                 ConsoleOutput.say("\(member.name) ready")
@@ -76,6 +88,48 @@ struct Up: AsyncParsableCommand {
             ConsoleOutput.say("PostgreSQL stopped")
         }
         ConsoleOutput.say("stopped")
+    }
+
+    /// One child's environment: the stack's, its own addresses, and its database roles' URLs. With
+    /// roles, only services get a database URL, each its own (the gateway has no database).
+    static func environment(
+        _ stack: [String: String], _ own: [String: String], database: [String: String]?, singleDatabaseRole: Bool
+    ) -> [String: String] {
+        var environment = stack.merging(own) { _, own in own }
+        if !singleDatabaseRole {
+            environment.removeValue(forKey: "DATABASE_URL")
+            environment.removeValue(forKey: "DATABASE_MIGRATION_URL")
+        }
+        if let database { environment.merge(database) { _, role in role } }
+        return environment
+    }
+
+    /// Each service's `DATABASE_URL` (its runtime role) and `DATABASE_MIGRATION_URL` (its schema's
+    /// owner) on the server `adminURL` names, after making both roles with new random passwords.
+    static func serviceDatabaseEnvironments(adminURL: String, services: [ServiceName]) async throws -> [ServiceName: [String: String]] {
+        var passwords: [ServiceName: ServiceDatabaseRoles.Passwords] = [:]
+        for service in services {
+            passwords[service] = .init(owner: ServiceRoles.generatePassword(), runtime: ServiceRoles.generatePassword())
+        }
+        var logger = Logger(label: "compass")
+        logger.logLevel = .warning
+        let roles: [ServiceName: ServiceRoles]
+        do {
+            roles = try await ServiceDatabaseRoles.provision(adminURL: adminURL, services: services, passwords: passwords, logger: logger)
+        } catch {
+            throw CLIError(
+                "could not make the services' database roles (\(error)); where DATABASE_URL may not create roles, use --single-database-role")
+        }
+        var environments: [ServiceName: [String: String]] = [:]
+        for service in services {
+            guard let serviceRoles = roles[service], let password = passwords[service],
+                let runtime = ServiceRoles.url(adminURL, user: serviceRoles.runtime, password: password.runtime),
+                let owner = ServiceRoles.url(adminURL, user: serviceRoles.owner, password: password.owner)
+            else { throw CLIError("DATABASE_URL must be a postgresql:// URL to give each service roles of its own (or use --single-database-role)") }
+            environments[service] = ["DATABASE_URL": runtime, "DATABASE_MIGRATION_URL": owner]
+        }
+        ConsoleOutput.say("database roles ready: each service migrates as its schema's owner and serves as a role that reaches only its schema")
+        return environments
     }
 
     /// The gateway's Supabase-style anon key, made from the same secret the gateway runs with.

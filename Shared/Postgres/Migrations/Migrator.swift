@@ -42,6 +42,9 @@ public struct Migrator: Sendable {
     @discardableResult
     public func run(on connection: isolated PostgresConnection) throws -> [String] {
         try validate()
+        // Nothing to apply: done without DDL, locks or session changes, so a runtime role that
+        // may not create anything (see ``ServiceRoles``) starts when its owner has migrated.
+        if try pending(on: connection).isEmpty { return [] }
         let lockKey = "compass.migrations.\(schema)"
         // A service's statement and lock timeouts (connection options) are for requests: a
         // migration may build an index for minutes, and another instance waits here for the lock
@@ -57,10 +60,14 @@ public struct Migrator: Sendable {
                 logger.warning("migrations: advisory unlock failed", metadata: ["error": "\(error)"])
             }
         }
+        // Created only when missing: even `IF NOT EXISTS` needs `CREATE` on the database, which an
+        // owner role given its schema by ``ServiceRoles/provision`` does not have.
+        if try connection.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema).count == 0 {
+            try connection.executeScript("CREATE SCHEMA \(schema)")
+        }
         // The schema name is validated above ([a-z_][a-z0-9_]*): DDL cannot take parameters.
         try connection.executeScript(
             """
-            CREATE SCHEMA IF NOT EXISTS \(schema);
             CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
                 version integer PRIMARY KEY,
                 name text NOT NULL,
@@ -103,5 +110,30 @@ public struct Migrator: Sendable {
             done.append(migration.name)
         }
         return done
+    }
+
+    /// The names of the migrations not applied yet, read without changing anything; throws
+    /// ``MigrationError/checksumMismatch(name:applied:file:)`` as ``run(on:)`` would.
+    public func pending(on connection: isolated PostgresConnection) throws -> [String] {
+        try validate()
+        let table = try connection.query("SELECT to_regclass($1)::text", "\(schema).schema_migrations")[0]
+            .decode(String?.self, column: 0)
+        guard table != nil else { return migrations.map(\.name) }
+        var applied: [Int: String] = [:]
+        for row in try connection.query("SELECT version, checksum FROM \(schema).schema_migrations") {
+            let (version, checksum) = try row.decode(Int.self, String.self)
+            applied[version] = checksum
+        }
+        var pending: [String] = []
+        for migration in migrations {
+            guard let checksum = applied[migration.version] else {
+                pending.append(migration.name)
+                continue
+            }
+            guard checksum == migration.checksum else {
+                throw MigrationError.checksumMismatch(name: migration.name, applied: checksum, file: migration.checksum)
+            }
+        }
+        return pending
     }
 }

@@ -17,7 +17,8 @@ import ServiceLifecycle
 /// ```
 ///
 /// Start-up: read the environment, connect to PostgreSQL (retrying while it comes up), apply
-/// ServiceKit's and the service's migrations, bind the event publisher, let `configure` register
+/// ServiceKit's and the service's migrations (as the schema's owner when one is configured:
+/// ``ServiceMigration``), bind the event publisher, let `configure` register
 /// handlers and consumers, then bind the RPC server last, so no request arrives before every
 /// handler is in place. Shutdown runs the other way: the RPC server stops taking requests and lets
 /// running ones reply, then consumers, the relay and the publisher stop, and the pool closes.
@@ -42,7 +43,12 @@ public enum BusServiceMain {
                 configuration: try settings.database.configuration(applicationName: Service.name),
                 maxConnections: settings.database.poolSize, checkoutTimeout: settings.database.checkoutTimeout, logger: logger)
             runtime.addService(PoolService(pool: pool))
-            try await migrate(Service.self, pool: pool, within: settings.database.startupTimeout, logger: logger)
+            try await ServiceMigration.run(Service.self, database: settings.database, pool: pool, logger: logger)
+            if settings.database.migrateOnly {
+                logger.info("migrations applied; DATABASE_MIGRATE_ONLY is set: exiting")
+                await pool.close()
+                exit(0)
+            }
             runtime.addReadinessCheck("database") {
                 _ = try await pool.withConnection { db in try db.query("SELECT 1") }
             }
@@ -63,25 +69,6 @@ public enum BusServiceMain {
             runtime.addService(ClientsService(context: context))
             // Added last, so it starts last and is the first to stop.
             runtime.addService(RPCServerService(server))
-        }
-    }
-
-    /// Applies migrations, retrying while the database is unreachable (containers start together).
-    static func migrate<Service: ServiceDescription>(
-        _ service: Service.Type, pool: PostgresPool, within timeout: Duration, logger: Logger
-    ) async throws {
-        let migrator = Migrator(schema: Service.name, migrations: OutboxSchema.migrations + (try Service.migrations()), logger: logger)
-        let end = ContinuousClock.now + timeout
-        var delay = Duration.milliseconds(200)
-        while true {
-            do {
-                try await migrator.run(on: pool)
-                return
-            } catch let error as PostgresError where error.isConnectionFailure && ContinuousClock.now + delay < end {
-                logger.warning("database not reachable yet, retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
-                try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
-            }
         }
     }
 }

@@ -2,7 +2,14 @@ import Postgres
 
 /// How a service reaches its PostgreSQL database.
 public struct DatabaseSettings: Sendable {
+    /// The role the service serves requests as (see ``ServiceRoles``).
     public var url: Secret<String>
+    /// The schema owner's URL for migrations; empty in single-URL development mode, where
+    /// ``url`` migrates too.
+    public var migrationURL: Secret<String>
+    /// Apply the migrations and exit, without serving: a deploy step or init container that
+    /// holds the owner's credentials, so the serving process does not.
+    public var migrateOnly: Bool
     public var poolSize: Int
     public var checkoutTimeout: Duration
     /// How long start-up waits for the database (containers start together) before giving up.
@@ -23,6 +30,14 @@ public struct DatabaseSettings: Sendable {
         url = env.secret(
             "DATABASE_URL", default: "",
             "PostgreSQL connection URL or key=value string for this service's schema (required; `deploy/run` starts a local one).")
+        migrationURL = env.secret(
+            "DATABASE_MIGRATION_URL", default: "",
+            "PostgreSQL URL of the schema's owner role, which applies the migrations at start and then grants `DATABASE_URL`'s role the rows of this schema only (`compass db roles` creates both roles). Empty: `DATABASE_URL` migrates too (development only: its role then owns the schema). With it set, `DATABASE_URL`'s role must be neither superuser nor CREATEROLE nor CREATEDB, or the service refuses to start."
+        )
+        migrateOnly = try env.bool(
+            "DATABASE_MIGRATE_ONLY", default: false,
+            "Apply the migrations (as `DATABASE_MIGRATION_URL`'s role if set) and exit 0 without serving: a deploy step or init container, so the serving process needs only `DATABASE_URL`. A serving process whose role cannot migrate starts only when nothing is pending."
+        )
         poolSize = try env.int("DATABASE_POOL_SIZE", default: 8, in: 1...500, "Connections this service keeps at most.")
         checkoutTimeout = try env.duration(
             "DATABASE_CHECKOUT_TIMEOUT", default: .seconds(5), "How long a request waits for a free connection before failing `unavailable`.")
@@ -65,6 +80,15 @@ public struct DatabaseSettings: Sendable {
         }
         configuration.applySessionLimits(sessionLimits)
         return configuration
+    }
+
+    /// The owner's connection for migrations, or nil in single-URL mode. Session limits are not
+    /// applied: migrations run without them.
+    public func migrationConfiguration(applicationName: String) throws -> PostgresConfiguration? {
+        guard !migrationURL.revealed.isEmpty else { return nil }
+        do { return try PostgresConfiguration(migrationURL.revealed, applicationName: applicationName + "-migrations") } catch {
+            throw ConfigurationError(variable: "DATABASE_MIGRATION_URL", value: nil, expected: "a valid PostgreSQL URL or key=value string")
+        }
     }
 
     /// The bounds above, as ``PostgresConfiguration`` applies them.

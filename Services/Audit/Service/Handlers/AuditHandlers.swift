@@ -5,7 +5,9 @@ import Foundation
 import Hex
 
 /// The Audit service's bus API: validates each request, then hands it to the committer, the
-/// reader, the verifier or erasure. Bad input is refused here, before anything is written.
+/// reader, the verifier or erasure. Bad input is refused here, before anything is written, and so
+/// is any record or read without a principal (``requireIdentified(_:)``); verifying a receipt and
+/// reading the receipt key stay open to anyone holding a receipt.
 struct AuditHandlers: Sendable {
     let catalog: VersionCatalog
     let committer: GroupCommitter
@@ -57,6 +59,7 @@ struct AuditHandlers: Sendable {
     /// Each item checked and answered on its own (a bad one fails alone), the good ones queued
     /// together so they commit in one group commit.
     private func recordBatch(_ request: AuditRecordBatch.Request, _ context: RequestContext) async throws -> AuditRecordBatch.Reply {
+        try Self.requireIdentified(context)
         guard context.principal.kind == .service || context.principal.kind == .operator else {
             throw BusError(.forbidden, "record_batch is for services acting for users; a user calls audit.record")
         }
@@ -115,11 +118,23 @@ struct AuditHandlers: Sendable {
     }
 
     /// A user principal may act only for itself; operators, and services allowed to act for users
-    /// (``RequestContext/requireUserAccess()``), for anyone.
+    /// (``RequestContext/requireUserAccess()``), for anyone; an anonymous caller for no one.
     static func authorize(_ context: RequestContext, for user: UUID) throws {
+        try requireIdentified(context)
         try context.requireUserAccess()
         if context.principal.kind == .user, UUID(uuidString: context.principal.id) != user {
             throw BusError(.forbidden, "a user may only read or write their own records")
+        }
+    }
+
+    /// Refuses a request with no principal (anonymous, or none sent over a plaintext bus): every
+    /// record says who asked for it, and a minor's consent history is read only by someone named.
+    /// Checked before anything else, so a refused request records and reads nothing.
+    static func requireIdentified(_ context: RequestContext) throws {
+        guard context.principal.kind != .anonymous, !context.principal.id.isEmpty else {
+            throw BusError(
+                .unauthenticated,
+                "audit records and reads need a principal (a user, a service or an operator); this request carries none")
         }
     }
 

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import ServiceKit
+
+/// `compass db roles`: a deployment's per-service database roles, made or brought up to date
+/// before the services start (compose's `db-roles` service, the Kubernetes `db-roles` Job).
+struct DatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db", abstract: "Set up the database of a deployment.", subcommands: [Roles.self])
+
+    struct Roles: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create or update each service's owner and runtime roles and give each owner its schema.",
+            discussion: """
+                Reads DATABASE_ADMIN_URL (a role that may create roles, e.g. the postgres image's first user) and,
+                for each service, <SERVICE>_DATABASE_OWNER_PASSWORD and <SERVICE>_DATABASE_PASSWORD (at least 16
+                characters of A-Z a-z 0-9 . _ ~ + / = -; `compass keys generate` makes them). In a database named D,
+                service S gets the role D_S_owner, which owns schema S and runs its migrations
+                (DATABASE_MIGRATION_URL), and D_S, which the service serves as (DATABASE_URL): USAGE on S and the
+                rows of its tables, nothing on any other schema. Safe to run again: it resets the passwords and
+                re-applies ownership and grants. Passwords are sent hashed (SCRAM-SHA-256), never printed.
+                """)
+
+        @Option(help: "Only these services (comma-separated); all four by default.")
+        var services: String?
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let adminURL = environment["DATABASE_ADMIN_URL"], !adminURL.isEmpty else {
+                throw CLIError("DATABASE_ADMIN_URL is not set: the URL of a role that may create roles (e.g. the postgres superuser)")
+            }
+            let chosen =
+                try services.map { list in
+                    try list.split(separator: ",").map { name in
+                        guard let service = ServiceName(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                            throw CLIError("unknown service \(name): expected legal, accounts, documents or audit")
+                        }
+                        return service
+                    }
+                } ?? ServiceName.allCases
+            var passwords: [ServiceName: ServiceDatabaseRoles.Passwords] = [:]
+            for service in chosen {
+                guard let owner = environment[service.databaseOwnerPasswordVariable], !owner.isEmpty,
+                    let runtime = environment[service.databasePasswordVariable], !runtime.isEmpty
+                else {
+                    throw CLIError("\(service.databaseOwnerPasswordVariable) and \(service.databasePasswordVariable) must both be set")
+                }
+                passwords[service] = .init(owner: owner, runtime: runtime)
+            }
+            var logger = Logger(label: "compass")
+            logger.logLevel = .warning
+            let roles = try await ServiceDatabaseRoles.provision(adminURL: adminURL, services: chosen, passwords: passwords, logger: logger)
+            for service in chosen {
+                guard let serviceRoles = roles[service] else { continue }
+                ConsoleOutput.say(
+                    "\(service.rawValue): schema \(serviceRoles.schema) owned by \(serviceRoles.owner) (migrations); \(serviceRoles.runtime) serves it"
+                )
+            }
+        }
+    }
+}
