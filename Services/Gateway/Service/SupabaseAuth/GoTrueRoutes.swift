@@ -30,9 +30,13 @@ struct GoTrueRoutes {
 
     struct RefreshBody: Decodable { let refresh_token: String? }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(
-            router, .post, "/auth/v1/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
+    /// Where the family's routes are (its router group's path).
+    static let prefix = "/auth/v1"
+
+    /// Every route checks the `apikey` and answers in GoTrue's shape itself (``gotrue(_:_:_:)``).
+    func register(on family: RouteFamily) {
+        family.add(
+            .post, "/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
             public: true
         ) { request, context in
             try await gotrue(request, context) {
@@ -43,13 +47,13 @@ struct GoTrueRoutes {
                 }
             }
         }
-        catalog.add(
-            router, .post, "/auth/v1/logout",
+        family.add(
+            .post, "/logout",
             "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true
         ) { request, context in
             try await gotrue(request, context) { try await logout(request, context) }
         }
-        catalog.add(router, .get, "/auth/v1/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
+        family.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
             try await gotrue(request, context) { try await user(request, context) }
         }
     }
