@@ -18,13 +18,19 @@ enum InProcessGateway {
         "HEALTH_PORT": "0", "GATEWAY_JWT_SECRET": String(repeating: "k", count: 40), "GATEWAY_PUBLIC_OPERATIONS": "true",
     ]
 
-    /// A router with its catalog, made the way `GatewayApplication.configure` makes it.
-    static func make() throws -> (router: Router<GatewayContext>, catalog: RouteCatalog) {
+    /// One runtime and its settings for every router of the target: a runtime binds its health
+    /// socket when made (nothing runs on it), so the tests share one instead of a socket each.
+    private static let shared = Result { () throws -> (ServiceRuntime, GatewaySettings) in
         let environment = EnvironmentReader(Self.environment)
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "gateway-router-tests") { _ in SwiftLogNoOpLogHandler() }
         let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
-        let settings = try GatewaySettings(environment: environment)
+        return (runtime, try GatewaySettings(environment: environment))
+    }
+
+    /// A fresh router (its own rate limits) with its catalog, made the way `GatewayApplication.configure` makes it.
+    static func make() throws -> (router: Router<GatewayContext>, catalog: RouteCatalog) {
+        let (runtime, settings) = try shared.get()
         let catalog = RouteCatalog()
         let router = GatewayApplication.makeRouter(
             runtime: runtime, settings: settings, services: ServiceClients(clients: [:], timeout: .seconds(1)),

@@ -83,36 +83,62 @@ import Testing
         }
     }
 
-    /// The sign-in group's per-address limit (default burst 30) is taken before the body is read:
-    /// bad bodies spend it too, and the 31st request is 429 with `Retry-After`.
+    /// The sign-in group's per-address limit (default 1 a second, burst 30) is taken before the
+    /// body is read: bad bodies spend it too. The first 30 are answered 400; a 429 with
+    /// `Retry-After` follows (a few more may pass as the budget refills on a slow machine).
     @Test func signInGroupLimitsPerAddressBeforeTheBody() async throws {
         try await InProcessGateway.test { client in
-            for _ in 0..<30 {
-                try await client.execute(uri: "/api/auth/refresh", method: .post, headers: RouteProbes.json, body: ByteBuffer(string: "{")) {
-                    #expect($0.status == .badRequest)
+            var statuses: [Int] = []
+            while statuses.count < 60, statuses.last != 429 {
+                let status = try await client.execute(
+                    uri: statuses.count % 2 == 0 ? "/api/auth/refresh" : "/api/auth/apple", method: .post, headers: RouteProbes.json,
+                    body: ByteBuffer(string: "{")
+                ) { response in
+                    if response.status == .tooManyRequests {
+                        #expect(response.headers[.retryAfter] != nil)
+                        let body = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                        #expect(body?["error"] as? String == "rate_limited")
+                    }
+                    return Int(response.status.code)
                 }
+                statuses.append(status)
             }
-            try await client.execute(uri: "/api/auth/apple", method: .post, headers: RouteProbes.json, body: ByteBuffer(string: "{")) {
-                response in
-                #expect(response.status == .tooManyRequests)
-                #expect(response.headers[.retryAfter] != nil)
-                let body = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
-                #expect(body?["error"] as? String == "rate_limited")
-            }
+            #expect(statuses.prefix(30).allSatisfy { $0 == 400 }, "\(statuses)")
+            #expect(statuses.last == 429, "\(statuses)")
         }
     }
 
-    /// The consent writes' per-address limit (default burst 60) comes before the credential: a
-    /// request without one spends it, and the 61st is 429 rather than 401.
+    /// The consent writes' per-address limit (default 2 a second, burst 60) comes before the
+    /// credential: requests without one spend it, and a 429 comes rather than the 401.
     @Test func consentWritesLimitPerAddressBeforeTheCredential() async throws {
         try await InProcessGateway.test { client in
             let uri = "/api/me/consents/privacy_policy/acknowledge"
-            for _ in 0..<60 {
-                try await client.execute(uri: uri, method: .post) { #expect($0.status == .unauthorized) }
+            var statuses: [Int] = []
+            while statuses.count < 120, statuses.last != 429 {
+                statuses.append(try await client.execute(uri: uri, method: .post) { Int($0.status.code) })
             }
-            try await client.execute(uri: uri, method: .post) { #expect($0.status == .tooManyRequests) }
+            #expect(statuses.prefix(60).allSatisfy { $0 == 401 }, "\(statuses)")
+            #expect(statuses.last == 429, "\(statuses)")
             // Reading one's consents is outside the write group: still 401.
             try await client.execute(uri: "/api/me/consents", method: .get) { #expect($0.status == .unauthorized) }
+        }
+    }
+
+    /// Supabase Auth's gate: a wrong `apikey` is refused before the route runs, in GoTrue's body,
+    /// the versioned one (`{code, message}` and the version header) when the client asks for it.
+    @Test func supabaseAuthGateChecksTheKeyFirst() async throws {
+        try await InProcessGateway.test { client in
+            try await client.execute(uri: "/auth/v1/user", method: .get, headers: [GoTrueRoutes.apikeyHeader: "not-the-anon-key"]) {
+                ErrorShape.check($0, status: 401, style: .gotrue, method: .get)
+            }
+            let versioned: HTTPFields = [GoTrueError.apiVersionHeader: "2024-01-01"]
+            try await client.execute(uri: "/auth/v1/token?grant_type=password", method: .post, headers: versioned) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[GoTrueError.apiVersionHeader] == "2024-01-01")
+                let body = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                #expect(body?["code"] as? String == "no_api_key")
+                #expect(body?["message"] is String)
+            }
         }
     }
 

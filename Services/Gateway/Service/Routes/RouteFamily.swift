@@ -11,7 +11,7 @@ import Hummingbird
 ///
 /// ```swift
 /// let accounts = RouteFamily(router, style: .native, catalog: catalog)
-/// let signedIn = accounts.group(SignedInMiddleware(authenticator: authenticator))
+/// let signedIn = accounts.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
 /// signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in … }
 /// accounts.add(.get, "/api/deletion-certificates/:certificateId", "…", public: true) { … }
 /// ```
