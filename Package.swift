@@ -287,6 +287,23 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/GatewayTests", swiftSettings: strict),
 
+        // The gateway's router in process (HummingbirdTesting's `.router`, no HTTP server): every
+        // catalogued route's refusals, error bodies and 503s per family with no backend connected,
+        // and success paths with its bus clients connected to one stack of the real services.
+        // HummingbirdTesting brings AsyncHTTPClient and swift-nio-ssl into the test build.
+        .testTarget(
+            name: "GatewayRouterTests",
+            dependencies: [
+                "GatewayService", "ServiceKit", "GatewayTestSupport", "TestSupport",
+                // The stack the success paths connect to.
+                "Legal", "Audit", "Accounts", "Documents", "Gateway",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/GatewayRouterTests", swiftSettings: strict),
+
         // MARK: Reliability: faults and attacks against the real executables
         .testTarget(
             name: "ReliabilityTests",

@@ -76,8 +76,12 @@ public enum GatewayApplication {
         runtime.addService(app)
     }
 
-    /// The router with every route, recorded in `catalog`. Without `legalTexts` kept current by a
-    /// ``LegalTextsFollower``, the legal reads ask Legal on every request.
+    /// The router with every route, recorded in `catalog`: the router-level middleware every request
+    /// passes (CORS, HSTS, tracing), then one router group per family of routes (operations, the
+    /// seed's onboarding, sessions, Supabase Auth, legal, accounts, consent, pages, PostgREST,
+    /// documents and tus, Storage), each with its error body and middleware declared once
+    /// (``RouteFamily``). Without `legalTexts` kept current by a ``LegalTextsFollower``, the legal
+    /// reads ask Legal on every request.
     public static func makeRouter(
         runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog,
         legalTexts: LegalTexts = LegalTexts()
@@ -98,23 +102,33 @@ public enum GatewayApplication {
             services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed),
             terms: TermsGate(services: services, sessions: sessions, texts: legalTexts))
         let limits = RateLimits(settings.rateLimits)
-        OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: router, catalog: catalog)
+        // One router group per family, its error body and middleware declared once (``RouteFamily``); the groups
+        // that need more (a sign-in, the terms, a rate limit) are made inside each family's routes.
+        func family(prefix: String = "", _ style: ErrorStyle) -> RouteFamily {
+            RouteFamily(router, prefix: prefix, style: style, catalog: catalog)
+        }
+        let operations = family(.native)
+        let seed = family(.onboarding)
+        let auth = family(.native)
+        let accounts = family(.native)
+        let documents = family(.native)
+        OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: operations)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
         OnboardingRoutes(
             services: services, acceptances: acceptances, authenticator: authenticator, limits: limits,
             legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes
         )
-        .register(on: router, catalog: catalog)
+        .register(on: seed)
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: router, catalog: catalog)
+            on: auth)
         GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: router, catalog: catalog)
-        AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
-        LegalRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
-        AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: router, catalog: catalog)
+            on: family(prefix: GoTrueRoutes.prefix, .gotrue))
+        AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: auth)
+        LegalRoutes(services: services, texts: legalTexts).register(on: family(.native), seed: seed)
+        AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: accounts)
         ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: router, catalog: catalog)
-        PageRoutes(services: services, texts: legalTexts).register(on: router, catalog: catalog)
+            on: family(.native))
+        PageRoutes(services: services, texts: legalTexts).register(on: family(.native))
         let publicBase = PublicBaseURL(
             configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
         let fileLinks = FileLinks(settings: settings)
@@ -123,26 +137,26 @@ public enum GatewayApplication {
             maxBodyBytes: settings.maxBodyBytes,
             publicBase: publicBase,
             fileLinks: fileLinks
-        ).register(on: router, catalog: catalog)
+        ).register(on: family(prefix: PostgRESTRoutes.prefix, .postgrest))
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))
         DocumentRoutes(
             services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
             fileLinks: fileLinks
         )
-        .register(on: router, catalog: catalog)
+        .register(on: documents)
         TusRoutes(
             services: services, authenticator: authenticator, pump: UploadPump(services: services, chunkSize: settings.documentsChunkSize),
             maxSize: settings.tusMaxSize,
             publicBase: publicBase
-        ).register(on: router, catalog: catalog)
+        ).register(on: documents)
         StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, fileLinks: fileLinks)
-            .register(on: router, catalog: catalog)
+            .register(on: family(prefix: StorageRoutes.prefix, .storage))
         PersonalDataRoutes(
             services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize,
             maxBodyBytes: settings.maxBodyBytes
         )
-        .register(on: router, catalog: catalog)
-        OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: router)
+        .register(on: accounts)
+        OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: operations)
         return router
     }
 }

@@ -84,23 +84,8 @@ struct Authenticator: Sendable {
         return try? await apple.verify(token).subject
     }
 
-    /// A credential that names an account (a session bound to one), or 401/403.
-    func requireUser(_ request: Request, context: GatewayContext) async throws -> UUID {
-        try await requireSession(request, context: context).userId
-    }
-
-    /// Like ``requireUser(_:context:)``, for routes that need the terms in effect accepted: a
-    /// user who has not accepted them gets `403 terms_not_accepted` (``TermsGate``). Routes that
-    /// must stay open to such a user (reading the terms, accepting or declining them, signing
-    /// out, deleting the account, reading, exporting or correcting one's own data) call
-    /// ``requireUser(_:context:)`` instead.
-    func requireUserWhoAcceptedTerms(_ request: Request, context: GatewayContext) async throws -> UUID {
-        let user = try await requireUser(request, context: context)
-        try await terms.require(user, context: context)
-        return user
-    }
-
-    /// The account, Apple id and session of a session credential, or 401/403.
+    /// The account, Apple id and session of a session credential, or 401/403: what
+    /// ``SignedInMiddleware`` lets through to the routes of a signed-in group.
     func requireSession(_ request: Request, context: GatewayContext) async throws -> (userId: UUID, appleId: String, sessionId: UUID) {
         guard let credential = try await credential(of: request, context: context) else {
             throw SessionRefusal.signInRequired("sign in: send Authorization: Bearer <session token>")

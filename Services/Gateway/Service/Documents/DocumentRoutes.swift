@@ -44,11 +44,15 @@ struct DocumentRoutes {
         let url: String
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(
-            router, .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false
+    func register(on family: RouteFamily) {
+        // Every route acts for a signed-in user who accepted the terms in effect, but deleting a document or withdrawing
+        // a share (erasing one's own data stays open to a user who has not accepted them) and the public share download.
+        let termsAccepted = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
+        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        termsAccepted.add(
+            .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false
         ) { request, context in
-            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            let user = try context.signedIn().userId
             let body = try await JSONBodies.decode(CreateBody.self, from: request, limit: maxBodyBytes)
             let document = try await services.call(
                 .documents, DocumentsCreate.self,
@@ -60,10 +64,10 @@ struct DocumentRoutes {
             return try JSONBodies.response(
                 fileLinks.presented(document, base: base), status: .created, headers: [.location: base + TusRoutes.location(of: document.id)])
         }
-        catalog.add(
-            router, .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false
+        termsAccepted.add(
+            .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false
         ) { request, context in
-            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            let user = try context.signedIn().userId
             let query = try Self.query(request)
             let limit = try query["limit"].map { text in
                 guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
@@ -77,41 +81,41 @@ struct DocumentRoutes {
             page.documents = page.documents.map { fileLinks.presented($0, base: base) }
             return try JSONBodies.response(page)
         }
-        catalog.add(router, .get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) {
+        termsAccepted.add(.get, "/api/documents/:reference", "One document by id, or by file URL (percent-encoded; contains /).", public: false) {
             request, context in
-            try JSONBodies.response(fileLinks.presented(try await find(request, context).1, base: publicBase.base(for: request, context: context)))
+            try JSONBodies.response(fileLinks.presented(try await find(context).1, base: publicBase.base(for: request, context: context)))
         }
-        catalog.add(
-            router, .get, "/api/documents/:reference/position",
+        termsAccepted.add(
+            .get, "/api/documents/:reference/position",
             "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false
         ) { request, context in
-            let (user, document) = try await find(request, context)
+            let (user, document) = try await find(context)
             let filter = try Self.filter(try Self.query(request), owner: user)
             return try JSONBodies.response(
                 try await services.call(
                     .documents, DocumentsPosition.self, .init(id: document.id, filter: filter), principal: Credential.principal(for: user),
                     context: context))
         }
-        catalog.add(router, .delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) {
+        signedIn.add(.delete, "/api/documents/:reference", "Delete the document, its bytes and its share links.", public: false) {
             request, context in
             // Erasing one's own data stays open to a user who has not accepted the terms.
-            let (user, id) = try await identify(request, context, needsTerms: false)
+            let (user, id) = try await identify(context)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
-        catalog.add(
-            router, .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).",
+        termsAccepted.add(
+            .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).",
             public: false
         ) { request, context in
-            let (user, document) = try await find(request, context)
+            let (user, document) = try await find(context)
             return try bytes.response(
                 for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
         }
-        catalog.add(
-            router, .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.",
+        termsAccepted.add(
+            .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.",
             public: false
         ) { request, context in
-            let (user, id) = try await identify(request, context)
+            let (user, id) = try await identify(context)
             let body = try await JSONBodies.decode(ShareBody.self, from: request, limit: maxBodyBytes)
             let created = try await services.call(
                 .documents, DocumentsShareCreate.self, .init(documentId: id, expiresInSeconds: body.expiresInSeconds, maxUses: body.maxUses),
@@ -121,17 +125,17 @@ struct DocumentRoutes {
                     link: created.link, token: created.token, url: publicBase.base(for: request, context: context) + "/api/shared/\(created.token)"),
                 status: .created)
         }
-        catalog.add(router, .get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) {
+        termsAccepted.add(.get, "/api/documents/:reference/share-links", "The document's share links with their use logs.", public: false) {
             request, context in
-            let (user, id) = try await identify(request, context)
+            let (user, id) = try await identify(context)
             return try JSONBodies.response(
                 try await services.call(
                     .documents, DocumentsShareList.self, .init(documentId: id), principal: Credential.principal(for: user), context: context))
         }
-        catalog.add(router, .delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) {
+        signedIn.add(.delete, "/api/share-links/:linkId", "Revoke a share link: it stops working at once.", public: false) {
             request, context in
             // Withdrawing a share stays open to a user who has not accepted the terms.
-            let user = try await authenticator.requireUser(request, context: context)
+            let user = try context.signedIn().userId
             guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else {
                 throw BusError(.invalidArgument, "the link id is not a UUID")
             }
@@ -139,8 +143,8 @@ struct DocumentRoutes {
                 .documents, DocumentsShareRevoke.self, .init(linkId: linkId), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent)
         }
-        catalog.add(
-            router, .get, "/api/shared/:token",
+        family.add(
+            .get, "/api/shared/:token",
             "Download through a share link (no sign-in; one use per download or playback: a Range request from the same client continues its use; 410 once expired, revoked or used up).",
             public: true
         ) { request, context in
@@ -154,28 +158,18 @@ struct DocumentRoutes {
     }
 
     /// The document `:reference` names (an id, or a file URL when it contains `/`), as the caller.
-    /// `needsTerms`: the route needs the terms in effect accepted (``TermsGate``).
-    private func find(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, Document) {
-        let user = try await caller(request, context, needsTerms: needsTerms)
+    private func find(_ context: GatewayContext) async throws -> (UUID, Document) {
+        let user = try context.signedIn().userId
         let reference = context.pathParameter("reference") ?? ""
         let document = try await services.call(
             .documents, DocumentsGet.self, .init(reference: reference), principal: Credential.principal(for: user), context: context)
         return (user, document)
     }
 
-    /// The signed-in user, who must have accepted the terms in effect when `needsTerms`.
-    private func caller(_ request: Request, _ context: GatewayContext, needsTerms: Bool) async throws -> UUID {
-        needsTerms
-            ? try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
-            : try await authenticator.requireUser(request, context: context)
-    }
-
-    /// The id `:reference` names, looking a file URL up first.
-    private func identify(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, UUID) {
-        if let id = UUID(uuidString: context.pathParameter("reference") ?? "") {
-            return (try await caller(request, context, needsTerms: needsTerms), id)
-        }
-        let (user, document) = try await find(request, context, needsTerms: needsTerms)
+    /// The caller and the id `:reference` names, looking a file URL up first.
+    private func identify(_ context: GatewayContext) async throws -> (UUID, UUID) {
+        if let id = UUID(uuidString: context.pathParameter("reference") ?? "") { return (try context.signedIn().userId, id) }
+        let (user, document) = try await find(context)
         return (user, document.id)
     }
 

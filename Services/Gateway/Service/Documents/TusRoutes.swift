@@ -42,9 +42,14 @@ struct TusRoutes {
 
     static func location(of id: UUID) -> String { "\(base)/\(id.uuidString.lowercased())" }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+    func register(on family: RouteFamily) {
+        // Every request but OPTIONS speaks tus 1.0.0 (checked first: 412 otherwise) as a signed-in user; who has to have
+        // accepted the terms in effect, but for termination (erasing stays open).
+        let versioned = family.group(TusVersionMiddleware())
+        let termsAccepted = versioned.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
+        let signedIn = versioned.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
         for path in [Self.base, Self.base + "/:id"] {
-            catalog.add(router, .options, path, "tus: the server's protocol version, extensions and maximum size.", public: true) { _, _ in
+            family.add(.options, path, "tus: the server's protocol version, extensions and maximum size.", public: true) { _, _ in
                 Response(
                     status: .noContent,
                     headers: [
@@ -53,12 +58,11 @@ struct TusRoutes {
                     ])
             }
         }
-        catalog.add(
-            router, .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.",
+        termsAccepted.add(
+            .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.",
             public: false
         ) { request, context in
-            try Self.checkVersion(request)
-            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            let user = try context.signedIn().userId
             guard request.headers[Self.deferLength] == nil else {
                 throw BusError(.invalidArgument, "Upload-Defer-Length is not supported: send Upload-Length")
             }
@@ -91,10 +95,9 @@ struct TusRoutes {
             }
             return Response(status: .created, headers: headers)
         }
-        catalog.add(router, .head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false) {
+        termsAccepted.add(.head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false) {
             request, context in
-            try Self.checkVersion(request)
-            let (user, id) = try await upload(request, context)
+            let (user, id) = try upload(context)
             let status = try await services.call(
                 .documents, DocumentsUploadStatus.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             var headers: HTTPFields = [
@@ -104,12 +107,11 @@ struct TusRoutes {
             if let expires = status.expiresAt { headers[Self.uploadExpires] = Self.httpDate(expires) }
             return Response(status: .ok, headers: headers)
         }
-        catalog.add(
-            router, .patch, Self.base + "/:id",
+        termsAccepted.add(
+            .patch, Self.base + "/:id",
             "tus: append the body (application/offset+octet-stream) at Upload-Offset → 204 with the new offset; 409 on a mismatch.", public: false
         ) { request, context in
-            try Self.checkVersion(request)
-            let (user, id) = try await upload(request, context)
+            let (user, id) = try upload(context)
             guard request.headers[.contentType]?.lowercased().hasPrefix(Self.offsetMediaType) == true else {
                 throw BusError(.unsupportedMediaType, "send the bytes as \(Self.offsetMediaType)")
             }
@@ -140,22 +142,17 @@ struct TusRoutes {
             if let expires = status?.expiresAt { headers[Self.uploadExpires] = Self.httpDate(expires) }
             return Response(status: .noContent, headers: headers)
         }
-        catalog.add(router, .delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) {
+        signedIn.add(.delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) {
             request, context in
-            try Self.checkVersion(request)
-            let (user, id) = try await upload(request, context, needsTerms: false)
+            let (user, id) = try upload(context)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent, headers: [Self.resumable: "1.0.0"])
         }
     }
 
-    /// The caller and the upload's id; `needsTerms`: the terms in effect must be accepted
-    /// (``TermsGate``), as for every tus request but termination (erasing stays open).
-    private func upload(_ request: Request, _ context: GatewayContext, needsTerms: Bool = true) async throws -> (UUID, UUID) {
-        let user =
-            needsTerms
-            ? try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
-            : try await authenticator.requireUser(request, context: context)
+    /// The caller and the upload's id.
+    private func upload(_ context: GatewayContext) throws -> (UUID, UUID) {
+        let user = try context.signedIn().userId
         guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else { throw BusError(.notFound, "no such upload") }
         return (user, id)
     }
@@ -171,6 +168,17 @@ struct TusRoutes {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.string(from: date)
+    }
+}
+
+/// The first middleware of tus's requests but OPTIONS: a `Tus-Resumable` the server does not
+/// speak is 412 (``TusVersionMismatch``), before the credential or anything else is looked at.
+struct TusVersionMiddleware: RouterMiddleware {
+    typealias Context = GatewayContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try TusRoutes.checkVersion(request)
+        return try await next(request, context)
     }
 }
 

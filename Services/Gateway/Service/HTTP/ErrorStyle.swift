@@ -4,7 +4,9 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// The three error bodies the gateway answers with, chosen by route family.
+/// The error bodies the gateway answers with, one per route family. Each family's router group
+/// declares its style (``RouteFamily``, ``ErrorStyleMiddleware``); only a request that no route
+/// matched, and so reached no family, is styled by its path (``init(unmatchedPath:)``).
 ///
 /// - `onboarding`: the app's onboarding routes (seed 004's client), `{"error": "<message>"}` (its client shows the message as is).
 /// - `postgrest`: PostgREST's `{"code","details","hint","message"}` under `/rest/v1`, so Supabase
@@ -13,17 +15,20 @@ import Logging
 /// - `native`: everything else, `{"error": "<code>", "message": "…", "details": {…}, "requestId": "…"}`,
 ///   `error` being one of the bus's closed set of codes (`invalid_argument`, `not_found`, …).
 /// - `gotrue`: Supabase Auth's `{"code", "error_code", "msg"}` under `/auth/v1` (``GoTrueError``).
-enum ErrorStyle {
+enum ErrorStyle: Sendable {
     case onboarding, postgrest, storage, gotrue, native
 
-    init(path: String) {
-        if path.hasPrefix("/auth/v1/") {
+    /// The style of a request no route matched (an unknown path, or a method a path does not
+    /// take): that of the family whose paths it falls under, so a Supabase client's typo still
+    /// gets the error body its SDK reads.
+    init(unmatchedPath path: String) {
+        if path.hasPrefix(GoTrueRoutes.prefix + "/") {
             self = .gotrue
-        } else if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
+        } else if path.hasPrefix(PostgRESTRoutes.prefix + "/") || path == PostgRESTRoutes.prefix {
             self = .postgrest
-        } else if path.hasPrefix("/storage/v1/") {
+        } else if path.hasPrefix(StorageRoutes.prefix + "/") {
             self = .storage
-        } else if path == "/api/terms" || path == "/api/users" || path.hasPrefix("/api/users/") {
+        } else if path == LegalRoutes.seedTermsPath || path == OnboardingRoutes.prefix || path.hasPrefix(OnboardingRoutes.prefix + "/") {
             self = .onboarding
         } else {
             self = .native

@@ -5,8 +5,10 @@ import Logging
 import Metrics
 
 /// The first middleware of every route: gives the request an id and a trace context, works out
-/// the client's address, logs one line per request, counts it, and turns any error into the JSON
-/// error body of the route's family (``ErrorStyle``). Nothing below it has to catch.
+/// the client's address, logs one line per request, and counts it. The errors of a route are
+/// answered by its family's group (``ErrorStyleMiddleware``); what reaches this middleware is the
+/// 404 of a request no route matched (styled by its path, ``ErrorStyle/init(unmatchedPath:)``)
+/// and any error of the router-level middleware. Nothing below it has to catch.
 struct RequestTracingMiddleware: RouterMiddleware {
     typealias Context = GatewayContext
     let trustedProxies: TrustedProxies
@@ -30,7 +32,7 @@ struct RequestTracingMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             response = ErrorResponses.response(
-                for: error, style: ErrorStyle(path: request.uri.path), requestID: context.requestID, logger: context.logger)
+                for: error, style: ErrorStyle(unmatchedPath: request.uri.path), requestID: context.requestID, logger: context.logger)
         }
         response.headers[Self.requestIDHeader] = context.requestID
         let elapsed = ContinuousClock.now - started

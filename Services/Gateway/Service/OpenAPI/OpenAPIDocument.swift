@@ -196,7 +196,7 @@ enum OpenAPIDocument {
     }
 
     static func responses(_ entry: RouteCatalog.Entry) -> JSONValue {
-        let style = ErrorStyle(path: entry.path)
+        let style = entry.style
         let errorSchema: JSONValue =
             switch style {
             case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])

@@ -37,6 +37,8 @@ struct PostgRESTRoutes {
     /// Anon keys recently checked (``VerifiedAnonymousKeys``).
     let anonymousKeys = VerifiedAnonymousKeys()
 
+    /// Where the family's routes are (its router group's path).
+    static let prefix = "/rest/v1"
     static let objectMediaType = "application/vnd.pgrst.object+json"
     static let apiKeyHeader = HTTPField.Name("apikey")!
     static let contentRangeHeader = HTTPField.Name("Content-Range")!
@@ -50,16 +52,18 @@ struct PostgRESTRoutes {
         let action: AcceptanceAction?
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(
-            router, .get, "/rest/v1/legal_documents",
+    /// Each route works out its caller itself (``caller(_:_:)``: the `apikey` and the bearer token, the anon key
+    /// reading public data only); inserts take the per-address acceptance limit first.
+    func register(on family: RouteFamily) {
+        family.add(
+            .get, "/legal_documents",
             "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true
         ) { request, context in
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
         }
-        catalog.add(
-            router, .get, "/rest/v1/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.",
+        family.add(
+            .get, "/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.",
             public: false
         ) { request, context in
             // Reading one's documents needs the terms in effect accepted (``TermsGate``); each row's
@@ -69,14 +73,14 @@ struct PostgRESTRoutes {
                 fileLinks.presented(row: $0, base: base)
             }
         }
-        catalog.add(
-            router, .get, "/rest/v1/legal_acceptances",
+        family.add(
+            .get, "/legal_acceptances",
             "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false
         ) { request, context in
             try await read(request, context, schema: LegalAcceptancesTable.schema, select: LegalAcceptancesTable.select)
         }
-        catalog.add(
-            router, .post, "/rest/v1/legal_acceptances",
+        family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept)).add(
+            .post, "/legal_acceptances",
             "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.",
             public: false
         ) { request, context in
@@ -133,7 +137,6 @@ struct PostgRESTRoutes {
 
     /// `POST /rest/v1/legal_acceptances`: each row is the caller's act, recorded once per key.
     func insertAcceptances(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        try limits.accept(from: context)
         guard case .session(let userId?, let appleId, let sessionId) = try await caller(request, context) else {
             throw PostgRESTError(
                 status: .unauthorized, code: "42501", message: "permission denied for table legal_acceptances",

@@ -20,14 +20,18 @@ struct AccountRoutes {
         let name: String?
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/api/me", "The signed-in user.", public: false) { request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+    func register(on family: RouteFamily) {
+        // Every route acts for the signed-in user but confirming eligibility (its session is not bound to an account
+        // yet, or it is an Apple identity token) and the public deletion certificates. None needs the terms accepted:
+        // the account's own data and its deletion stay open.
+        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in
+            let id = try context.signedIn().userId
             return try JSONBodies.response(
                 try await services.call(.accounts, AccountsGet.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(
-            router, .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false
+        family.add(
+            .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false
         ) { request, context in
             guard let credential = try await authenticator.credential(of: request, context: context), let appleId = credential.appleId else {
                 throw BusError(.unauthenticated, "sign in with Apple first")
@@ -41,22 +45,22 @@ struct AccountRoutes {
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(user)
         }
-        catalog.add(router, .get, "/api/me/deletion/preview", "What deleting the account would delete and keep.", public: false) { request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+        signedIn.add(.get, "/api/me/deletion/preview", "What deleting the account would delete and keep.", public: false) { _, context in
+            let id = try context.signedIn().userId
             return try JSONBodies.response(
                 try await services.call(
                     .accounts, AccountsDeletionPreview.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(router, .post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) {
-            request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+        signedIn.add(.post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) {
+            _, context in
+            let id = try context.signedIn().userId
             let pending = try await services.call(
                 .accounts, AccountsRequestDeletion.self, .init(userId: id), principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(pending, status: .created)
         }
-        catalog.add(router, .post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) {
-            request, context in
-            let (id, requestId) = try await decision(request, context)
+        signedIn.add(.post, "/api/me/deletion/:requestId/confirm", "Confirm a deletion request: the account is deleted.", public: false) {
+            _, context in
+            let (id, requestId) = try decision(context)
             let deleted = try await services.call(
                 .accounts, AccountsConfirmDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id),
                 context: context)
@@ -64,15 +68,15 @@ struct AccountRoutes {
             authenticator.sessions.revoked(UserSessionsRevoked(userId: deleted.userId, revokedAt: deleted.deletedAt))
             return try JSONBodies.response(deleted)
         }
-        catalog.add(router, .delete, "/api/me/deletion/:requestId", "Cancel a deletion request.", public: false) { request, context in
-            let (id, requestId) = try await decision(request, context)
+        signedIn.add(.delete, "/api/me/deletion/:requestId", "Cancel a deletion request.", public: false) { _, context in
+            let (id, requestId) = try decision(context)
             _ = try await services.call(
                 .accounts, AccountsCancelDeletion.self, .init(userId: id, requestId: requestId), principal: Credential.principal(for: id),
                 context: context)
             return Response(status: .noContent)
         }
-        catalog.add(
-            router, .get, "/api/deletion-certificates/:certificateId",
+        family.add(
+            .get, "/api/deletion-certificates/:certificateId",
             "A deletion certificate by id (it names no one); re-signed once Apple's grant revocation settles.", public: true
         ) { _, context in
             guard let id = UUID(uuidString: context.pathParameter("certificateId") ?? "") else {
@@ -84,8 +88,8 @@ struct AccountRoutes {
         }
     }
 
-    private func decision(_ request: Request, _ context: GatewayContext) async throws -> (UUID, UUID) {
-        let id = try await authenticator.requireUser(request, context: context)
+    private func decision(_ context: GatewayContext) throws -> (UUID, UUID) {
+        let id = try context.signedIn().userId
         guard let requestId = UUID(uuidString: context.pathParameter("requestId") ?? "") else {
             throw BusError(.invalidArgument, "the deletion request id is not a UUID")
         }

@@ -14,8 +14,8 @@ struct AppleNotificationRoutes {
 
     struct Body: Decodable { let payload: String }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .post, "/api/apple/notifications", "Apple's server-to-server notification (a signed JWT), applied once.", public: true) {
+    func register(on family: RouteFamily) {
+        family.add(.post, "/api/apple/notifications", "Apple's server-to-server notification (a signed JWT), applied once.", public: true) {
             request, context in
             let body = try await JSONBodies.decode(Body.self, from: request, limit: maxBodyBytes)
             let reply = try await services.call(

@@ -19,16 +19,18 @@ struct ConsentRoutes {
 
     struct ActionBody: Decodable { let version: String }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) {
-            request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+    func register(on family: RouteFamily) {
+        // The user's own consent stays open to a user who has not accepted the terms: it is where they accept them.
+        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        signedIn.add(.get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) {
+            _, context in
+            let id = try context.signedIn().userId
             return try JSONBodies.response(
                 try await services.call(.audit, AuditStatus.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        catalog.add(router, .get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) {
+        signedIn.add(.get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) {
             request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+            let id = try context.signedIn().userId
             let query = request.uri.queryParameters
             var type: LegalDocumentType?
             if let raw = query["documentType"] {
@@ -47,14 +49,17 @@ struct ConsentRoutes {
                 principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(history)
         }
-        catalog.add(
-            router, .post, "/api/me/consents/:type/:action",
+        // Writes: the per-address limit before the credential is looked at, the per-user one once it is verified.
+        let recording = family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept))
+            .group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        recording.add(
+            .post, "/api/me/consents/:type/:action",
             "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.",
             public: false
         ) { request, context in
-            try limits.accept(from: context)
-            let (id, appleId, sessionId) = try await authenticator.requireSession(request, context: context)
-            try limits.accept(appleId: appleId)
+            let caller = try context.signedIn()
+            let (id, sessionId) = (caller.userId, caller.sessionId)
+            try limits.accept(appleId: caller.appleId)
             let type = try LegalRoutes.type(context)
             guard let action = AcceptanceAction(rawValue: context.pathParameter("action") ?? "") else {
                 throw BusError(.notFound, "the action must be accept, acknowledge or decline")
@@ -75,7 +80,7 @@ struct ConsentRoutes {
                 principal: principal, context: context, idempotencyKey: key ?? "http:\(id.uuidString.lowercased()):\(context.requestID)")
             return try JSONBodies.response(receipt, status: .created)
         }
-        catalog.add(router, .post, "/api/receipts/verify", "Check a consent receipt against the audit trail: {valid, reason}.", public: true) {
+        family.add(.post, "/api/receipts/verify", "Check a consent receipt against the audit trail: {valid, reason}.", public: true) {
             request, context in
             let receipt = try await JSONBodies.decode(ConsentReceipt.self, from: request, limit: maxBodyBytes)
             return try JSONBodies.response(try await services.call(.audit, AuditVerifyReceipt.self, receipt, principal: .anonymous, context: context))

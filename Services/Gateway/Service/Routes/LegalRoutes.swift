@@ -12,26 +12,31 @@ struct LegalRoutes {
     let services: ServiceClients
     let texts: LegalTexts
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        // Seed 004's read (its other two routes are ``OnboardingRoutes``): no `ETag`, as its client expects none.
-        catalog.add(router, .get, "/api/terms", "Seed 004: the terms of service in effect, {content, version}.", public: true) { request, context in
+    /// Seed 004's read of the terms.
+    static let seedTermsPath = "/api/terms"
+
+    /// Registers the reads on `family`, and seed 004's `GET /api/terms` on the seed's family `seed` (its other two
+    /// routes are ``OnboardingRoutes``), whose errors come in the seed's shape. All of them are public.
+    func register(on family: RouteFamily, seed: RouteFamily) {
+        // No `ETag` on the seed's read, as its client expects none.
+        seed.add(.get, Self.seedTermsPath, "Seed 004: the terms of service in effect, {content, version}.", public: true) { request, context in
             let hit = try await texts.current(.termsOfService, services: services, context: context)
             return LegalResponses.respond(request, body: hit.text.seedJSON, contentType: LegalResponses.json, stale: hit.stale)
         }
-        catalog.add(router, .get, "/api/legal/:type", "The version in effect now, with content and outline.", public: true) { request, context in
+        family.add(.get, "/api/legal/:type", "The version in effect now, with content and outline.", public: true) { request, context in
             let hit = try await texts.current(try Self.type(context), services: services, context: context)
             return Self.respond(request, body: hit.text.documentJSON, hit: hit)
         }
-        catalog.add(router, .get, "/api/legal/:type/outline", "The h2/h3 outline of the version in effect.", public: true) { request, context in
+        family.add(.get, "/api/legal/:type/outline", "The h2/h3 outline of the version in effect.", public: true) { request, context in
             let hit = try await texts.current(try Self.type(context), services: services, context: context)
             return Self.respond(request, body: hit.text.outlineJSON, hit: hit)
         }
-        catalog.add(router, .get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true) { _, context in
+        family.add(.get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true) { _, context in
             let history = try await services.call(
                 .legal, LegalHistory.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
             return try JSONBodies.response(history)
         }
-        catalog.add(router, .get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) {
+        family.add(.get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) {
             request, context in
             guard let version = context.pathParameter("version"), !version.isEmpty else { throw BusError(.invalidArgument, "version is required") }
             let document = try await services.call(

@@ -42,20 +42,26 @@ struct OnboardingRoutes {
         let tos_version: String
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        // `GET /api/terms` is registered with the other reads of the texts, by ``LegalRoutes``.
-        catalog.add(router, .post, "/api/users", "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false) {
+    /// Where the seed's account routes are.
+    static let prefix = "/api/users"
+
+    /// Registers the seed's two writes on its family (whose error body is `{"error": message}`). Signing up takes the
+    /// per-address sign-in limit first; accepting checks the path's user id before its per-address limit, in the handler.
+    /// `GET /api/terms` is registered on the same family with the other reads of the texts, by ``LegalRoutes``.
+    func register(on family: RouteFamily) {
+        family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).add(
+            .post, Self.prefix, "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false
+        ) {
             request, context in
             try await getOrCreate(request, context)
         }
-        catalog.add(router, .put, "/api/users/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) {
+        family.add(.put, Self.prefix + "/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) {
             request, context in
             try await acceptTerms(request, context)
         }
     }
 
     func getOrCreate(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        try limits.signIn(from: context)
         let credential = try await authenticator.credential(of: request, context: context)
         if credential == nil { try allowLegacy(context) }
         if let appleId = credential?.appleId { try limits.signIn(appleId: appleId) }

@@ -8,8 +8,8 @@ struct OpenAPIRoutes {
     let catalog: RouteCatalog
     let version: String
 
-    func register(on router: Router<GatewayContext>) {
-        catalog.add(router, .get, "/openapi.json", "This OpenAPI 3 document.", public: true) { [catalog, version] _, _ in
+    func register(on family: RouteFamily) {
+        family.add(.get, "/openapi.json", "This OpenAPI 3 document.", public: true) { [catalog, version] _, _ in
             let document = OpenAPIDocument.build(catalog.all, version: version)
             return try JSONBodies.response(document)
         }

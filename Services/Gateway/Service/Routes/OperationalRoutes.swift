@@ -12,12 +12,12 @@ struct OperationalRoutes {
     /// Whether `/readyz` and `/metrics` are served here too.
     let includeDetails: Bool
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .get, "/healthz", "Liveness: the process answers.", public: true) { _, _ in
+    func register(on family: RouteFamily) {
+        family.add(.get, "/healthz", "Liveness: the process answers.", public: true) { _, _ in
             try JSONBodies.response(["status": "ok", "service": runtime.identity.name, "version": runtime.identity.version])
         }
         guard includeDetails else { return }
-        catalog.add(router, .get, "/readyz", "Readiness: some backend is connected (each one's state in checks).", public: true) { _, _ in
+        family.add(.get, "/readyz", "Readiness: some backend is connected (each one's state in checks).", public: true) { _, _ in
             let snapshot = runtime.readiness.snapshot
             struct Body: Encodable {
                 let ready: Bool
@@ -27,7 +27,7 @@ struct OperationalRoutes {
             let body = Body(ready: snapshot.isReady, status: snapshot.phase.rawValue, checks: snapshot.checks.mapValues(\.description))
             return try JSONBodies.response(body, status: snapshot.isReady ? .ok : .serviceUnavailable)
         }
-        catalog.add(router, .get, "/metrics", "Prometheus metrics (text exposition 0.0.4).", public: true) { _, _ in
+        family.add(.get, "/metrics", "Prometheus metrics (text exposition 0.0.4).", public: true) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: MetricsBootstrap.contentType],
                 body: .init(byteBuffer: ByteBuffer(string: MetricsBootstrap.exposition(of: runtime.metrics))))

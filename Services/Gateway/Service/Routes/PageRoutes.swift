@@ -17,10 +17,10 @@ struct PageRoutes {
     let services: ServiceClients
     let texts: LegalTexts
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
+    func register(on family: RouteFamily) {
         for (path, type) in [("/legal/privacy", LegalDocumentType.privacyPolicy), ("/legal/terms", .termsOfService)] {
-            catalog.add(
-                router, .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true
+            family.add(
+                .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true
             ) { request, context in
                 let hit: LegalTexts.Hit
                 do {

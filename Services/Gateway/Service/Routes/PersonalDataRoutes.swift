@@ -21,12 +21,14 @@ struct PersonalDataRoutes {
         let state: String?
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(
-            router, .patch, "/api/me",
+    func register(on family: RouteFamily) {
+        // Reading, exporting and correcting one's own data stay open to a user who has not accepted the terms.
+        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        signedIn.add(
+            .patch, "/api/me",
             "Correct the profile: {name?, email?, state?} (a new state is checked against the eligibility rules) → the user.", public: false
         ) { request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+            let id = try context.signedIn().userId
             let body = try await JSONBodies.decode(CorrectionBody.self, from: request, limit: maxBodyBytes)
             let user = try await services.call(
                 .accounts, AccountsCorrectProfile.self,
@@ -36,12 +38,12 @@ struct PersonalDataRoutes {
                 principal: Credential.principal(for: id), context: context)
             return try JSONBodies.response(user)
         }
-        catalog.add(
-            router, .get, "/api/me/export",
+        signedIn.add(
+            .get, "/api/me/export",
             "Everything held about the user (profile, consents with signed receipts, documents and their bytes, share links, sessions) as one streamed ZIP.",
             public: false
-        ) { request, context in
-            let id = try await authenticator.requireUser(request, context: context)
+        ) { _, context in
+            let id = try context.signedIn().userId
             try limits.export(userId: id)
             let contents = try await ExportContents.gather(for: id, services: services, context: context)
             let generatedAt = Date()

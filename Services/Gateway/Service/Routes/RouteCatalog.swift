@@ -1,15 +1,17 @@
 import Hummingbird
 import Locks
 
-/// Every route the gateway serves, recorded as it is registered, so `/openapi.json` is built
-/// from the same list the router uses and a test can check that nothing is missing from it.
+/// Every route the gateway serves, recorded as its ``RouteFamily`` adds it, so `/openapi.json` is
+/// built from the same list the router uses and a test can check that nothing is missing from it.
 public final class RouteCatalog: Sendable {
     public struct Entry: Sendable, Equatable {
         public let method: String
-        /// Hummingbird's form (`/api/users/:id/accept-tos`).
+        /// Hummingbird's form (`/api/users/:id/accept-tos`), the family's prefix included.
         public let path: String
         public let summary: String
         public let isPublic: Bool
+        /// The error body of the route's family.
+        let style: ErrorStyle
     }
 
     private let entries = LockedValue<[Entry]>([])
@@ -18,11 +20,7 @@ public final class RouteCatalog: Sendable {
 
     public var all: [Entry] { entries.withLock { $0 } }
 
-    func add(
-        _ router: Router<GatewayContext>, _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool,
-        _ handler: @escaping @Sendable (Request, GatewayContext) async throws -> Response
-    ) {
-        entries.withLock { $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic)) }
-        router.on(RouterPath(path), method: method) { request, context in try await handler(request, context) }
+    func record(_ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, style: ErrorStyle) {
+        entries.withLock { $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic, style: style)) }
     }
 }

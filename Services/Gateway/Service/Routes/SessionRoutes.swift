@@ -29,10 +29,11 @@ struct SessionRoutes {
     struct RefreshBody: Decodable { let refreshToken: String }
     struct SignOutBody: Decodable { let refreshToken: String? }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(router, .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) {
+    func register(on family: RouteFamily) {
+        // Signing in and refreshing take the per-address sign-in limit before anything else.
+        let signingIn = family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn))
+        signingIn.add(.post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) {
             request, context in
-            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
             // Verified here only to key the limit (Accounts verifies it again): skipped when off.
             if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(body.identityToken) {
@@ -46,8 +47,8 @@ struct SessionRoutes {
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
-        catalog.add(
-            router, .post, "/api/auth/apple/authorization-code",
+        family.add(
+            .post, "/api/auth/apple/authorization-code",
             "Hand over Apple's authorization code after signing in (clients whose sign-in cannot carry it).", public: false
         ) { request, context in
             guard case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) else {
@@ -59,9 +60,8 @@ struct SessionRoutes {
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
-        catalog.add(router, .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) {
+        signingIn.add(.post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) {
             request, context in
-            try limits.signIn(from: context)
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             do {
                 let grant = try await services.call(
@@ -71,8 +71,8 @@ struct SessionRoutes {
                 throw SessionRefusal.signInRequired(error.message)
             }
         }
-        catalog.add(
-            router, .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true
+        family.add(
+            .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true
         ) { request, context in
             let body =
                 request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)

@@ -28,6 +28,8 @@ struct StorageRoutes {
     let fileLinks: FileLinks
 
     static let bucket = "documents"
+    /// Where the family's routes are (its router group's path).
+    static let prefix = "/storage/v1"
 
     struct SignBody: Decodable {
         let expiresIn: Int
@@ -51,13 +53,16 @@ struct StorageRoutes {
         let signedURL: String
     }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        for prefix in ["/storage/v1/object", "/storage/v1/object/authenticated"] {
-            catalog.add(
-                router, .get, prefix + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).",
+    func register(on family: RouteFamily) {
+        // Reading the caller's objects and signing URLs for them need the terms in effect accepted; the signed
+        // download (no sign-in) and the public URL do not.
+        let termsAccepted = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
+        for path in ["/object", "/object/authenticated"] {
+            termsAccepted.add(
+                .get, path + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).",
                 public: false
             ) { request, context in
-                let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+                let user = try context.signedIn().userId
                 let fileUrl = try Self.fileUrl(context)
                 let document = try await services.call(
                     .documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
@@ -65,17 +70,17 @@ struct StorageRoutes {
                     for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
             }
         }
-        catalog.add(
-            router, .get, "/storage/v1/object/public/:bucket/**",
+        family.add(
+            .get, "/object/public/:bucket/**",
             "Storage public URL: the documents bucket is private, so always 404 Object not found.", public: true
         ) { _, _ in
             throw BusError(.notFound, "Object not found")
         }
-        catalog.add(
-            router, .post, "/storage/v1/object/sign/:bucket/**",
+        termsAccepted.add(
+            .post, "/object/sign/:bucket/**",
             "Storage: a signed URL for the caller's object ({\"expiresIn\": seconds}), backed by a share link.", public: false
         ) { request, context in
-            let user = try await authenticator.requireUserWhoAcceptedTerms(request, context: context)
+            let user = try context.signedIn().userId
             let fileUrl = try Self.fileUrl(context)
             let body = try await JSONBodies.decode(SignBody.self, from: request, limit: maxBodyBytes)
             let principal = Credential.principal(for: user)
@@ -86,8 +91,8 @@ struct StorageRoutes {
             let token = created.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_"))) ?? created.token
             return try JSONBodies.response(SignedURL(signedURL: "/object/sign/\(fileUrl)?token=\(token)"))
         }
-        catalog.add(
-            router, .get, "/storage/v1/object/sign/:bucket/**",
+        family.add(
+            .get, "/object/sign/:bucket/**",
             "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true
         ) { request, context in
             let fileUrl = try Self.fileUrl(context)

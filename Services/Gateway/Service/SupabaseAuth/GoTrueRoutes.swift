@@ -30,42 +30,31 @@ struct GoTrueRoutes {
 
     struct RefreshBody: Decodable { let refresh_token: String? }
 
-    func register(on router: Router<GatewayContext>, catalog: RouteCatalog) {
-        catalog.add(
-            router, .post, "/auth/v1/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
+    /// Where the family's routes are (its router group's path).
+    static let prefix = "/auth/v1"
+
+    /// Every route is behind the family's ``GoTrueGate``: the `apikey` checked first, and every error
+    /// in GoTrue's body (the versioned one when the client asks for it).
+    func register(on family: RouteFamily) {
+        let gated = family.group(GoTrueGate(anonymousKey: authenticator.anonymousKey))
+        gated.add(
+            .post, "/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
             public: true
         ) { request, context in
-            try await gotrue(request, context) {
-                switch request.uri.queryParameters.get("grant_type") {
-                case "id_token": return try await signIn(request, context)
-                case "refresh_token": return try await refresh(request, context)
-                default: throw GoTrueError(.badRequest, "unsupported_grant_type", "grant_type must be id_token or refresh_token")
-                }
+            switch request.uri.queryParameters.get("grant_type") {
+            case "id_token": return try await signIn(request, context)
+            case "refresh_token": return try await refresh(request, context)
+            default: throw GoTrueError(.badRequest, "unsupported_grant_type", "grant_type must be id_token or refresh_token")
             }
         }
-        catalog.add(
-            router, .post, "/auth/v1/logout",
+        gated.add(
+            .post, "/logout",
             "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true
         ) { request, context in
-            try await gotrue(request, context) { try await logout(request, context) }
+            try await logout(request, context)
         }
-        catalog.add(router, .get, "/auth/v1/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
-            try await gotrue(request, context) { try await user(request, context) }
-        }
-    }
-
-    /// Checks the `apikey`, runs `body`, and answers any error in GoTrue's shape.
-    private func gotrue(_ request: Request, _ context: GatewayContext, _ body: () async throws -> Response) async throws -> Response {
-        do {
-            if let key = authenticator.anonymousKey {
-                guard let presented = request.headers[Self.apikeyHeader], !presented.isEmpty else {
-                    throw GoTrueError(.unauthorized, "no_api_key", "No API key found in request: send the anon key in the apikey header")
-                }
-                guard key.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
-            }
-            return try await body()
-        } catch {
-            return GoTrueError.from(error, logger: context.logger).response(versioned: GoTrueError.wantsVersionedBody(request))
+        gated.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
+            try await user(request, context)
         }
     }
 

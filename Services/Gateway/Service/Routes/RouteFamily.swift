@@ -1,0 +1,71 @@
+import Hummingbird
+
+/// One family of routes (legal, accounts, consent, documents, …): a Hummingbird `RouterGroup`
+/// whose middleware is declared once for every route in it, and which records each route in the
+/// ``RouteCatalog`` as it is added (the list `/openapi.json` and the tests walk).
+///
+/// The family's first middleware renders whatever its routes throw in the family's error body
+/// (``ErrorStyleMiddleware``); what more a set of its routes needs (a sign-in, the terms
+/// accepted, a per-address rate limit) is a group inside the family (``group(_:)``), so every
+/// route that goes without it is registered, visibly, outside that group:
+///
+/// ```swift
+/// let accounts = RouteFamily(router, style: .native, catalog: catalog)
+/// let signedIn = accounts.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+/// signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in … }
+/// accounts.add(.get, "/api/deletion-certificates/:certificateId", "…", public: true) { … }
+/// ```
+///
+/// A family with a `prefix` (`/rest/v1`, `/storage/v1`, `/auth/v1`) takes its routes' paths
+/// relative to it, as Hummingbird's `router.group("todos")` does.
+struct RouteFamily {
+    let group: RouterGroup<GatewayContext>
+    /// Put in front of every path added (empty for families without one).
+    let prefix: String
+    let style: ErrorStyle
+    let catalog: RouteCatalog
+
+    init(_ router: Router<GatewayContext>, prefix: String = "", style: ErrorStyle, catalog: RouteCatalog) {
+        self.init(
+            group: router.group(RouterPath(prefix)).add(middleware: ErrorStyleMiddleware(style: style)), prefix: prefix, style: style,
+            catalog: catalog)
+    }
+
+    private init(group: RouterGroup<GatewayContext>, prefix: String, style: ErrorStyle, catalog: RouteCatalog) {
+        self.group = group
+        self.prefix = prefix
+        self.style = style
+        self.catalog = catalog
+    }
+
+    /// The family's routes that also need `middleware`, which runs after the family's own (so its
+    /// refusals come in the family's error body).
+    func group(_ middleware: any MiddlewareProtocol<Request, Response, GatewayContext>) -> RouteFamily {
+        RouteFamily(group: group.group().add(middleware: middleware), prefix: prefix, style: style, catalog: catalog)
+    }
+
+    /// Adds the route `method` `path` (relative to ``prefix``), recorded in the catalog.
+    func add(
+        _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool,
+        _ handler: @escaping @Sendable (Request, GatewayContext) async throws -> Response
+    ) {
+        catalog.record(method, prefix + path, summary, public: isPublic, style: style)
+        group.on(RouterPath(path), method: method) { request, context in try await handler(request, context) }
+    }
+}
+
+/// The first middleware of every family: turns anything the family's routes (and their other
+/// middleware) throw into the family's error body (``ErrorResponses``), with the request id the
+/// tracing middleware gave the request.
+struct ErrorStyleMiddleware: RouterMiddleware {
+    typealias Context = GatewayContext
+    let style: ErrorStyle
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return ErrorResponses.response(for: error, style: style, requestID: context.requestID, logger: context.logger)
+        }
+    }
+}
