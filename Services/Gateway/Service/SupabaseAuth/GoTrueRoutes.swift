@@ -61,7 +61,7 @@ struct GoTrueRoutes {
                 guard let presented = request.headers[Self.apikeyHeader], !presented.isEmpty else {
                     throw GoTrueError(.unauthorized, "no_api_key", "No API key found in request: send the anon key in the apikey header")
                 }
-                guard key.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
+                guard await key.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
             }
             return try await body()
         } catch {
