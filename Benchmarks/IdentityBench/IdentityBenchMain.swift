@@ -1,3 +1,4 @@
+import BenchSupport
 import Crypto
 import Foundation
 import Identity
@@ -53,7 +54,7 @@ enum IdentityBench {
     }
 
     /// Nanoseconds per call of `body`, one figure per round (after one warm-up round).
-    static func measure(rounds: Int, iterations: Int, _ body: () async throws -> Void) async throws -> [Double] {
+    static func measure(rounds: Int, iterations: Int, _ body: @Sendable () async throws -> Void) async throws -> [Double] {
         let clock = ContinuousClock()
         var figures: [Double] = []
         for round in 0...rounds {
