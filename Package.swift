@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "audit-bench", targets: ["AuditBench"]),
         .executable(name: "compass", targets: ["compass"]),
         .executable(name: "documents-bench", targets: ["DocumentsBench"]),
+        .executable(name: "identity-bench", targets: ["IdentityBench"]),
     ],
     // Exact versions: an application builds what it was tested with. Package.resolved would pin
     // the transitive packages too, but it is not committed: the package mirror these machines
@@ -43,6 +44,13 @@ let package = Package(
         // channel handler: `SlowClientGuard`).
         .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
+        // JWS/JWT/JWK parsing, signing and verification (Shared/Identity): Sign in with Apple's
+        // identity tokens and client secret, our session tokens. Brings swift-certificates,
+        // swift-asn1 and swift-extras-base64.
+        .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
+        // Already part of jwt-kit's graph; named for the strict base64url check of token segments,
+        // refresh tokens and sealed envelopes (Shared/Identity/JWT/Base64URL.swift).
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", exact: "1.2.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -96,6 +104,8 @@ let package = Package(
             name: "Identity",
             dependencies: [
                 "Hex",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -203,6 +213,16 @@ let package = Package(
             name: "BusBench", dependencies: ["Bus", "BusCore", "Contracts", "CZeroMQ"], path: "Benchmarks/BusBench",
             swiftSettings: strict),
 
+        // Session-token and Apple identity-token signing and verification, ns/op.
+        .executableTarget(
+            name: "IdentityBench",
+            dependencies: [
+                "Identity", "BenchSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Benchmarks/IdentityBench", swiftSettings: strict),
+
         // The benchmarks' command-line options.
         .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
@@ -266,6 +286,7 @@ let package = Package(
             name: "IdentityTests",
             dependencies: [
                 "Identity",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -78,10 +78,10 @@ import Testing
             let id = try #require(try await harness.signUp().id)
             let request = try await harness.requestDeletion(id)
             let certificate = try #require(try await harness.confirmDeletion(id, request.requestId).certificate)
-            let payload = try Ed25519JWS.verify(certificate.token, type: DeletionCertificate.tokenType, keys: ["c2": current.publicKey])
+            let payload = try await Ed25519JWS.verify(certificate.token, type: DeletionCertificate.tokenType, keys: ["c2": current.publicKey])
             #expect(try BusJSON.decoder().decode(DeletionCertificateClaims.self, from: payload) == certificate.claims)
-            #expect(throws: IdentityError.self) {
-                try Ed25519JWS.verify(certificate.token, type: DeletionCertificate.tokenType, keys: ["c2": previous.publicKey])
+            await #expect(throws: IdentityError.self) {
+                try await Ed25519JWS.verify(certificate.token, type: DeletionCertificate.tokenType, keys: ["c2": previous.publicKey])
             }
         }
     }

@@ -90,7 +90,7 @@ extension GatewayIntegration {
                 try await harness.database.pool.withConnection { db in
                     _ = try db.execute("UPDATE accounts.sessions SET expires_at = now() - interval '1 minute' WHERE id = $1", away.sessionId)
                 }
-                let stale = try Flow.expiredToken(userId: away.id, sessionId: away.sessionId, appleId: away.appleId)
+                let stale = try await Flow.expiredToken(userId: away.id, sessionId: away.sessionId, appleId: away.appleId)
                 let refusedDeletion = try await harness.http.send(
                     "POST", "/api/me/deletion", json: [String: String](), headers: HTTPClient.bearer(stale))
                 #expect(refusedDeletion.status == 401 && Flow.reason(refusedDeletion) == "session_expired", "\(refusedDeletion.text)")
@@ -218,7 +218,7 @@ private struct Flow {
         for named in published.certificateKeys {
             keys[named.keyId] = try Curve25519.Signing.PublicKey(rawRepresentation: try #require(Data(base64Encoded: named.publicKey)))
         }
-        let payload = try Ed25519JWS.verify(token, type: DeletionCertificate.tokenType, keys: keys)
+        let payload = try await Ed25519JWS.verify(token, type: DeletionCertificate.tokenType, keys: keys)
         let signed = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
         let claims = try #require(reply.json["claims"] as? [String: Any])
         #expect((signed["appleGrant"] as? [String: Any])?["status"] as? String == (claims["appleGrant"] as? [String: Any])?["status"] as? String)
@@ -247,9 +247,9 @@ private struct Flow {
 
     /// A session token signed with Accounts' real key whose lifetime ended an hour ago, as an app
     /// back from the background presents it.
-    static func expiredToken(userId: UUID, sessionId: UUID, appleId: String) throws -> String {
+    static func expiredToken(userId: UUID, sessionId: UUID, appleId: String) async throws -> String {
         let key = try SessionSigningKey(id: "s1", seed: try #require(Data(base64Encoded: AppleStandIn.sessionSeed)))
-        return try SessionTokens(keys: try SessionKeySet(current: key)).issue(
+        return try await SessionTokens(keys: try SessionKeySet(current: key)).issue(
             userID: userId.uuidString.lowercased(), sessionID: sessionId.uuidString.lowercased(), appleSubject: appleId,
             now: Date().addingTimeInterval(-3600)
         ).token

@@ -14,8 +14,8 @@ import Testing
     let user = UUID()
     let session = UUID()
 
-    func token(issuedAt: Date = Date(), appleSubject: String? = "apple.1", subject: String? = nil) throws -> String {
-        try tokens.issue(
+    func token(issuedAt: Date = Date(), appleSubject: String? = "apple.1", subject: String? = nil) async throws -> String {
+        try await tokens.issue(
             userID: subject ?? user.uuidString.lowercased(), sessionID: session.uuidString.lowercased(), appleSubject: appleSubject,
             now: issuedAt
         ).token
@@ -31,73 +31,73 @@ import Testing
         return verifier
     }
 
-    @Test func aGoodTokenIsValidWithoutAskingAccounts() throws {
+    @Test func aGoodTokenIsValidWithoutAskingAccounts() async throws {
         let verifier = loadedVerifier()
-        let token = try token()
-        #expect(verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        let token = try await token()
+        #expect(await verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
         // Again, from the cache.
-        #expect(verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        #expect(await verifier.verdict(on: token) == .valid(userId: user, appleId: "apple.1", sessionId: session))
     }
 
-    @Test func forgedExpiredAndOtherKeysAreRefusedOrSentToAccounts() throws {
+    @Test func forgedExpiredAndOtherKeysAreRefusedOrSentToAccounts() async throws {
         let verifier = loadedVerifier()
-        var forged = try token()
+        var forged = try await token()
         forged.removeLast(2)
         forged += forged.hasSuffix("A") ? "BB" : "AA"
-        #expect(verifier.verdict(on: forged) == .refused)
-        #expect(verifier.verdict(on: try token(issuedAt: Date().addingTimeInterval(-3600))) == .expired)
+        #expect(await verifier.verdict(on: forged) == .refused)
+        #expect(await verifier.verdict(on: try await token(issuedAt: Date().addingTimeInterval(-3600))) == .expired)
         let other = SessionTokens(keys: try SessionKeySet(current: try SessionSigningKey.generate(id: "s2")))
-        let rotated = try other.issue(userID: user.uuidString, sessionID: session.uuidString, appleSubject: "a").token
-        #expect(verifier.verdict(on: rotated) == .undecided)
+        let rotated = try await other.issue(userID: user.uuidString, sessionID: session.uuidString, appleSubject: "a").token
+        #expect(await verifier.verdict(on: rotated) == .undecided)
     }
 
-    @Test func tokensItCannotFullyJudgeGoToAccounts() throws {
+    @Test func tokensItCannotFullyJudgeGoToAccounts() async throws {
         let verifier = loadedVerifier()
-        #expect(verifier.verdict(on: try token(appleSubject: nil)) == .undecided)
-        let atSignIn = try token(subject: "apple:apple.1")
-        #expect(verifier.verdict(on: atSignIn) == .undecided)
+        #expect(await verifier.verdict(on: try await token(appleSubject: nil)) == .undecided)
+        let atSignIn = try await token(subject: "apple:apple.1")
+        #expect(await verifier.verdict(on: atSignIn) == .undecided)
         // Once Accounts named the account the session is bound to, the token is judged here.
         verifier.bound(atSignIn, to: user, sessionId: session)
-        #expect(verifier.verdict(on: atSignIn) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        #expect(await verifier.verdict(on: atSignIn) == .valid(userId: user, appleId: "apple.1", sessionId: session))
         verifier.revoked(UserSessionsRevoked(userId: user, revokedAt: Date()))
-        #expect(verifier.verdict(on: atSignIn) == .refused)
+        #expect(await verifier.verdict(on: atSignIn) == .refused)
         // Only a token whose signature was checked here is remembered.
-        let unseen = try token(issuedAt: Date().addingTimeInterval(-5), subject: "apple:apple.2")
+        let unseen = try await token(issuedAt: Date().addingTimeInterval(-5), subject: "apple:apple.2")
         verifier.bound(unseen, to: UUID(), sessionId: session)
-        #expect(verifier.verdict(on: unseen) == .undecided)
+        #expect(await verifier.verdict(on: unseen) == .undecided)
     }
 
-    @Test func aStaleOrUnloadedViewDecidesNothing() throws {
-        let token = try token()
+    @Test func aStaleOrUnloadedViewDecidesNothing() async throws {
+        let token = try await token()
         let unloaded = SessionVerifier(maximumStaleness: .seconds(5))
-        #expect(unloaded.verdict(on: token) == .undecided)
+        #expect(await unloaded.verdict(on: token) == .undecided)
         let verifier = loadedVerifier()
         verifier.markSynced(at: .now - .seconds(6))
-        #expect(verifier.verdict(on: token) == .undecided)
+        #expect(await verifier.verdict(on: token) == .undecided)
         verifier.markSynced()
-        #expect(verifier.verdict(on: token) != .undecided)
+        #expect(await verifier.verdict(on: token) != .undecided)
     }
 
-    @Test func aListPastItsLimitDecidesNothing() throws {
+    @Test func aListPastItsLimitDecidesNothing() async throws {
         let verifier = SessionVerifier(maximumStaleness: .seconds(5), revocationLimit: 1)
         verifier.useKeys([NamedPublicKey(keyId: "s1", publicKey: signing.publicKey.rawRepresentation.base64EncodedString())])
         let revoked = (0..<2).map { _ in SessionRevoked(sessionId: UUID(), userId: nil, revokedAt: Date()) }
         verifier.withRevocations { $0.load(.init(sequence: 1, sessions: revoked, users: [], tokenLifetimeSeconds: 900), leeway: 30) }
         verifier.markSynced()
-        #expect(verifier.verdict(on: try token()) == .undecided)
+        #expect(await verifier.verdict(on: try await token()) == .undecided)
     }
 
-    @Test func revokedSessionsAndDeletedUsersAreRefused() throws {
-        let token = try token(issuedAt: Date().addingTimeInterval(-10))
+    @Test func revokedSessionsAndDeletedUsersAreRefused() async throws {
+        let token = try await token(issuedAt: Date().addingTimeInterval(-10))
         let signedOut = loadedVerifier(sessions: [SessionRevoked(sessionId: session, userId: user, revokedAt: Date())])
-        #expect(signedOut.verdict(on: token) == .refused)
+        #expect(await signedOut.verdict(on: token) == .refused)
         let deleted = loadedVerifier(users: [UserSessionsRevoked(userId: user, revokedAt: Date())])
-        #expect(deleted.verdict(on: token) == .refused)
+        #expect(await deleted.verdict(on: token) == .refused)
         // A revocation applied after the token was cached still refuses it.
         let verifier = loadedVerifier()
-        #expect(verifier.verdict(on: token) != .refused)
+        #expect(await verifier.verdict(on: token) != .refused)
         verifier.revoked(SessionRevoked(sessionId: session, userId: nil, revokedAt: Date()))
-        #expect(verifier.verdict(on: token) == .refused)
+        #expect(await verifier.verdict(on: token) == .refused)
     }
 
     @Test func eventsApplyInOrderAndGapsAskForACatchUp() {

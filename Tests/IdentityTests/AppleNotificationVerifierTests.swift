@@ -62,11 +62,11 @@ struct AppleNotificationVerifierTests {
 
 /// The ES256 client secret Apple's token endpoints take, checked as Apple would.
 struct AppleClientSecretTests {
-    @Test func theSecretIsAnES256JWTWithApplesClaims() throws {
+    @Test func theSecretIsAnES256JWTWithApplesClaims() async throws {
         let key = P256.Signing.PrivateKey()
         let secret = try AppleClientSecret(teamID: "TEAM", keyID: "KID", clientID: "com.example.app", privateKeyPEM: key.pemRepresentation)
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let token = try secret.make(now: now)
+        let token = try await secret.make(now: now)
         let parts = token.split(separator: ".").map(String.init)
         let header = try JSONSerialization.jsonObject(with: try #require(Base64URL.decode(parts[0]))) as? [String: Any]
         let claims = try JSONSerialization.jsonObject(with: try #require(Base64URL.decode(parts[1]))) as? [String: Any]

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Identity
+import JWTKit
 import Testing
 
 /// Our own Ed25519 session tokens: round trip, time, audience, rotation, tampering.
@@ -18,69 +19,69 @@ import Testing
         return SessionTokens(keys: keys, audience: audience)
     }
 
-    @Test func roundTrip() throws {
+    @Test func roundTrip() async throws {
         let sessions = try tokens(keyOne)
         let now = Date()
-        let (token, issued) = try sessions.issue(userID: "user-42", sessionID: "session-7", now: now)
-        let claims = try sessions.verify(token, now: now)
+        let (token, issued) = try await sessions.issue(userID: "user-42", sessionID: "session-7", now: now)
+        let claims = try await sessions.verify(token, now: now)
         #expect(claims == issued)
         #expect(claims.userID == "user-42" && claims.sessionID == "session-7")
-        #expect(claims.iss == "recruiting-compass" && claims.aud == Audience(["recruiting-compass-app"]))
-        #expect(claims.exp.secondsSince1970 - claims.iat.secondsSince1970 == 15 * 60)
+        #expect(claims.iss == "recruiting-compass" && claims.aud == AudienceClaim(value: ["recruiting-compass-app"]))
+        #expect(claims.expiresAt.timeIntervalSince(claims.issuedAt) == 15 * 60)
         let header = try CompactJWS(parsing: token).header
         #expect(header.alg == "EdDSA" && header.kid == "2026-11-a" && header.typ == "JWT")
     }
 
-    @Test func expiredTokenIsRefused() throws {
+    @Test func expiredTokenIsRefused() async throws {
         let sessions = try tokens(keyOne)
         let now = Date()
-        let (token, _) = try sessions.issue(userID: "u", sessionID: "s", now: now)
-        #expect(try thrown { try sessions.verify(token, now: now.addingTimeInterval(15 * 60 + 31)) } == .expired)
-        #expect(try thrown { try sessions.verify(token, now: now.addingTimeInterval(15 * 60 + 29)) } == nil)
-        #expect(try thrown { try sessions.verify(token, now: now.addingTimeInterval(-120)) } == .notYetValid)
+        let (token, _) = try await sessions.issue(userID: "u", sessionID: "s", now: now)
+        #expect(try await thrownAsync { try await sessions.verify(token, now: now.addingTimeInterval(15 * 60 + 31)) } == .expired)
+        #expect(try await thrownAsync { try await sessions.verify(token, now: now.addingTimeInterval(15 * 60 + 29)) } == nil)
+        #expect(try await thrownAsync { try await sessions.verify(token, now: now.addingTimeInterval(-120)) } == .notYetValid)
     }
 
-    @Test func wrongAudienceOrIssuerIsRefused() throws {
-        let (forOther, _) = try tokens(keyOne, audience: "another-app").issue(userID: "u", sessionID: "s")
-        #expect(try thrown { try tokens(keyOne).verify(forOther) } == .wrongAudience)
+    @Test func wrongAudienceOrIssuerIsRefused() async throws {
+        let (forOther, _) = try await tokens(keyOne, audience: "another-app").issue(userID: "u", sessionID: "s")
+        #expect(try await thrownAsync { try await tokens(keyOne).verify(forOther) } == .wrongAudience)
         let keys = try SessionKeySet(current: keyOne)
-        let (otherIssuer, _) = try SessionTokens(keys: keys, issuer: "someone-else").issue(userID: "u", sessionID: "s")
-        #expect(try thrown { try SessionTokens(keys: keys).verify(otherIssuer) } == .wrongIssuer)
+        let (otherIssuer, _) = try await SessionTokens(keys: keys, issuer: "someone-else").issue(userID: "u", sessionID: "s")
+        #expect(try await thrownAsync { try await SessionTokens(keys: keys).verify(otherIssuer) } == .wrongIssuer)
     }
 
-    @Test func rotationKeepsPreviousKeysVerifyingUntilRemoved() throws {
-        let (oldToken, _) = try tokens(keyOne).issue(userID: "u", sessionID: "s")
+    @Test func rotationKeepsPreviousKeysVerifyingUntilRemoved() async throws {
+        let (oldToken, _) = try await tokens(keyOne).issue(userID: "u", sessionID: "s")
         let rotated = try tokens(keyTwo, previous: [keyOne])
-        #expect(try rotated.verify(oldToken).userID == "u")
-        let (newToken, _) = try rotated.issue(userID: "u", sessionID: "s")
+        #expect(try await rotated.verify(oldToken).userID == "u")
+        let (newToken, _) = try await rotated.issue(userID: "u", sessionID: "s")
         #expect(try CompactJWS(parsing: newToken).header.kid == "2026-11-b")
-        #expect(try rotated.verify(newToken).sessionID == "s")
-        #expect(try thrown { try tokens(keyTwo).verify(oldToken) } == .unknownKey)
+        #expect(try await rotated.verify(newToken).sessionID == "s")
+        #expect(try await thrownAsync { try await tokens(keyTwo).verify(oldToken) } == .unknownKey)
     }
 
-    @Test func tamperingIsRefused() throws {
+    @Test func tamperingIsRefused() async throws {
         let sessions = try tokens(keyOne)
-        let (token, _) = try sessions.issue(userID: "user-42", sessionID: "s")
-        let (other, _) = try sessions.issue(userID: "admin", sessionID: "s")
+        let (token, _) = try await sessions.issue(userID: "user-42", sessionID: "s")
+        let (other, _) = try await sessions.issue(userID: "admin", sessionID: "s")
         let swapped = replacingSegment(1, of: token, with: String(other.split(separator: ".")[1]))
-        #expect(try thrown { try sessions.verify(swapped) } == .badSignature)
+        #expect(try await thrownAsync { try await sessions.verify(swapped) } == .badSignature)
 
         // Same kid, signed by a key we never listed.
         let impostor = try SessionSigningKey.generate(id: keyOne.id)
-        let (forged, _) = try tokens(impostor).issue(userID: "user-42", sessionID: "s")
-        #expect(try thrown { try sessions.verify(forged) } == .badSignature)
+        let (forged, _) = try await tokens(impostor).issue(userID: "user-42", sessionID: "s")
+        #expect(try await thrownAsync { try await sessions.verify(forged) } == .badSignature)
     }
 
-    @Test func otherAlgorithmsAreRefused() throws {
+    @Test func otherAlgorithmsAreRefused() async throws {
         let sessions = try tokens(keyOne)
-        let (token, _) = try sessions.issue(userID: "u", sessionID: "s")
+        let (token, _) = try await sessions.issue(userID: "u", sessionID: "s")
         for alg in ["none", "HS256", "RS256"] {
             let header = Base64URL.encode(Data("{\"alg\":\"\(alg)\",\"kid\":\"\(keyOne.id)\"}".utf8))
-            #expect(try thrown { try sessions.verify(replacingSegment(0, of: token, with: header)) } == .unsupportedAlgorithm(alg))
+            #expect(try await thrownAsync { try await sessions.verify(replacingSegment(0, of: token, with: header)) } == .unsupportedAlgorithm(alg))
         }
     }
 
-    @Test func keysFromConfiguration() throws {
+    @Test func keysFromConfiguration() async throws {
         let seed = Curve25519.Signing.PrivateKey().rawRepresentation
         let old = Curve25519.Signing.PrivateKey().publicKey.rawRepresentation
         let keys = try SessionKeySet(

@@ -74,7 +74,7 @@ extension SecurityTests {
                 // A's credentials: the session (the real attack), A's own Apple identity token
                 // (accepted by the seed routes), and the public anon key. Routes refuse the last
                 // two with 401/403 where they need a session.
-                let anonKey = try #require(AnonymousKey(secret: GatewayHarness.jwtSecret)).issue()
+                let anonKey = try await #require(AnonymousKey(secret: GatewayHarness.jwtSecret)).issue()
                 let credentials: [(name: String, token: String, alsoRefused: Set<Int>)] = [
                     ("session", a.token, []), ("Apple identity token", try AppleStandIn.token(subject: aAppleId), [401, 403]),
                     ("anon key", anonKey, [401, 403]),

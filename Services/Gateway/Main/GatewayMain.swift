@@ -15,7 +15,11 @@ struct GatewayMain {
                 FileHandle.standardError.write(Data("GATEWAY_JWT_SECRET must be at least 32 characters\n".utf8))
                 exit(1)
             }
-            print(key.issue())
+            guard let anonKey = try? await key.issue() else {
+                FileHandle.standardError.write(Data("the anon key could not be signed\n".utf8))
+                exit(1)
+            }
+            print(anonKey)
             exit(0)
         }
         await ServiceMain.run(name: "gateway", defaultHealthPort: 5750, settings: GatewaySettings.self) { @Sendable runtime, settings in

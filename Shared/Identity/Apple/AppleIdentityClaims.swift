@@ -1,4 +1,5 @@
 import Foundation
+import JWTKit
 
 /// What a verified Sign in with Apple identity token says about the user.
 ///
@@ -19,19 +20,21 @@ public struct AppleIdentityClaims: Sendable, Equatable {
     public let expiresAt: Date
 }
 
-/// The payload as Apple encodes it; decoded only after the signature verified.
-struct AppleWireClaims: Decodable {
+/// The payload as Apple encodes it (jwt-kit's claim types); decoded by jwt-kit only after the
+/// signature verified. `email_verified` and `is_private_email` are jwt-kit's `BoolClaim`, which
+/// takes a JSON boolean or the strings `"true"`/`"false"`.
+struct AppleWireClaims: JWTPayload {
     let iss: String
-    let aud: Audience
+    let aud: AudienceClaim
     let sub: String
-    let exp: NumericDate
-    let iat: NumericDate
-    let nbf: NumericDate?
+    let exp: ExpirationClaim
+    let iat: IssuedAtClaim
+    let nbf: NotBeforeClaim?
     let nonce: String?
     let email: String?
-    let emailVerified: LenientBool?
-    let isPrivateEmail: LenientBool?
-    let authTime: NumericDate?
+    let emailVerified: BoolClaim?
+    let isPrivateEmail: BoolClaim?
+    let authTime: Date?
 
     enum CodingKeys: String, CodingKey {
         case iss, aud, sub, exp, iat, nbf, nonce, email
@@ -40,9 +43,12 @@ struct AppleWireClaims: Decodable {
         case authTime = "auth_time"
     }
 
+    /// Empty: ``AppleIdentityVerifier`` checks the claims with its own clock and leeway.
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+
     var claims: AppleIdentityClaims {
         AppleIdentityClaims(
             subject: sub, email: email, emailVerified: emailVerified?.value, isPrivateEmail: isPrivateEmail?.value,
-            nonce: nonce, authTime: authTime?.date, issuedAt: iat.date, expiresAt: exp.date)
+            nonce: nonce, authTime: authTime, issuedAt: iat.value, expiresAt: exp.value)
     }
 }

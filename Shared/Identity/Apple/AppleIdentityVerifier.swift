@@ -2,13 +2,13 @@ import Crypto
 import Foundation
 import Hex
 import Logging
-import _CryptoExtras
 
-/// Verifies Sign in with Apple identity tokens (RS256 JWTs signed by Apple).
+/// Verifies Sign in with Apple identity tokens (RS256 JWTs signed by Apple), through jwt-kit.
 ///
-/// Checks, in order: size and shape, `alg` is exactly `RS256` (so `none`, `HS256` and every
-/// other algorithm are refused before any key is touched), the `kid` is in Apple's key set, the
-/// PKCS#1 v1.5 SHA-256 signature, then the claims: `iss` is `https://appleid.apple.com`, `aud`
+/// Checks, in order: size and shape (``CompactJWS``), `alg` is exactly `RS256` (so `none`,
+/// `HS256` and every other algorithm are refused before any key is touched), the `kid` is in
+/// Apple's key set (``AppleKeyCache``), the PKCS#1 v1.5 SHA-256 signature (jwt-kit, with the key
+/// that `kid` names), then the claims: `iss` is `https://appleid.apple.com`, `aud`
 /// (string or array) names one of the configured client ids, `exp`/`iat`/`nbf` within the leeway,
 /// a non-empty `sub`, and the nonce when the caller passes one.
 ///
@@ -49,22 +49,18 @@ public struct AppleIdentityVerifier: Sendable {
 
     private func verifyUnlogged(_ token: String, nonce: String?, now: Date) async throws -> AppleIdentityClaims {
         let jws = try CompactJWS(parsing: token)
-        guard jws.header.alg == "RS256" else { throw IdentityError.unsupported(jws.header.alg) }
+        guard jws.algorithm == "RS256" else { throw IdentityError.unsupported(jws.algorithm) }
         guard let kid = jws.header.kid, !kid.isEmpty else { throw IdentityError.malformed("missing kid") }
-        let key = try await keys.key(for: kid)
-        let signature = _RSA.Signing.RSASignature(rawRepresentation: jws.signature)
-        guard key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput), padding: .insecurePKCS1v1_5)
-        else { throw IdentityError.badSignature }
-
+        let collection = try await keys.keys(containing: kid)
         let wire: AppleWireClaims
         do {
-            wire = try JSONDecoder().decode(AppleWireClaims.self, from: jws.payload)
+            wire = try await collection.verify(token, as: AppleWireClaims.self)
         } catch {
-            throw IdentityError.malformed("invalid claims")
+            throw IdentityError.fromJWTKit(error)
         }
         guard wire.iss == Self.issuer else { throw IdentityError.wrongIssuer }
-        guard wire.aud.contains(anyOf: audiences) else { throw IdentityError.wrongAudience }
-        try TimeWindow.check(expiresAt: wire.exp, issuedAt: wire.iat, notBefore: wire.nbf, now: now, leeway: leeway)
+        guard wire.aud.value.contains(where: audiences.contains) else { throw IdentityError.wrongAudience }
+        try TimeWindow.check(expiresAt: wire.exp.value, issuedAt: wire.iat.value, notBefore: wire.nbf?.value, now: now, leeway: leeway)
         guard !wire.sub.isEmpty else { throw IdentityError.malformed("empty sub") }
         if let nonce {
             guard let tokenNonce = wire.nonce, Self.nonce(tokenNonce, matches: nonce) else {

@@ -1,6 +1,6 @@
 import Foundation
+import JWTKit
 import Logging
-import _CryptoExtras
 
 /// Apple's signing keys, loaded once and kept, reloaded when a token names a key we do not have.
 ///
@@ -8,6 +8,9 @@ import _CryptoExtras
 /// ``minimumRefreshInterval``: a stream of tokens with made-up key ids must not turn into a stream
 /// of fetches. Keys are also reloaded after ``maximumAge`` so a withdrawn key stops verifying.
 /// Concurrent callers share one load. A failed reload keeps the keys already held.
+///
+/// The keys are held as a jwt-kit `JWTKeyCollection` (one per loaded set), which the verifiers
+/// hand the token to once this cache has said the token's `kid` is in it.
 public actor AppleKeyCache {
     public let source: AppleKeySource
     public let minimumRefreshInterval: Duration
@@ -16,7 +19,8 @@ public actor AppleKeyCache {
     private let logger: Logger
     private let clock = ContinuousClock()
 
-    private var keys: [String: _RSA.Signing.PublicKey] = [:]
+    private var kids: Set<String> = []
+    private var collection: JWTKeyCollection?
     private var loadedAt: ContinuousClock.Instant?
     private var lastAttempt: ContinuousClock.Instant?
     private var inFlight: Task<Void, any Error>?
@@ -35,11 +39,12 @@ public actor AppleKeyCache {
         self.logger = logger
     }
 
-    /// The key with id `kid`, loading or reloading the set when needed and allowed.
-    public func key(for kid: String) async throws -> _RSA.Signing.PublicKey {
+    /// A key collection that holds the key with id `kid`, loading or reloading the set when
+    /// needed and allowed; ``IdentityError/unknownKey`` when the set has no such key.
+    public func keys(containing kid: String) async throws -> JWTKeyCollection {
         let now = clock.now
         let stale = loadedAt.map { now - $0 >= maximumAge } ?? true
-        if !stale, let key = keys[kid] { return key }
+        if !stale, kids.contains(kid), let collection { return collection }
         // Stale, or an unknown kid: reload, unless the last attempt was too recent (then a stale
         // set is still used rather than failing every request while the source is down). A load
         // already running is always joined: callers that arrive during the first load need it.
@@ -48,13 +53,13 @@ public actor AppleKeyCache {
             do {
                 try await reload()
             } catch {
-                if keys.isEmpty { throw error }
+                if collection == nil { throw error }
                 logger.warning("apple key set reload failed; keeping the keys held", metadata: ["error": "\(error)"])
             }
         }
-        if keys.isEmpty { throw IdentityError.keySetUnavailable("no key set loaded yet") }
-        guard let key = keys[kid] else { throw IdentityError.unknownKey }
-        return key
+        guard let collection else { throw IdentityError.keySetUnavailable("no key set loaded yet") }
+        guard kids.contains(kid) else { throw IdentityError.unknownKey }
+        return collection
     }
 
     /// Loads the key set now (sharing a load already running).
@@ -74,7 +79,8 @@ public actor AppleKeyCache {
     private func loadAndInstall() async throws {
         defer { inFlight = nil }
         let set = try await source.load(timeout: fetchTimeout)
-        keys = set.keys
+        collection = try await set.collection()
+        kids = Set(set.keys.keys)
         loadedAt = clock.now
         logger.debug("apple key set loaded", metadata: ["keys": "\(set.keys.count)"])
     }

@@ -1,6 +1,5 @@
-import Crypto
 import Foundation
-import _CryptoExtras
+import JWTKit
 
 /// One Sign in with Apple server-to-server notification, verified: the `events` claim (itself a
 /// JSON string in the JWT) decoded.
@@ -17,9 +16,9 @@ public struct AppleServerNotification: Sendable, Equatable {
     public let tokenID: String?
 }
 
-/// Verifies the signed payload Apple posts to the server-to-server notification endpoint: an RS256
-/// JWT signed with the same keys as identity tokens, issuer `https://appleid.apple.com`, audience
-/// the app's client id, `iat` not in the future. It carries no `exp`, so freshness is not judged
+/// Verifies the signed payload Apple posts to the server-to-server notification endpoint (through
+/// jwt-kit, after the same checks as ``AppleIdentityVerifier``): an RS256 JWT signed with the same
+/// keys as identity tokens, issuer `https://appleid.apple.com`, audience the app's client id, `iat` not in the future. It carries no `exp`, so freshness is not judged
 /// here: replays are made harmless by the caller recording each notification once.
 public struct AppleNotificationVerifier: Sendable {
     public let audiences: Set<String>
@@ -32,19 +31,23 @@ public struct AppleNotificationVerifier: Sendable {
         self.leeway = leeway
     }
 
-    private struct Wire: Decodable {
+    /// The JWT's claims (jwt-kit payload); `events` is itself JSON in a string.
+    private struct Wire: JWTPayload {
         let iss: String
-        let aud: Audience
-        let iat: NumericDate
+        let aud: AudienceClaim
+        let iat: IssuedAtClaim
         let jti: String?
         let events: String
+
+        /// Empty: checked below with the caller's clock and the leeway.
+        func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
     private struct Events: Decodable {
         let type: String
         let sub: String
         let email: String?
-        let isPrivateEmail: LenientBool?
+        let isPrivateEmail: BoolClaim?
         let eventTime: Double
 
         enum CodingKeys: String, CodingKey {
@@ -57,16 +60,18 @@ public struct AppleNotificationVerifier: Sendable {
     /// The notification in `payload`, or ``IdentityError``.
     public func verify(_ payload: String, now: Date = Date()) async throws -> AppleServerNotification {
         let jws = try CompactJWS(parsing: payload)
-        guard jws.header.alg == "RS256" else { throw IdentityError.unsupported(jws.header.alg) }
+        guard jws.algorithm == "RS256" else { throw IdentityError.unsupported(jws.algorithm) }
         guard let kid = jws.header.kid, !kid.isEmpty else { throw IdentityError.malformed("missing kid") }
-        let key = try await keys.key(for: kid)
-        let signature = _RSA.Signing.RSASignature(rawRepresentation: jws.signature)
-        guard key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput), padding: .insecurePKCS1v1_5)
-        else { throw IdentityError.badSignature }
-        guard let wire = try? JSONDecoder().decode(Wire.self, from: jws.payload) else { throw IdentityError.malformed("invalid claims") }
+        let collection = try await keys.keys(containing: kid)
+        let wire: Wire
+        do {
+            wire = try await collection.verify(payload, as: Wire.self)
+        } catch {
+            throw IdentityError.fromJWTKit(error)
+        }
         guard wire.iss == AppleIdentityVerifier.issuer else { throw IdentityError.wrongIssuer }
-        guard wire.aud.contains(anyOf: audiences) else { throw IdentityError.wrongAudience }
-        guard wire.iat.date <= now.addingTimeInterval(leeway) else { throw IdentityError.notYetValid }
+        guard wire.aud.value.contains(where: audiences.contains) else { throw IdentityError.wrongAudience }
+        guard wire.iat.value <= now.addingTimeInterval(leeway) else { throw IdentityError.notYetValid }
         guard let events = try? JSONDecoder().decode(Events.self, from: Data(wire.events.utf8)), !events.sub.isEmpty,
             !events.type.isEmpty, events.eventTime.isFinite
         else { throw IdentityError.malformed("invalid events claim") }

@@ -42,10 +42,11 @@ public struct AppleTokenClient: Sendable {
 
     /// Exchanges an authorization code (valid five minutes, once) for Apple's refresh token.
     public func exchange(code: String) async throws -> Grant {
+        let clientSecret = try await secret.make()
         let data = try await post(
             "auth/token",
             [
-                ("client_id", secret.clientID), ("client_secret", try secret.make()), ("code", code),
+                ("client_id", secret.clientID), ("client_secret", clientSecret), ("code", code),
                 ("grant_type", "authorization_code"),
             ])
         struct Reply: Decodable {
@@ -60,10 +61,11 @@ public struct AppleTokenClient: Sendable {
 
     /// Revokes a refresh token (Apple answers 200 also for a token already revoked).
     public func revoke(refreshToken: String) async throws {
+        let clientSecret = try await secret.make()
         _ = try await post(
             "auth/revoke",
             [
-                ("client_id", secret.clientID), ("client_secret", try secret.make()), ("token", refreshToken),
+                ("client_id", secret.clientID), ("client_secret", clientSecret), ("token", refreshToken),
                 ("token_type_hint", "refresh_token"),
             ])
     }

@@ -1,17 +1,17 @@
 import Crypto
 import Foundation
-import Logging
+import JWTKit
 
-/// The claims of our session token.
-public struct SessionClaims: Sendable, Equatable, Codable {
+/// The claims of our session token (jwt-kit payload; names and JSON as they always were).
+public struct SessionClaims: JWTPayload, Equatable {
     /// User id.
     public let sub: String
     /// Session id: what refresh and sign-out act on, and what revocation lists name.
     public let sid: String
     public let iss: String
-    public let aud: Audience
-    public let iat: NumericDate
-    public let exp: NumericDate
+    public let aud: AudienceClaim
+    public let iat: IssuedAtClaim
+    public let exp: ExpirationClaim
     /// The Apple subject the session was opened for, so a gateway verifying the token itself
     /// knows the caller's Apple id without asking Accounts. Absent from tokens issued before it
     /// was added; such a token is verified by Accounts.
@@ -27,10 +27,16 @@ public struct SessionClaims: Sendable, Equatable, Codable {
 
     public var userID: String { sub }
     public var sessionID: String { sid }
-    public var expiresAt: Date { exp.date }
+    public var issuedAt: Date { iat.value }
+    public var expiresAt: Date { exp.value }
+
+    /// Empty: ``SessionTokenVerifier`` checks issuer, audience and times with its own clock and
+    /// leeway after jwt-kit has checked the signature.
+    public func verify(using algorithm: some JWTAlgorithm) throws {}
 }
 
-/// Issues and verifies our short-lived session tokens: JWTs signed with Ed25519 (`EdDSA`).
+/// Issues and verifies our short-lived session tokens: JWTs signed with Ed25519 (`EdDSA`) through
+/// jwt-kit.
 ///
 /// Tokens are self-contained so the gateway can verify them without a call to Accounts; that is
 /// why they are short-lived (15 minutes by default): a revoked session stops working when its token
@@ -45,6 +51,9 @@ public struct SessionTokens: Sendable {
     public let leeway: TimeInterval
     public let issuer: String
     public let audience: String
+    /// The current key as jwt-kit's signer, and the verifier over every listed public key.
+    private let signing: KeyCollection
+    public let verifier: SessionTokenVerifier
 
     /// - Parameters:
     ///   - lifetime: seconds from issue to `exp`.
@@ -58,51 +67,48 @@ public struct SessionTokens: Sendable {
         self.leeway = leeway
         self.issuer = issuer
         self.audience = audience
-    }
-
-    private struct Header: Encodable {
-        let alg = "EdDSA"
-        let typ = "JWT"
-        let kid: String
+        let current = keys.current
+        signing = KeyCollection { collection in
+            await collection.add(
+                eddsa: EdDSA.PrivateKey(backing: current.privateKey), kid: JWKIdentifier(string: current.id),
+                parser: TokenCoding.parser, serializer: TokenCoding.serializer)
+        }
+        var publicKeys = keys.previous
+        publicKeys[current.id] = current.publicKey
+        verifier = SessionTokenVerifier(publicKeys: publicKeys, leeway: leeway, issuer: issuer, audience: audience)
     }
 
     /// A signed token for `userID`'s session `sessionID`, and its claims.
-    public func issue(userID: String, sessionID: String, appleSubject: String? = nil, now: Date = Date()) throws
+    public func issue(userID: String, sessionID: String, appleSubject: String? = nil, now: Date = Date()) async throws
         -> (token: String, claims: SessionClaims)
     {
-        let issuedAt = NumericDate(now)
+        let issuedAt = TokenCoding.wholeSeconds(now)
         let claims = SessionClaims(
-            sub: userID, sid: sessionID, iss: issuer, aud: Audience([audience]), iat: issuedAt,
-            exp: NumericDate(issuedAt.date.addingTimeInterval(lifetime)), appleSub: appleSubject, role: "authenticated")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let header = try encoder.encode(Header(kid: keys.current.id))
-        let payload = try encoder.encode(claims)
-        let key = keys.current.privateKey
-        let token = try CompactJWS.serialize(header: header, payload: payload) { try key.signature(for: $0) }
+            sub: userID, sid: sessionID, iss: issuer, aud: AudienceClaim(value: [audience]), iat: IssuedAtClaim(value: issuedAt),
+            exp: ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime)), appleSub: appleSubject, role: "authenticated")
+        let token = try await signing.collection.sign(claims, kid: JWKIdentifier(string: keys.current.id), header: ["typ": "JWT"])
         return (token, claims)
     }
 
     /// The claims of `token` when we signed it with a listed key and it is still valid.
-    public func verify(_ token: String, now: Date = Date()) throws -> SessionClaims {
-        try verifier.verify(token, now: now)
-    }
-
-    /// A verifier that holds only the public keys, for whoever checks tokens without issuing them.
-    public var verifier: SessionTokenVerifier {
-        var keys = keys.previous
-        keys[self.keys.current.id] = self.keys.current.publicKey
-        return SessionTokenVerifier(publicKeys: keys, leeway: leeway, issuer: issuer, audience: audience)
+    public func verify(_ token: String, now: Date = Date()) async throws -> SessionClaims {
+        try await verifier.verify(token, now: now)
     }
 }
 
 /// Checks session tokens with public keys only: what the gateway runs, holding Accounts' public
 /// keys (`accounts.public_keys`) but never a signing key.
+///
+/// ``CompactJWS`` checks the shape first; the header must name `EdDSA` and a `kid` we hold (so
+/// `none`, `HS256` and anything else are refused before any key is touched, and jwt-kit never
+/// falls back to another key); jwt-kit then checks the Ed25519 signature and decodes the claims;
+/// issuer, audience and times are checked last.
 public struct SessionTokenVerifier: Sendable {
     public let publicKeys: [String: Curve25519.Signing.PublicKey]
     public let leeway: TimeInterval
     public let issuer: String
     public let audience: String
+    private let collection: KeyCollection
 
     public init(
         publicKeys: [String: Curve25519.Signing.PublicKey], leeway: TimeInterval = 30,
@@ -112,24 +118,30 @@ public struct SessionTokenVerifier: Sendable {
         self.leeway = leeway
         self.issuer = issuer
         self.audience = audience
+        collection = KeyCollection { collection in
+            for (kid, key) in publicKeys {
+                await collection.add(
+                    eddsa: EdDSA.PublicKey(backing: key), kid: JWKIdentifier(string: kid), parser: TokenCoding.parser,
+                    serializer: TokenCoding.serializer)
+            }
+        }
     }
 
     /// The claims of `token` when one of ``publicKeys`` signed it and it is still valid.
-    public func verify(_ token: String, now: Date = Date()) throws -> SessionClaims {
+    public func verify(_ token: String, now: Date = Date()) async throws -> SessionClaims {
         let jws = try CompactJWS(parsing: token)
-        guard jws.header.alg == "EdDSA" else { throw IdentityError.unsupported(jws.header.alg) }
+        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
         guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
-        guard let key = publicKeys[kid] else { throw IdentityError.unknownKey }
-        guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
+        guard publicKeys[kid] != nil else { throw IdentityError.unknownKey }
         let claims: SessionClaims
         do {
-            claims = try JSONDecoder().decode(SessionClaims.self, from: jws.payload)
+            claims = try await collection.collection.verify(token, as: SessionClaims.self)
         } catch {
-            throw IdentityError.malformed("invalid claims")
+            throw IdentityError.fromJWTKit(error)
         }
         guard claims.iss == issuer else { throw IdentityError.wrongIssuer }
-        guard claims.aud.contains(anyOf: [audience]) else { throw IdentityError.wrongAudience }
-        try TimeWindow.check(expiresAt: claims.exp, issuedAt: claims.iat, notBefore: nil, now: now, leeway: leeway)
+        guard claims.aud.value.contains(audience) else { throw IdentityError.wrongAudience }
+        try TimeWindow.check(expiresAt: claims.exp.value, issuedAt: claims.iat.value, notBefore: nil, now: now, leeway: leeway)
         guard !claims.sub.isEmpty, !claims.sid.isEmpty else { throw IdentityError.malformed("empty sub or sid") }
         return claims
     }

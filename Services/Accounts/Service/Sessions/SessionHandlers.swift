@@ -68,7 +68,7 @@ struct SessionHandlers: Sendable {
                 clientIP: request.clientIP, userAgent: request.userAgent))
         let refresh = RefreshToken.generate()
         let session = try await store.openSession(appleId: claims.subject, refreshHash: refresh.hash, lifetimeSeconds: lifetimeSeconds)
-        let grant = try issue(session, refresh: refresh)
+        let grant = try await issue(session, refresh: refresh)
         var stored: Bool?
         if let code = request.authorizationCode { stored = await storeAppleToken(code: code, appleId: claims.subject, logger: logger) }
         return .init(
@@ -170,7 +170,7 @@ struct SessionHandlers: Sendable {
         let next = RefreshToken.generate()
         switch try await store.rotate(refreshHash: RefreshToken.hash(of: token), to: next.hash, lifetimeSeconds: lifetimeSeconds) {
         case .rotated(let session):
-            return try issue(session, refresh: next)
+            return try await issue(session, refresh: next)
         case .reused(let sessionId):
             let revoked = try await store.revokeSession(sessionId, outbox: outbox)
             outbox.committed()
@@ -226,7 +226,7 @@ struct SessionHandlers: Sendable {
     func verify(_ token: String) async throws -> AccountsVerifySession.Reply {
         let claims: SessionClaims
         do {
-            claims = try tokens.verify(token)
+            claims = try await tokens.verify(token)
         } catch IdentityError.expired {
             throw BusError(.unauthenticated, "token refused: the token has expired; refresh it", details: [Self.reasonKey: "session_expired"])
         } catch let error as IdentityError {
@@ -244,9 +244,9 @@ struct SessionHandlers: Sendable {
 
     /// A session token for `session` (subject: the user id, or `apple:<sub>` before the account
     /// exists), carrying the Apple subject so the gateway can verify it without asking us.
-    private func issue(_ session: StoredSession, refresh: RefreshToken) throws -> SessionGrant {
+    private func issue(_ session: StoredSession, refresh: RefreshToken) async throws -> SessionGrant {
         let subject = session.userId.map { $0.uuidString.lowercased() } ?? "apple:\(session.appleId)"
-        let (token, claims) = try tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased(), appleSubject: session.appleId)
+        let (token, claims) = try await tokens.issue(userID: subject, sessionID: session.id.uuidString.lowercased(), appleSubject: session.appleId)
         return SessionGrant(
             sessionId: session.id, sessionToken: token, sessionExpiresAt: claims.expiresAt, refreshToken: refresh.token,
             userId: session.userId, accountId: session.accountID, appleId: session.appleId)

@@ -42,9 +42,9 @@ struct Authenticator: Sendable {
 
     func credential(token: String, context: GatewayContext) async throws -> Credential {
         guard let jws = try? CompactJWS(parsing: token) else { throw SessionRefusal.signInRequired("the bearer token is malformed") }
-        switch jws.header.alg {
+        switch jws.algorithm {
         case "EdDSA":
-            switch sessions.verdict(on: token) {
+            switch await sessions.verdict(on: token) {
             case .valid(let userId, let appleId, let sessionId): return .session(userId: userId, appleId: appleId, sessionId: sessionId)
             case .expired: throw SessionRefusal.expired()
             case .refused: throw SessionRefusal.signInRequired("the session token is not valid: sign in again")
@@ -69,7 +69,7 @@ struct Authenticator: Sendable {
                 throw BusError(.unauthenticated, "the Apple identity token is not valid")
             }
         case "HS256":
-            guard let anonymousKey, anonymousKey.isValid(token) else { throw BusError(.unauthenticated, "the key is not valid") }
+            guard let anonymousKey, await anonymousKey.isValid(token) else { throw BusError(.unauthenticated, "the key is not valid") }
             return .anonymousKey
         default:
             throw BusError(.unauthenticated, "unsupported token type")

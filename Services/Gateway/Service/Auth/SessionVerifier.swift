@@ -63,7 +63,7 @@ public final class SessionVerifier: Sendable {
         state = LockedValue(State(revocations: RevocationList(retention: 15 * 60 + leeway)))
     }
 
-    func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict {
+    func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) async -> Verdict {
         let known = state.withLock { state -> (SessionTokenVerifier?, Verified?, Bool) in
             let fresh = (state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false) && state.revocations.count <= revocationLimit
             return (state.verifier, state.verified[token], fresh)
@@ -76,7 +76,7 @@ public final class SessionVerifier: Sendable {
         } else {
             let claims: SessionClaims
             do {
-                claims = try verifier.verify(token, now: now)
+                claims = try await verifier.verify(token, now: now)
             } catch IdentityError.unknownKey {
                 return .undecided  // a key Accounts rotated in since we loaded ours: Accounts knows it
             } catch IdentityError.expired {
@@ -86,7 +86,7 @@ public final class SessionVerifier: Sendable {
             }
             guard let sessionId = UUID(uuidString: claims.sid) else { return .refused }
             entry = Verified(
-                userId: UUID(uuidString: claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.iat.date,
+                userId: UUID(uuidString: claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
                 expiresAt: claims.expiresAt)
             state.withLock { state in
                 if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }

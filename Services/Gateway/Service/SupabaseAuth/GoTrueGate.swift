@@ -13,7 +13,7 @@ struct GoTrueGate: RouterMiddleware {
                 guard let presented = request.headers[GoTrueRoutes.apikeyHeader], !presented.isEmpty else {
                     throw GoTrueError(.unauthorized, "no_api_key", "No API key found in request: send the anon key in the apikey header")
                 }
-                guard anonymousKey.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
+                guard await anonymousKey.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }
             }
             return try await next(request, context)
         } catch {
