@@ -66,10 +66,12 @@ let package = Package(
         // cannot see on Linux; `deploy/tsan`.
         .target(name: "Locks", path: "Shared/Locks", swiftSettings: strict),
         .target(name: "Hex", path: "Shared/Hex", swiftSettings: strict),
+        // Dates as day counts and back, for the bus's and PostgreSQL's timestamp texts.
+        .target(name: "CivilCalendar", path: "Shared/CivilCalendar", swiftSettings: strict),
         // The bus's messages without its transport: the envelope and its binary and JSON forms,
         // frames, payload coding, errors, principals, message ids and method descriptions. No C
         // library: `Contracts` depends on this alone (`Tests/Deploy/test_layering.py`).
-        .target(name: "BusCore", dependencies: ["Locks", "Hex"], path: "Shared/BusCore", swiftSettings: strict),
+        .target(name: "BusCore", dependencies: ["Locks", "Hex", "CivilCalendar"], path: "Shared/BusCore", swiftSettings: strict),
         // The transport: libzmq sockets, the socket loop, RPC client and server, publish/subscribe
         // and CurveZMQ. Re-exports BusCore.
         .target(
@@ -82,7 +84,7 @@ let package = Package(
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibPQ", "Locks", "Hex",
+                "CLibPQ", "Locks", "Hex", "CivilCalendar",
                 .product(name: "Logging", package: "swift-log"),
                 // SHA-256 of migration files.
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 #if canImport(Glibc)
@@ -100,33 +101,18 @@ public enum Timestamp {
         return Date(timeIntervalSince1970: Double(seconds - Int64(offsetSeconds)) + fraction)
     }
 
-    // MARK: Civil calendar arithmetic (H. Hinnant's algorithms, proleptic Gregorian, UTC)
+    // MARK: Civil calendar arithmetic (``CivilCalendar``, shared with PostgreSQL's timestamps)
     // `gmtime_r`/`timegm` normalise through glibc's general time code; this runs 3–4 times per
     // call. The results are the same, overflowing fields (day 31 of February, second 60) included.
 
     /// Days since 1970-01-01 of a civil date; `day` past the month's end runs into the next one.
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 { CivilCalendar.days(year: year, month: month, day: day) }
 
     /// The UTC calendar fields of `seconds` since the epoch, in `tm`'s conventions.
     static func civil(_ seconds: Int64) -> tm {
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let secondOfDay = seconds - days * 86400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilCalendar.date(days: days)
         var parts = tm()
         parts.tm_year = Int32(truncatingIfNeeded: year - 1900)
         parts.tm_mon = Int32(month - 1)

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// Conversions between `Date` and `timestamptz`, which counts microseconds since
@@ -24,7 +25,7 @@ enum PostgresTimestamp {
         let fraction = micros.remainderRoundingDown(1_000_000)
         let days = seconds.quotientRoundingDown(86_400)
         let secondOfDay = seconds.remainderRoundingDown(86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(days: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
@@ -33,19 +34,6 @@ enum PostgresTimestamp {
         return "\(yearText)-\(pad(month, 2))-\(pad(day, 2)) \(pad(secondOfDay / 3600, 2)):"
             + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))+00"
             + (year > 0 ? "" : " BC")
-    }
-
-    /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count since 1970.
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = z.quotientRoundingDown(146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
