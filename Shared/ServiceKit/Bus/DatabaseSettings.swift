@@ -14,17 +14,11 @@ public struct DatabaseSettings: Sendable {
     public var checkoutTimeout: Duration
     /// How long start-up waits for the database (containers start together) before giving up.
     public var startupTimeout: Duration
-    /// Server-side bounds of one session, sent as connection options (`-c name=value`) so they
-    /// cost nothing per query. Zero turns one off.
-    public var statementTimeout: Duration
-    public var lockTimeout: Duration
-    public var idleInTransactionTimeout: Duration
-    /// TCP keepalives and `tcp_user_timeout` (libpq options), so a connection to a primary that
-    /// vanished (no FIN, no RST) is found dead in seconds rather than the kernel's two hours.
-    public var keepalivesIdle: Duration
-    public var keepalivesInterval: Duration
-    public var keepalivesCount: Int
-    public var tcpUserTimeout: Duration
+    /// What one session may wait for: server-side timeouts sent as connection options (so they
+    /// cost nothing per query; zero turns one off), and TCP keepalives and `tcp_user_timeout`, so
+    /// a connection to a primary that vanished (no FIN, no RST) is found dead in seconds rather
+    /// than the kernel's two hours.
+    public var sessionLimits: PostgresSessionLimits
 
     public init(environment env: EnvironmentReader) throws {
         url = env.secret(
@@ -42,30 +36,34 @@ public struct DatabaseSettings: Sendable {
         checkoutTimeout = try env.duration(
             "DATABASE_CHECKOUT_TIMEOUT", default: .seconds(5), "How long a request waits for a free connection before failing `unavailable`.")
         startupTimeout = try env.duration("DATABASE_STARTUP_TIMEOUT", default: .seconds(60), "How long start-up retries reaching the database.")
-        statementTimeout = try env.duration(
+        let statementTimeout = try env.duration(
             "DATABASE_STATEMENT_TIMEOUT", default: .seconds(15),
             "PostgreSQL `statement_timeout` of this service's sessions: a statement running longer is cancelled and the request answered `unavailable` (HTTP 503 with Retry-After). 0 turns it off. Migrations run without it."
         )
-        lockTimeout = try env.duration(
+        let lockTimeout = try env.duration(
             "DATABASE_LOCK_TIMEOUT", default: .milliseconds(750),
             "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter; a refused retryable call is retried by its client within its deadline. 0 turns it off."
         )
-        idleInTransactionTimeout = try env.duration(
+        let idleInTransactionTimeout = try env.duration(
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default: .seconds(30),
             "PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction that long is ended by the server, releasing its locks. 0 turns it off."
         )
-        keepalivesIdle = try env.duration(
+        let keepalivesIdle = try env.duration(
             "DATABASE_KEEPALIVES_IDLE", default: .seconds(10),
             "Idle time before TCP keepalive probes start on a database connection (libpq `keepalives_idle`; TCP connections only).")
-        keepalivesInterval = try env.duration(
+        let keepalivesInterval = try env.duration(
             "DATABASE_KEEPALIVES_INTERVAL", default: .seconds(5), "Time between unanswered keepalive probes (libpq `keepalives_interval`).")
-        keepalivesCount = try env.int(
+        let keepalivesCount = try env.int(
             "DATABASE_KEEPALIVES_COUNT", default: 3, in: 1...100,
             "Unanswered keepalive probes before the connection is declared dead (libpq `keepalives_count`).")
-        tcpUserTimeout = try env.duration(
+        let tcpUserTimeout = try env.duration(
             "DATABASE_TCP_USER_TIMEOUT", default: .seconds(10),
             "How long sent data may stay unacknowledged before the connection is declared dead (libpq `tcp_user_timeout`): a request to a database host that vanished fails then instead of hanging. 0: the kernel's default."
         )
+        sessionLimits = PostgresSessionLimits(
+            statementTimeout: statementTimeout, lockTimeout: lockTimeout, idleInTransactionTimeout: idleInTransactionTimeout,
+            keepalivesIdle: keepalivesIdle, keepalivesInterval: keepalivesInterval, keepalivesCount: keepalivesCount,
+            tcpUserTimeout: tcpUserTimeout)
     }
 
     public func configuration(applicationName: String) throws -> PostgresConfiguration {
@@ -89,14 +87,6 @@ public struct DatabaseSettings: Sendable {
         do { return try PostgresConfiguration(migrationURL.revealed, applicationName: applicationName + "-migrations") } catch {
             throw ConfigurationError(variable: "DATABASE_MIGRATION_URL", value: nil, expected: "a valid PostgreSQL URL or key=value string")
         }
-    }
-
-    /// The bounds above, as ``PostgresConfiguration`` applies them.
-    public var sessionLimits: PostgresSessionLimits {
-        PostgresSessionLimits(
-            statementTimeout: statementTimeout, lockTimeout: lockTimeout, idleInTransactionTimeout: idleInTransactionTimeout,
-            keepalivesIdle: keepalivesIdle, keepalivesInterval: keepalivesInterval, keepalivesCount: keepalivesCount,
-            tcpUserTimeout: tcpUserTimeout)
     }
 }
 
