@@ -57,6 +57,35 @@ struct PoolStateTests {
         #expect(state.open == 1)
     }
 
+    @Test("under overload, waiters that gave up are skipped and the rest are served oldest first")
+    func manyWaitersWithTimeoutsKeepTheirOrder() throws {
+        var state = State(limit: 1)
+        _ = try state.take()
+        var ids: [Int] = []
+        for n in 0..<20_000 {
+            let id = state.makeWaiterID()
+            ids.append(id)
+            #expect(try state.takeOrWait(id: id) { "w\(n)" } == nil)
+        }
+        // Every waiter but each third times out; the last one's timeout is attached first.
+        #expect(state.updateWaiter(ids[19_999]) { $0 += "+timeout" })
+        for (n, id) in ids.enumerated() where n % 3 != 0 { #expect(state.removeWaiter(id) != nil) }
+        #expect(state.removeWaiter(ids[1]) == nil, "a waiter is removed once")
+        #expect(state.waiterCount == 6_667)
+        var served: [String] = []
+        while case .handOver(let waiter) = state.checkin(1) { served.append(waiter) }
+        #expect(served == (0..<20_000).filter { $0 % 3 == 0 }.map { "w\($0)" })
+        #expect(state.waiterCount == 0 && state.idle == [1] && state.open == 1)
+        // The queue starts afresh: a new waiter is served next.
+        _ = try state.take()
+        let late = state.makeWaiterID()
+        #expect(try state.takeOrWait(id: late) { "late" } == nil)
+        guard case .handOver("late") = state.checkin(1) else {
+            Issue.record("the late waiter was not served")
+            return
+        }
+    }
+
     @Test("a freed slot passes to a waiter without changing the count, or is given up")
     func freeSlot() throws {
         var state = State(limit: 1)

@@ -10,8 +10,14 @@ struct PoolState<Connection, Waiter> {
     let limit: Int
     private(set) var open = 0
     private(set) var idle: [Connection] = []
-    /// Callers waiting for a connection, oldest first.
-    private(set) var waiters: [(id: Int, waiter: Waiter)] = []
+    /// Callers waiting for a connection, by id. Ids grow, so the smallest is the oldest.
+    private var waiting: [Int: Waiter] = [:]
+    /// Waiter ids in arrival order from `head` on; an id no longer in `waiting` (timed out or
+    /// cancelled) is skipped when reached. Every operation is O(1) amortised: under overload
+    /// thousands wait, and a linear scan per arrival and per hand-over made the pool's lock the
+    /// hot spot.
+    private var arrivals: [Int] = []
+    private var head = 0
     private var nextWaiterID = 0
     private(set) var closed = false
 
@@ -42,21 +48,54 @@ struct PoolState<Connection, Waiter> {
     /// ``take()``, or else queues `waiter` (made only if it must wait) under `id`.
     mutating func takeOrWait(id: Int, _ waiter: () -> Waiter) throws(Closed) -> PoolGrant<Connection>? {
         if let grant = try take() { return grant }
-        waiters.append((id, waiter()))
+        waiting[id] = waiter()
+        arrivals.append(id)
         return nil
     }
 
+    /// The queued waiters, oldest first (for tests and statistics).
+    var waiters: [(id: Int, waiter: Waiter)] {
+        arrivals[head...].compactMap { id in waiting[id].map { (id, $0) } }
+    }
+
+    /// How many callers wait.
+    var waiterCount: Int { waiting.count }
+
     /// Changes a queued waiter (to attach its timeout); false when it is no longer queued.
     mutating func updateWaiter(_ id: Int, _ change: (inout Waiter) -> Void) -> Bool {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
-        change(&waiters[index].waiter)
+        guard waiting[id] != nil else { return false }
+        change(&waiting[id]!)
         return true
     }
 
     /// Takes a waiter out of the queue (timed out or cancelled); `nil` when it was already served.
     mutating func removeWaiter(_ id: Int) -> Waiter? {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return waiters.remove(at: index).waiter
+        defer { if waiting.isEmpty { clearArrivals() } }
+        return waiting.removeValue(forKey: id)
+    }
+
+    /// The oldest waiter still queued, taken out of the queue.
+    private mutating func popOldestWaiter() -> Waiter? {
+        while head < arrivals.count {
+            let id = arrivals[head]
+            head += 1
+            if let waiter = waiting.removeValue(forKey: id) {
+                if waiting.isEmpty {
+                    clearArrivals()
+                } else if head > 1024 && head * 2 > arrivals.count {
+                    arrivals.removeFirst(head)
+                    head = 0
+                }
+                return waiter
+            }
+        }
+        clearArrivals()
+        return nil
+    }
+
+    private mutating func clearArrivals() {
+        arrivals.removeAll(keepingCapacity: true)
+        head = 0
     }
 
     enum CheckinOutcome {
@@ -74,7 +113,7 @@ struct PoolState<Connection, Waiter> {
             open -= 1
             return .close
         }
-        if !waiters.isEmpty { return .handOver(waiters.removeFirst().waiter) }
+        if let waiter = popOldestWaiter() { return .handOver(waiter) }
         idle.append(connection)
         return .keptIdle
     }
@@ -87,23 +126,25 @@ struct PoolState<Connection, Waiter> {
 
     /// A connection is gone (broken, or failed to open): its slot frees up.
     mutating func freeSlot() -> SlotOutcome {
-        guard !closed, !waiters.isEmpty else {
+        guard !closed, let waiter = popOldestWaiter() else {
             open -= 1
             return .freed
         }
-        return .handOver(waiters.removeFirst().waiter)
+        return .handOver(waiter)
     }
 
     /// Closes the pool: every idle connection (to close) and every waiter (to fail). Busy
     /// connections give up their slots as they come back.
     mutating func close() -> (idle: [Connection], waiters: [Waiter]) {
         closed = true
+        let queued = waiters.map(\.waiter)
+        open -= idle.count
         defer {
-            open -= idle.count
             idle = []
-            waiters = []
+            waiting = [:]
+            clearArrivals()
         }
-        return (idle, waiters.map(\.waiter))
+        return (idle, queued)
     }
 }
 

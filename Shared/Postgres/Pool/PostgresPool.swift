@@ -56,7 +56,7 @@ public final class PostgresPool: Sendable {
 
     /// How many connections are open (or opening), idle, and how many callers wait.
     public var statistics: (open: Int, idle: Int, waiting: Int) {
-        state.withLock { ($0.open, $0.idle.count, $0.waiters.count) }
+        state.withLock { ($0.open, $0.idle.count, $0.waiterCount) }
     }
 
     /// Closes idle connections and fails waiting callers; busy connections close when
