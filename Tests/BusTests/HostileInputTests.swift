@@ -25,7 +25,7 @@ import Testing
         let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
         registerTestHandlers(on: server)
         try await server.start()
-        let raw = try await RawPeer.connect(server.boundEndpoints[0])
+        let raw = try await RawPeer.connect(server.boundEndpoints[0], logger: testLogger())
 
         let garbage: [[Data]] = [
             [Data("no delimiter".utf8)],
@@ -62,7 +62,7 @@ import Testing
         registerTestHandlers(on: server)
         try await server.start()
 
-        let hog = try await RawPeer.connect(server.boundEndpoints[0])
+        let hog = try await RawPeer.connect(server.boundEndpoints[0], logger: testLogger())
         hog.send([Data(), Data(count: 4 << 20)])
         try await Task.sleep(for: .milliseconds(300))
 

@@ -81,7 +81,7 @@ extension ReliabilityTests {
         @Test func invalidUTF8IsRefusedOrReplacedNeverStoredBroken() async throws {
             try await Stack.run { stack in
                 let owner = try await stack.signUp()
-                let raw = try await RawPeer.connect(stack.rpc["Documents"]!)
+                let raw = try await RawPeer.connect(stack.rpc["Documents"]!, logger: testLogger())
                 // A documents.create whose title holds bytes that are not UTF-8 (a lone continuation
                 // byte, an overlong `/`, a surrogate half): JSON's transport allows any bytes.
                 var accepted: [Document] = []
@@ -114,7 +114,7 @@ extension ReliabilityTests {
 
         @Test func messagesAboveTheSizeLimitNeverReachAHandler() async throws {
             try await Stack.run { stack in
-                let raw = try await RawPeer.connect(stack.rpc["Legal"]!)
+                let raw = try await RawPeer.connect(stack.rpc["Legal"]!, logger: testLogger())
                 let huge = String(repeating: "x", count: 70 << 20)
                 let envelope = Envelope(
                     kind: .request, type: LegalCurrent.type, payload: Data(#"{"type":"terms_of_service","pad":"\#(huge)"}"#.utf8))

@@ -24,7 +24,7 @@ extension ReliabilityTests {
             try await Stack.run { stack in
                 let process = try #require(stack.process(service))
                 let pid = process.process.processIdentifier
-                let raw = try await RawPeer.connect(stack.rpc[service]!)
+                let raw = try await RawPeer.connect(stack.rpc[service]!, logger: testLogger())
                 var generator = SplitMix64(seed: service.utf8.reduce(UInt64(17)) { $0 &* 31 &+ UInt64($1) })
                 // Warm up: valid requests and one storm, so caches and pools have their working size.
                 try await valid(service, raw)

@@ -1,12 +1,12 @@
 import Foundation
 import Locks
 import Logging
-import TestSupport
 
-@testable import Bus
-
-/// A DEALER socket that sends frames exactly as given: garbage included.
-final class RawPeer: Sendable {
+/// A DEALER socket that sends frames exactly as given, garbage included, and hands back whatever
+/// comes: what the hostile-input and malformed-message tests of the bus and of every service
+/// speak to a server with. `package`, not public: no product uses it; it lives here, beside the
+/// socket loop it drives, so that the test targets share one copy.
+package final class RawPeer: Sendable {
     private let loop: SocketLoop
     private let inbox: AsyncStream<[Data]>
     private let iterator: LockedValue<AsyncStream<[Data]>.AsyncIterator?>
@@ -17,7 +17,7 @@ final class RawPeer: Sendable {
         self.iterator = LockedValue(nil)
     }
 
-    static func connect(_ endpoint: String, maxMessageSize: Int64 = -1, logger: Logger = testLogger()) async throws -> RawPeer {
+    package static func connect(_ endpoint: String, maxMessageSize: Int64 = -1, logger: Logger) async throws -> RawPeer {
         let (stream, continuation) = AsyncStream.makeStream(of: [Data].self)
         let loop = try await SocketLoop.start(
             name: "raw", policy: .wait, logger: logger,
@@ -30,17 +30,17 @@ final class RawPeer: Sendable {
         return RawPeer(loop: loop, inbox: stream)
     }
 
-    func send(_ frames: [Data]) { loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) }
+    package func send(_ frames: [Data]) { loop.send(OutgoingMessage(frames: frames, expiresAt: nil)) }
 
     /// Sends `frames` and waits (up to `timeout`) for the next message back.
-    func roundTrip(_ frames: [Data], timeout: Duration = .seconds(5)) async throws -> [Data] {
+    package func roundTrip(_ frames: [Data], timeout: Duration = .seconds(5)) async throws -> [Data] {
         send(frames)
         return try await next(timeout: timeout)
     }
 
     /// Waits for the next message. A timeout ends the stream (a cancelled `next()` finishes an
     /// `AsyncStream`), so only a test's last read may expect one.
-    func next(timeout: Duration = .seconds(5)) async throws -> [Data] {
+    package func next(timeout: Duration = .seconds(5)) async throws -> [Data] {
         let inbox = self.inbox
         return try await withThrowingTaskGroup(of: [Data]?.self) { group in
             group.addTask {
@@ -57,7 +57,8 @@ final class RawPeer: Sendable {
         }
     }
 
-    func close() async { await loop.stop() }
+    package func close() async { await loop.stop() }
 }
 
-struct RawPeerTimeout: Error {}
+/// No message came within the time given to ``RawPeer/next(timeout:)``.
+package struct RawPeerTimeout: Error {}
