@@ -13,6 +13,10 @@ import Testing
     var tokens: SessionTokens { SessionTokens(keys: try! SessionKeySet(current: signing)) }
     let user = UUID()
     let session = UUID()
+    /// How long a synced view stays fresh here: far longer than a loaded machine takes between
+    /// two lines of a test (verification suspends, and `deploy/test` runs suites side by side),
+    /// so only the tests about staleness see a stale view, which they make by hand.
+    static let staleness: Duration = .seconds(600)
 
     func token(issuedAt: Date = Date(), appleSubject: String? = "apple.1", subject: String? = nil) async throws -> String {
         try await tokens.issue(
@@ -22,7 +26,7 @@ import Testing
     }
 
     func loadedVerifier(sessions: [SessionRevoked] = [], users: [UserSessionsRevoked] = []) -> SessionVerifier {
-        let verifier = SessionVerifier(maximumStaleness: .seconds(5))
+        let verifier = SessionVerifier(maximumStaleness: Self.staleness)
         verifier.useKeys([NamedPublicKey(keyId: "s1", publicKey: signing.publicKey.rawRepresentation.base64EncodedString())])
         verifier.withRevocations {
             $0.load(.init(sequence: 7, sessions: sessions, users: users, tokenLifetimeSeconds: 900), leeway: 30)
@@ -69,17 +73,17 @@ import Testing
 
     @Test func aStaleOrUnloadedViewDecidesNothing() async throws {
         let token = try await token()
-        let unloaded = SessionVerifier(maximumStaleness: .seconds(5))
+        let unloaded = SessionVerifier(maximumStaleness: Self.staleness)
         #expect(await unloaded.verdict(on: token) == .undecided)
         let verifier = loadedVerifier()
-        verifier.markSynced(at: .now - .seconds(6))
+        verifier.markSynced(at: .now - Self.staleness - .seconds(1))
         #expect(await verifier.verdict(on: token) == .undecided)
         verifier.markSynced()
         #expect(await verifier.verdict(on: token) != .undecided)
     }
 
     @Test func aListPastItsLimitDecidesNothing() async throws {
-        let verifier = SessionVerifier(maximumStaleness: .seconds(5), revocationLimit: 1)
+        let verifier = SessionVerifier(maximumStaleness: Self.staleness, revocationLimit: 1)
         verifier.useKeys([NamedPublicKey(keyId: "s1", publicKey: signing.publicKey.rawRepresentation.base64EncodedString())])
         let revoked = (0..<2).map { _ in SessionRevoked(sessionId: UUID(), userId: nil, revokedAt: Date()) }
         verifier.withRevocations { $0.load(.init(sequence: 1, sessions: revoked, users: [], tokenLifetimeSeconds: 900), leeway: 30) }
@@ -140,7 +144,7 @@ import Testing
         let verifier = loadedVerifier()
         verifier.rememberAcceptedTerms("1.0", of: user, asOf: 7)
         #expect(verifier.acceptedTerms(of: user) == "1.0")
-        verifier.markSynced(at: .now - .seconds(6))
+        verifier.markSynced(at: .now - Self.staleness - .seconds(1))
         #expect(verifier.acceptedTerms(of: user) == nil, "a stale view holds nothing")
     }
 
