@@ -11,7 +11,7 @@ service process, of PostgreSQL (the cluster's postmaster and all its backends) a
 pgbench insert, PostgreSQL's and pgbench's. On a machine where the load generator, the services and
 the database share the same cores, the ratio of those costs bounds the ratio of the rates, whatever
 the scheduling: that is the figure to read on a noisy machine. Usage (deploy/bench-gateway):
-    bench.py [--seconds N] [--connections N] [--users N] [--rounds N]
+    bench.py [--seconds N] [--connections N] [--users N] [--rounds N] [--profile FILE]
 """
 import argparse
 import os
@@ -32,6 +32,9 @@ parser.add_argument("--seconds", type=int, default=10)
 parser.add_argument("--connections", type=int, default=64)
 parser.add_argument("--users", type=int, default=200)
 parser.add_argument("--rounds", type=int, default=3)
+parser.add_argument("--profile", metavar="FILE",
+                    help="also record a system-wide `perf record -g` into FILE during round 1's acceptances "
+                         "(read it with `perf report -i FILE --sort comm,dso,sym`)")
 args = parser.parse_args()
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -116,10 +119,16 @@ end
     clients = min(args.connections, 64)
     pids = {process.name: process.popen.pid for process in stack.processes}
 
-    def wrk(path=None):
+    def wrk(path=None, profile=None):
         target = ["-s", lua.name, stack.url] if path is None else [stack.url + path]
+        # perf starts with wrk and stops a second before it, so it sees the steady state only.
+        recorder = None if profile is None else subprocess.Popen(
+            ["perf", "record", "-a", "-g", "-F", "499", "-o", profile, "--", "sleep", str(max(1, args.seconds - 1))],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", *target],
                              check=True, capture_output=True, text=True)
+        if recorder is not None and recorder.wait() != 0:
+            raise SystemExit(f"perf record failed (exit {recorder.returncode}); is perf installed and perf_event_paranoid low enough?")
         out = run.stdout
         # The latency distribution's lines ("     50%   33.20ms"), anchored at the line start: the
         # "Thread Stats" lines end in a percentage too ("... 68.50%") and must not match.
@@ -142,7 +151,7 @@ end
     rss_before = {name: rss_mib(pid) for name, pid in pids.items()}
     rounds = []
     for number in range(1, args.rounds + 1):
-        http, http_cpu = measured(wrk, pids)
+        http, http_cpu = measured(lambda: wrk(profile=args.profile if number == 1 else None), pids)
         health, health_cpu = measured(lambda: wrk("/healthz"), pids)
         inserts, insert_cpu = measured(pgbench, {})
         per_acceptance = {name: seconds / http["requests"] * 1e6 for name, seconds in http_cpu.items()}

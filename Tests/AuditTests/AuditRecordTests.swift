@@ -49,6 +49,37 @@ import Testing
         }
     }
 
+    /// A repeated key reaches the database only when the bus's reply cache cannot answer it (here:
+    /// a new Audit process). The batch's `COPY` is refused by the key's unique index, and the batch
+    /// runs again with its earlier receipts: the repeats get their originals, the new records in the
+    /// same batch are written once, and the chain stays valid.
+    @Test func keysRecordedBeforeARestartGetTheirOriginalReceiptsInAMixedBatch() async throws {
+        try await AuditHarness.run(writers: 1) { harness in
+            let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            let users = (0..<6).map { _ in UUID() }
+            func items(_ range: Range<Int>) -> [AuditRecordBatch.Item] {
+                range.map { index in
+                    AuditRecordBatch.Item(
+                        record: .init(userId: users[index], documentType: .termsOfService, version: version, action: .accept),
+                        idempotencyKey: "mixed-\(index)")
+                }
+            }
+            let first = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: items(0..<3), signReceipts: false), principal: AuditHarness.operatorPrincipal
+            ).outcomes.map { try $0.get() }
+            harness.stopAudit()
+            try await harness.startAudit(writers: 1)
+            let second = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: items(0..<6), signReceipts: false), principal: AuditHarness.operatorPrincipal,
+                timeout: .seconds(30)
+            ).outcomes.map { try $0.get() }
+            #expect(second.prefix(3).map(\.recordId) == first.map(\.recordId), "repeats must get their original receipts")
+            #expect(Set(second.suffix(3).map(\.recordId)).isDisjoint(with: first.map(\.recordId)))
+            #expect(try await harness.recordCount() == 6)
+            #expect(try await harness.verify().valid)
+        }
+    }
+
     @Test func badInputGetsAClearErrorAndWritesNothing() async throws {
         try await AuditHarness.run { harness in
             let user = UUID()

@@ -92,16 +92,27 @@ final class GroupCommitter: Service, Sendable {
         }
     }
 
-    /// One outcome per record. Transient failures retry the whole batch; any other failure splits
-    /// the batch in halves and tries each, so one bad record fails alone and its neighbours, which
-    /// did nothing wrong, still commit.
-    private func commit(_ batch: [PendingRecord], with writer: BatchWriter) async -> [Result<ConsentReceipt, BusError>] {
+    /// One outcome per record. A batch goes first without looking for earlier uses of its keys;
+    /// if the keys' unique index refuses it, it runs again at once with the look-up (a retried
+    /// record gets its original receipt). Transient failures retry the whole batch; any other
+    /// failure splits the batch in halves and tries each, so one bad record fails alone and its
+    /// neighbours, which did nothing wrong, still commit.
+    private func commit(_ batch: [PendingRecord], with writer: BatchWriter, findingRepeats: Bool = false) async
+        -> [Result<ConsentReceipt, BusError>]
+    {
         var attempt = 0
+        var findingRepeats = findingRepeats
         while true {
             attempt += 1
             do {
-                let receipts = try await pool.withTransaction { db in try writer.write(batch, at: Date(), on: db) }
+                let receipts = try await pool.withTransaction { [findingRepeats] db in
+                    try writer.write(batch, at: Date(), findingRepeats: findingRepeats, on: db)
+                }
                 return receipts.map { .success($0) }
+            } catch let error as PostgresError where error.isUniqueViolation && !findingRepeats {
+                findingRepeats = true  // a key used before (a retry): look the repeats up, not counted as an attempt
+                attempt -= 1
+                logger.debug("audit batch repeats a key; writing it again with its earlier receipts", metadata: ["chain": "\(writer.chain)", "error": "\(error)"])
             } catch {
                 let retryable = Self.isTransient(error) && attempt < 4
                 logger.log(
@@ -113,7 +124,8 @@ final class GroupCommitter: Service, Sendable {
                 }
                 guard batch.count > 1 else { return [.failure(Self.busError(error))] }
                 let half = batch.count / 2
-                return await commit(Array(batch[..<half]), with: writer) + commit(Array(batch[half...]), with: writer)
+                return await commit(Array(batch[..<half]), with: writer, findingRepeats: findingRepeats)
+                    + commit(Array(batch[half...]), with: writer, findingRepeats: findingRepeats)
             }
         }
     }
