@@ -123,6 +123,20 @@ import Testing
         }
     }
 
+    /// UUIDs are parsed on the fast path (Foundation's parser makes 16 `sscanf` calls); every text
+    /// Foundation's would judge otherwise must fall back and get Foundation's value or error.
+    @Test(arguments: [
+        "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f", "e621E1F8-c36c-495A-93fc-0C247a3e6e5f",
+        "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "E621E1F8C36C495A93FC0C247A3E6E5F",
+        "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8-C36C-495A-93FC-0C247A3E6E5FA", "E621E1F8_C36C-495A-93FC-0C247A3E6E5F",
+        "G621E1F8-C36C-495A-93FC-0C247A3E6E5F", " E621E1F8-C36C-495A-93FC-0C247A3E6E5", "{E621E1F8-C36C-495A-93FC-0C247A3E6E}",
+        #"\u0045621E1F8-C36C-495A-93FC-0C247A3E6E5F"#, "", #"E621E1F8-C36C-495A-93FC-0C247A3E6E5\u00e9"#,
+    ])
+    func uuidsDecodeLikeFoundation(_ text: String) {
+        Self.expectSame([UUID].self, "[\"\(text)\"]")
+        Self.expectSame([String: UUID].self, "{\"id\":\"\(text)\"}")
+    }
+
     @Test(arguments: [
         #"{"a":1,"a":2}"#, #"{"é":1,"e\u0301":2}"#, #"{"\u0061":1,"a":2}"#, #"{"x":[1,{"y":2,"y":3}]}"#,
         #"{"a":{"b":{"c":[[[]]]}}}"#, "[1,2,3", "{\"a\":1 \"b\":2}", #"["\ud800"]"#, "[\"\u{7F}\"]",

@@ -91,7 +91,7 @@ struct AccountsHandlers: Sendable {
     static func authorize(_ context: RequestContext, for user: UUID) throws {
         switch context.principal.kind {
         case .service: try context.requireUserAccess()
-        case .user where UUID(uuidString: context.principal.id) == user, .operator: return
+        case .user where MessageID.parse(context.principal.id) == user, .operator: return
         case .user: throw BusError(.forbidden, "a user may only read or change their own account")
         case .anonymous: throw BusError(.unauthenticated, "acting for a user needs a signed-in principal")
         }

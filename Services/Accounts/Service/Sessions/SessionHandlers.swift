@@ -199,7 +199,7 @@ struct SessionHandlers: Sendable {
         switch context.principal.kind {
         case .service: try context.requireUserAccess()
         case .operator: break
-        case .user where found.userId.map({ UUID(uuidString: context.principal.id) == $0 }) == true: break
+        case .user where found.userId.map({ MessageID.parse(context.principal.id) == $0 }) == true: break
         case .user: throw BusError(.forbidden, "a user may only end their own sessions")
         case .anonymous:
             guard request.refreshToken != nil else { throw BusError(.unauthenticated, "ending a session by id needs a signed-in principal") }
@@ -232,7 +232,7 @@ struct SessionHandlers: Sendable {
         } catch let error as IdentityError {
             throw Self.refusal(error)
         }
-        guard let id = UUID(uuidString: claims.sessionID), let found = try await store.session(id: id) else {
+        guard let id = MessageID.parse(claims.sessionID), let found = try await store.session(id: id) else {
             throw BusError(.unauthenticated, "the session no longer exists (signed out or account deleted)")
         }
         let session = try await store.bindPending(found)

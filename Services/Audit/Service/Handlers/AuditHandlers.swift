@@ -122,7 +122,7 @@ struct AuditHandlers: Sendable {
     static func authorize(_ context: RequestContext, for user: UUID) throws {
         try requireIdentified(context)
         try context.requireUserAccess()
-        if context.principal.kind == .user, UUID(uuidString: context.principal.id) != user {
+        if context.principal.kind == .user, MessageID.parse(context.principal.id) != user {
             throw BusError(.forbidden, "a user may only read or write their own records")
         }
     }

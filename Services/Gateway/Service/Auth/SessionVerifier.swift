@@ -1,3 +1,4 @@
+import Bus
 import Contracts
 import Crypto
 import Foundation
@@ -84,9 +85,9 @@ public final class SessionVerifier: Sendable {
             } catch {
                 return .refused
             }
-            guard let sessionId = UUID(uuidString: claims.sid) else { return .refused }
+            guard let sessionId = MessageID.parse(claims.sid) else { return .refused }
             entry = Verified(
-                userId: UUID(uuidString: claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
+                userId: MessageID.parse(claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
                 expiresAt: claims.expiresAt)
             state.withLock { state in
                 if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }

@@ -136,7 +136,7 @@ struct DocumentRoutes {
             request, context in
             // Withdrawing a share stays open to a user who has not accepted the terms.
             let user = try context.signedIn().userId
-            guard let linkId = UUID(uuidString: context.pathParameter("linkId") ?? "") else {
+            guard let linkId = MessageID.parse(context.pathParameter("linkId") ?? "") else {
                 throw BusError(.invalidArgument, "the link id is not a UUID")
             }
             _ = try await services.call(
@@ -168,7 +168,7 @@ struct DocumentRoutes {
 
     /// The caller and the id `:reference` names, looking a file URL up first.
     private func identify(_ context: GatewayContext) async throws -> (UUID, UUID) {
-        if let id = UUID(uuidString: context.pathParameter("reference") ?? "") { return (try context.signedIn().userId, id) }
+        if let id = MessageID.parse(context.pathParameter("reference") ?? "") { return (try context.signedIn().userId, id) }
         let (user, document) = try await find(context)
         return (user, document.id)
     }

@@ -153,7 +153,7 @@ struct TusRoutes {
     /// The caller and the upload's id.
     private func upload(_ context: GatewayContext) throws -> (UUID, UUID) {
         let user = try context.signedIn().userId
-        guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else { throw BusError(.notFound, "no such upload") }
+        guard let id = MessageID.parse(context.pathParameter("id") ?? "") else { throw BusError(.notFound, "no such upload") }
         return (user, id)
     }
 

@@ -79,7 +79,7 @@ struct AccountRoutes {
             .get, "/api/deletion-certificates/:certificateId",
             "A deletion certificate by id (it names no one); re-signed once Apple's grant revocation settles.", public: true
         ) { _, context in
-            guard let id = UUID(uuidString: context.pathParameter("certificateId") ?? "") else {
+            guard let id = MessageID.parse(context.pathParameter("certificateId") ?? "") else {
                 throw BusError(.invalidArgument, "the certificate id is not a UUID")
             }
             let certificate = try await services.call(
@@ -90,7 +90,7 @@ struct AccountRoutes {
 
     private func decision(_ context: GatewayContext) throws -> (UUID, UUID) {
         let id = try context.signedIn().userId
-        guard let requestId = UUID(uuidString: context.pathParameter("requestId") ?? "") else {
+        guard let requestId = MessageID.parse(context.pathParameter("requestId") ?? "") else {
             throw BusError(.invalidArgument, "the deletion request id is not a UUID")
         }
         return (id, requestId)

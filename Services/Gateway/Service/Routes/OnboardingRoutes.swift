@@ -81,7 +81,7 @@ struct OnboardingRoutes {
     }
 
     func acceptTerms(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        guard let id = UUID(uuidString: context.pathParameter("id") ?? "") else {
+        guard let id = MessageID.parse(context.pathParameter("id") ?? "") else {
             throw BusError(.invalidArgument, "the user id in the path is not a UUID")
         }
         try limits.accept(from: context)
