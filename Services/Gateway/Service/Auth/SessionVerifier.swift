@@ -65,37 +65,51 @@ public final class SessionVerifier: Sendable {
     }
 
     func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) async -> Verdict {
-        let known = state.withLock { state -> (SessionTokenVerifier?, Verified?, Bool) in
-            let fresh = (state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false) && state.revocations.count <= revocationLimit
-            return (state.verifier, state.verified[token], fresh)
+        if let known = knownVerdict(on: token, now: now, clock: clock) { return known }
+        let known = state.withLock { state in (state.verifier, isFresh(state, clock)) }
+        guard let verifier = known.0, known.1 else { return .undecided }
+        let claims: SessionClaims
+        do {
+            claims = try await verifier.verify(token, now: now)
+        } catch IdentityError.unknownKey {
+            return .undecided  // a key Accounts rotated in since we loaded ours: Accounts knows it
+        } catch IdentityError.expired {
+            return .expired
+        } catch {
+            return .refused
         }
-        guard let verifier = known.0, known.2 else { return .undecided }
-        let entry: Verified
-        if let cached = known.1 {
-            guard cached.expiresAt.addingTimeInterval(leeway) >= now else { return .expired }
-            entry = cached
-        } else {
-            let claims: SessionClaims
-            do {
-                claims = try await verifier.verify(token, now: now)
-            } catch IdentityError.unknownKey {
-                return .undecided  // a key Accounts rotated in since we loaded ours: Accounts knows it
-            } catch IdentityError.expired {
-                return .expired
-            } catch {
-                return .refused
-            }
-            guard let sessionId = MessageID.parse(claims.sid) else { return .refused }
-            entry = Verified(
-                userId: MessageID.parse(claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
-                expiresAt: claims.expiresAt)
-            state.withLock { state in
-                if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }
-                state.verified[token] = entry
-            }
+        guard let sessionId = MessageID.parse(claims.sid) else { return .refused }
+        let entry = Verified(
+            userId: MessageID.parse(claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
+            expiresAt: claims.expiresAt)
+        return state.withLock { state in
+            if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }
+            state.verified[token] = entry
+            return judged(entry, in: state, now: now)
         }
+    }
+
+    /// The verdict on a token whose signature was checked here before, from the cache alone: one
+    /// look-up under the lock, no parsing. Nil for a token not in the cache (it may not even be a
+    /// session token), which ``verdict(on:now:clock:)`` must judge.
+    func knownVerdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict? {
+        state.withLock { state in
+            guard let entry = state.verified[token] else { return nil }
+            guard isFresh(state, clock) else { return .undecided }
+            return judged(entry, in: state, now: now)
+        }
+    }
+
+    private func isFresh(_ state: State, _ clock: ContinuousClock.Instant) -> Bool {
+        state.verifier != nil && (state.syncedAt.map { clock - $0 <= maximumStaleness } ?? false)
+            && state.revocations.count <= revocationLimit
+    }
+
+    /// A verified token's verdict: expiry (with leeway), then the revocations.
+    private func judged(_ entry: Verified, in state: State, now: Date) -> Verdict {
+        guard entry.expiresAt.addingTimeInterval(leeway) >= now else { return .expired }
         guard let userId = entry.userId, let appleId = entry.appleId else { return .undecided }
-        let refused = state.withLock { $0.revocations.refuses(session: entry.sessionId, user: userId, issuedAt: entry.issuedAt) }
+        let refused = state.revocations.refuses(session: entry.sessionId, user: userId, issuedAt: entry.issuedAt)
         return refused ? .refused : .valid(userId: userId, appleId: appleId, sessionId: entry.sessionId)
     }
 
