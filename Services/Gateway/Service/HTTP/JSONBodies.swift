@@ -39,7 +39,10 @@ enum JSONBodies {
         (try? encoder.encode(members)) ?? Data("{}".utf8)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int, decoder: JSONDecoder = BusJSON.decoder()) async throws -> T {
+    /// Decodes the body with the bus's decoder (FastJSON, with Foundation's decoder for what it does
+    /// not handle, whose value or error then stands: the same answers as Foundation's, without
+    /// a decoder made and configured per request), or with `decoder` when one is given.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int, decoder: JSONDecoder? = nil) async throws -> T {
         if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json"),
             !contentType.lowercased().hasPrefix("application/vnd.pgrst")
         {
@@ -47,7 +50,7 @@ enum JSONBodies {
         }
         let data = try await collect(request, limit: limit)
         guard !data.isEmpty else { throw BusError(.invalidArgument, "a JSON body is required") }
-        do { return try decoder.decode(T.self, from: data) } catch let error as DecodingError {
+        do { return try decoder.map { try $0.decode(T.self, from: data) } ?? BusJSON.decode(T.self, from: data) } catch let error as DecodingError {
             throw BusError(.invalidArgument, "the body is not valid: \(describe(error))")
         } catch {
             throw BusError(.invalidArgument, "the body is not valid JSON")
