@@ -86,6 +86,31 @@ def test_slowloris_is_cut_off_at_the_header_deadline(guarded):
             sock.close()
 
 
+def test_a_keep_alive_connection_lives_while_requests_come_and_closes_at_the_header_deadline(guarded):
+    """The header deadline runs from each response's end: requests every 0.6 s keep a connection
+    open past the first deadline (the guard's timer, armed for it, finds the deadline moved and
+    waits on), and silence after the last response closes it one deadline later."""
+    sock = connect(guarded)
+    try:
+        for _ in range(4):
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            response = b""
+            while b"\r\n\r\n" not in response or not response.rstrip().endswith(b"}"):
+                chunk = sock.recv(65536)
+                assert chunk, "the connection was closed while requests kept coming within the deadline"
+                response += chunk
+            assert response.startswith(b"HTTP/1.1 200")
+            answered = time.monotonic()
+            time.sleep(HEADER_TIMEOUT * 0.6)
+        assert closed_within(sock, HEADER_TIMEOUT + 5)
+        idle = time.monotonic() - answered
+        assert HEADER_TIMEOUT * 0.8 <= idle < HEADER_TIMEOUT + 5, idle
+        print(f"SLOW-CLIENTS keep-alive: 4 requests over {4 * HEADER_TIMEOUT * 0.6:.1f} s served on one connection, "
+              f"closed {idle:.2f} s after the last response (header deadline {HEADER_TIMEOUT} s)")
+    finally:
+        sock.close()
+
+
 def test_the_connection_cap_refuses_one_more_while_the_others_work(capped):
     guarded = capped
     admitted = []
