@@ -26,14 +26,7 @@ public enum MessageID {
     }
 
     /// Appends the canonical lower-case text (36 bytes) of `id` to `out`.
-    static func appendText(of id: UUID, to out: inout [UInt8]) {
-        withUnsafeBytes(of: id.uuid) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-                Hex.append(byte, to: &out)
-            }
-        }
-    }
+    static func appendText(of id: UUID, to out: inout [UInt8]) { Hex.appendUUID(id, to: &out) }
 
     /// `count` random bytes from the same pool as lowercase hex: W3C trace and span ids, without a
     /// system call per id (`SystemRandomNumberGenerator` made one per byte).
@@ -49,12 +42,7 @@ public enum MessageID {
         return String(decoding: out.prefix(count * 2), as: UTF8.self)
     }
 
-    public static func text(of id: UUID) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        appendText(of: id, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func text(of id: UUID) -> String { Hex.uuid(id) }
 
     /// A UUID in canonical text (36 characters, either case), as `UUID(uuidString:)` reads it but
     /// without its 16 `sscanf` calls on Linux: for ids on hot paths (a request's path, a token's

@@ -1,4 +1,5 @@
 import Foundation
+import Hex
 
 /// One bound parameter as libpq sends it: a type OID (0 lets the server infer it), a format,
 /// and the bytes.
@@ -89,7 +90,7 @@ extension Double: PostgresEncodable {
 
 extension UUID: PostgresEncodable {
     public var postgresParameter: PostgresParameter {
-        PostgresParameter(text: uuidString, typeOID: PostgresTypeOID.uuid)
+        PostgresParameter(text: Hex.uuid(self, uppercase: true), typeOID: PostgresTypeOID.uuid)  // uuidString's text, without its sprintf
     }
 }
 

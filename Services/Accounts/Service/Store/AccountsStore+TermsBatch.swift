@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Hex
 import Postgres
 
 /// The SQL of `accounts.accept_terms_batch`: one statement reads a batch's users, one stores
@@ -10,7 +11,7 @@ extension AccountsStore {
     /// The users with these ids that exist, by id.
     public func users(ids: [UUID]) async throws -> [UUID: StoredUser] {
         let sql = PostgresStatement(name: "\(users)_by_ids", sql: "SELECT \(StoredUser.columns) FROM \(users) WHERE id = ANY($1::uuid[])")
-        let list = PostgresArrayLiteral.of(ids.map { $0.uuidString })
+        let list = PostgresArrayLiteral.of(ids.map { Hex.uuid($0) })
         return try await pool.withConnection { db in
             var found: [UUID: StoredUser] = [:]
             for row in try db.query(sql, list) {
@@ -34,7 +35,7 @@ extension AccountsStore {
                 WHERE u.id = a.id
                 RETURNING \(StoredUser.columns(of: "u"))
                 """)
-        let ids = PostgresArrayLiteral.of(acceptances.map { $0.user.uuidString })
+        let ids = PostgresArrayLiteral.of(acceptances.map { Hex.uuid($0.user) })
         let versions = PostgresArrayLiteral.of(acceptances.map(\.version))
         let times = PostgresArrayLiteral.of(acceptances.map { String($0.at.millisecondsSince1970) })
         return try await pool.withConnection { db in

@@ -140,6 +140,6 @@ struct AuditHandlers: Sendable {
 
     /// Scoped to the user, so two users' keys never collide; hashed, so the key itself is not kept.
     static func idempotencyHash(_ user: UUID, _ key: String) -> String {
-        Hex.string(SHA256.hash(data: Array((user.uuidString.lowercased() + "\n" + key).utf8)))
+        Hex.string(SHA256.hash(data: Array((Hex.uuid(user) + "\n" + key).utf8)))
     }
 }

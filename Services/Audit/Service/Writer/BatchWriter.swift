@@ -30,7 +30,7 @@ struct BatchWriter: Sendable {
         let users = Array(Set(batch.map(\.request.userId)))
         var calls = [
             PipelineCall(Self.lockHead, [chain]),
-            PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { $0.uuidString })]),
+            PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
         ]
         if findingRepeats { calls.append(PipelineCall(sql: Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))])) }
         let results = try db.pipeline(calls).map { try $0.get() }

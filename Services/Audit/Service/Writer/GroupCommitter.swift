@@ -112,7 +112,9 @@ final class GroupCommitter: Service, Sendable {
             } catch let error as PostgresError where error.isUniqueViolation && !findingRepeats {
                 findingRepeats = true  // a key used before (a retry): look the repeats up, not counted as an attempt
                 attempt -= 1
-                logger.debug("audit batch repeats a key; writing it again with its earlier receipts", metadata: ["chain": "\(writer.chain)", "error": "\(error)"])
+                logger.debug(
+                    "audit batch repeats a key; writing it again with its earlier receipts",
+                    metadata: ["chain": "\(writer.chain)", "error": "\(error)"])
             } catch {
                 let retryable = Self.isTransient(error) && attempt < 4
                 logger.log(

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import HTTPTypes
+import Hex
 import Hummingbird
 
 /// The `Idempotency-Key` header, passed to the bus so a client's retry of one action records it
@@ -19,6 +20,6 @@ enum IdempotencyKeys {
                 .invalidArgument, "Idempotency-Key must be 1 to \(IdempotencyKeyRule.clientKeyMaximumBytes) bytes",
                 details: ["maximumBytes": String(IdempotencyKeyRule.clientKeyMaximumBytes)])
         }
-        return "http:\(scope.uuidString.lowercased()):" + value
+        return "http:\(Hex.uuid(scope)):" + value
     }
 }

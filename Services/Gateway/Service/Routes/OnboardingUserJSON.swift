@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Hex
 
 /// The user as seed 004's routes answer with it.
 ///
@@ -30,7 +31,7 @@ struct OnboardingUserJSON: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
-        try container.encode((user.id ?? Self.nilID).uuidString.lowercased(), forKey: .id)
+        try container.encode(Hex.uuid(user.id ?? Self.nilID), forKey: .id)
         try container.encode(user.appleId, forKey: .apple_id)
         try container.encode(user.email, forKey: .email)
         try container.encode(user.name, forKey: .name)
