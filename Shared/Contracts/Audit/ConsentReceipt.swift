@@ -40,7 +40,7 @@ public struct ConsentReceipt: Codable, Sendable, Equatable {
     /// The exact text the signature covers: every field but the signature, one per line.
     public var signedText: String {
         [
-            "recruiting-compass-receipt-v1", recordId.uuidString.lowercased(), documentType.rawValue, version, digest,
+            "recruiting-compass-receipt-v1", MessageID.text(of: recordId), documentType.rawValue, version, digest,
             action.rawValue, Timestamp.format(recordedAt), String(chain), String(position), hash,
         ].joined(separator: "\n")
     }

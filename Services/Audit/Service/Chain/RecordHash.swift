@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Hex
 
 /// The fields of a record that its chained hash covers, and the hash itself.
 ///
@@ -37,8 +38,8 @@ struct ChainedFields: Sendable, Equatable {
         field(Array("recruiting-compass-audit-v1".utf8))
         integer(Int64(chain))
         integer(position)
-        field(Array(recordID.uuidString.lowercased().utf8))
-        field(Array(subject.uuidString.lowercased().utf8))
+        field(Array(Hex.uuid(recordID).utf8))
+        field(Array(Hex.uuid(subject).utf8))
         field(Array(documentType.utf8))
         field(Array(version.utf8))
         field(Array(digest.utf8))

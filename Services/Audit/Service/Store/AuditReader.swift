@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Hex
 import Postgres
 
 /// Reads of a user's records: status, history (also the data export), and one record for receipt
@@ -63,7 +64,7 @@ struct AuditReader: Sendable {
             let next =
                 rows.count > request.limit
                 ? records.last.map {
-                    "\($0.receipt.recordedAt.millisecondsSince1970).\($0.receipt.recordId.uuidString.lowercased())"
+                    "\($0.receipt.recordedAt.millisecondsSince1970).\(Hex.uuid($0.receipt.recordId))"
                 } : nil
             return AuditHistory.Reply(records: records, next: next)
         }

@@ -46,7 +46,7 @@ struct BatchWriter: Sendable {
         let missing = users.filter { subjects[$0] == nil }
         if !missing.isEmpty {
             // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
-            for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { $0.uuidString })) {
+            for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { Hex.uuid($0) })) {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
                 subjects[user] = (pseudonym, secret)
             }
