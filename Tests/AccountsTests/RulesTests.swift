@@ -66,7 +66,14 @@ import Testing
             #expect(forbidden.code == .forbidden)
 
             try await harness.restartAccounts(rules: file.path)
-            let after = try await withTimeout(.seconds(20), "restricted users after restart") { try await harness.restrictedUsers() }
+            // A read sent while the new process binds may go unanswered: ask again until it answers.
+            let after = try await withTimeout(.seconds(30), "restricted users after restart") {
+                while true {
+                    do { return try await harness.restrictedUsers() } catch let error as BusError
+                        where error.code == .deadlineExceeded || error.code == .unavailable
+                    { try await Task.sleep(for: .milliseconds(200)) }
+                }
+            }
             #expect(after.rulesVersion == "2026-06-01" && after.restrictedStates.contains("CA"))
             #expect(after.users.map(\.id) == [californian])
             #expect(after.users.first?.eligibilityRulesVersion == "2025-12-12")

@@ -111,7 +111,13 @@ import Testing
             #expect(badFlags.output.contains("--rate") && badFlags.output.contains("--max"), "\(badFlags.output)")
 
             // A crashed child is restarted and becomes ready again.
-            let auditPID = try #require(listener(onPort: base + 24))
+            // Found by scanning /proc, which a loaded machine may race: look for a few seconds.
+            var foundPID: Int32?
+            for _ in 0..<50 where foundPID == nil {
+                foundPID = listener(onPort: base + 24)
+                if foundPID == nil { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            let auditPID = try #require(foundPID, "no process listens on Audit's health port: \(up.output)")
             kill(auditPID, SIGKILL)
             var restarted = false
             for _ in 0..<100 where !restarted {

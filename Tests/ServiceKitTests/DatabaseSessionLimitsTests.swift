@@ -41,7 +41,8 @@ import Testing
             let waited = ContinuousClock.now - started
             #expect(locked?.sqlState == "55P03")
             #expect(locked?.busError.code == .unavailable && locked?.busError.details?["retryAfterSeconds"] != nil)
-            #expect(waited < .seconds(2), "gave up after \(waited)")
+            // Far under "never" (the lock is held to the end), with room for a loaded machine's pauses.
+            #expect(waited < .seconds(10), "gave up after \(waited)")
             // The pool's only connection is free again (rolled back, same session) while the lock is still held.
             let after = try await pool.withConnection { db in try db.query("SELECT pg_backend_pid()")[0].decode(Int32.self, column: 0) }
             #expect(after == backend)
