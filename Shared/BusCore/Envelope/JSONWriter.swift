@@ -1,4 +1,5 @@
 import Foundation
+import Hex
 
 /// Appends JSON text for the envelope header to a byte buffer (the counterpart of ``JSONScanner``).
 struct JSONWriter {
@@ -26,7 +27,7 @@ struct JSONWriter {
         guard let uuid else { return }
         startMember(key)
         bytes.append(UInt8(ascii: "\""))
-        MessageID.appendText(of: uuid, to: &bytes)
+        Hex.appendUUID(uuid, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -25,9 +25,6 @@ public enum MessageID {
         }
     }
 
-    /// Appends the canonical lower-case text (36 bytes) of `id` to `out`.
-    static func appendText(of id: UUID, to out: inout [UInt8]) { Hex.appendUUID(id, to: &out) }
-
     /// `count` random bytes from the same pool as lowercase hex: W3C trace and span ids, without a
     /// system call per id (`SystemRandomNumberGenerator` made one per byte).
     public static func randomHex(bytes count: Int) -> String {
@@ -47,10 +44,7 @@ public enum MessageID {
     /// A UUID in canonical text (36 characters, either case), as `UUID(uuidString:)` reads it but
     /// without its 16 `sscanf` calls on Linux: for ids on hot paths (a request's path, a token's
     /// claims).
-    public static func parse(_ text: some StringProtocol) -> UUID? {
-        var text = String(text)
-        return text.withUTF8 { parse($0) }
-    }
+    public static func parse(_ text: some StringProtocol) -> UUID? { parse(text.utf8) }
 
     /// Parses canonical UUID text (either case); `nil` for anything else. Accumulates into two
     /// integers: no array per id (every message parses one or two).

@@ -1,4 +1,5 @@
 import Foundation
+import Hex
 
 /// Scalars as Foundation's `JSONEncoder` writes them (swift-foundation's `JSONWriter`): numbers
 /// by their `description` (a float's trailing `.0` dropped), strings as ``JSONString`` writes them.
@@ -41,18 +42,10 @@ extension FastJSONEncoderState {
         bytes.append(contentsOf: text.utf8)
     }
 
-    private static let upperHex = Array("0123456789ABCDEF".utf8)
-
     /// `UUID.uuidString`'s form (upper case) in quotes, which is what `UUID.encode(to:)` writes.
     func append(uuid: UUID) {
         bytes.append(UInt8(ascii: "\""))
-        withUnsafeBytes(of: uuid.uuid) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(Self.upperHex[Int(byte >> 4)])
-                bytes.append(Self.upperHex[Int(byte & 0x0F)])
-            }
-        }
+        Hex.appendUUID(uuid, uppercase: true, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
