@@ -354,3 +354,32 @@ let package = Package(
             ], path: "Tests/SecurityTests", swiftSettings: strict),
     ]
 )
+
+// `COMPASS_TARGETS=A,B` narrows the package to those targets and what they depend on, and drops
+// the products and packages nothing left uses. `deploy/tsan` builds only the bus and Postgres
+// tests this way: instrumenting the whole graph (Hummingbird, jwt-kit, every service) took 14 of
+// CI's minutes for tests that never load it.
+if let roots = Context.environment["COMPASS_TARGETS"] {
+    let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var kept = Set<String>()
+    var usedPackages = Set<String>()
+    var pending = roots.split(separator: ",").map(String.init)
+    while let name = pending.popLast() {
+        guard let target = byName[name], kept.insert(name).inserted else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem(_, let package?, _, _): usedPackages.insert(package.lowercased())
+            case .productItem: break
+            @unknown default: break
+            }
+        }
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products.removeAll()
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
+        let name = location.split(separator: "/").last.map { String($0.hasSuffix(".git") ? $0.dropLast(4) : $0) } ?? location
+        return !usedPackages.contains(name.lowercased())
+    }
+}
