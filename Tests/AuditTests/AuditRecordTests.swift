@@ -49,6 +49,47 @@ import Testing
         }
     }
 
+    /// A batch's receipts are signed once, together: they share one signature over their Merkle
+    /// root, each carries its own inclusion proof, and each verifies alone through
+    /// `audit.verify_receipt`; a proof borrowed from a neighbour does not. Receipts read back
+    /// through the history are signed one by one, and a caller that asks for no signatures gets none.
+    @Test func aBatchsReceiptsShareOneSignatureAndEachVerifiesAlone() async throws {
+        try await AuditHarness.run(writers: 1) { harness in
+            let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            let users = (0..<6).map { _ in UUID() }
+            func items(_ prefix: String, _ count: Int) -> [AuditRecordBatch.Item] {
+                (0..<count).map { index in
+                    AuditRecordBatch.Item(
+                        record: .init(
+                            userId: prefix == "signed" ? users[index] : UUID(), documentType: .termsOfService, version: version, action: .accept),
+                        idempotencyKey: "\(prefix)-\(index)")
+                }
+            }
+            let receipts = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: items("signed", 6)), principal: AuditHarness.operatorPrincipal
+            ).outcomes.map { try $0.get() }
+            #expect(Set(receipts.map(\.signature)).count == 1 && !receipts[0].signature.isEmpty)
+            #expect(receipts.map { $0.proof?.index } == Array(0..<6) && receipts.allSatisfy { $0.proof?.size == 6 })
+            for receipt in receipts {
+                #expect(try await harness.auditClient.call(AuditVerifyReceipt.self, receipt).valid)
+            }
+            var borrowed = receipts[1]
+            borrowed.proof = receipts[2].proof
+            #expect(try await harness.auditClient.call(AuditVerifyReceipt.self, borrowed).valid == false)
+
+            let unsigned = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: items("unsigned", 2), signReceipts: false), principal: AuditHarness.operatorPrincipal
+            ).outcomes.map { try $0.get() }
+            #expect(unsigned.allSatisfy { $0.signature.isEmpty && $0.proof == nil })
+
+            let reread = try #require(
+                try await harness.auditClient.call(AuditHistory.self, .init(userId: users[3], limit: 1), principal: AuditHarness.operatorPrincipal)
+                    .records.first?.receipt)
+            #expect(reread.recordId == receipts[3].recordId && reread.proof == nil && reread.signature != receipts[3].signature)
+            #expect(try await harness.auditClient.call(AuditVerifyReceipt.self, reread).valid)
+        }
+    }
+
     /// A repeated key reaches the database only when the bus's reply cache cannot answer it (here:
     /// a new Audit process). The batch's `COPY` is refused by the key's unique index, and the batch
     /// runs again with its earlier receipts: the repeats get their originals, the new records in the

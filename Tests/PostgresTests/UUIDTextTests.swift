@@ -16,4 +16,15 @@ import Testing
             #expect(id.postgresParameter.bytes == Array(id.uuidString.utf8))
         }
     }
+
+    /// `Hex.bytes` reads back what `Hex.string` writes, and nothing else: odd lengths, upper case
+    /// and other characters are refused (receipt proofs are read with it).
+    @Test func hexReadsBackWhatItWritesAndRefusesTheRest() {
+        for length in [0, 1, 2, 31, 32, 33] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255) }
+            #expect(Hex.bytes(Hex.string(bytes)) == bytes)
+        }
+        #expect(Hex.bytes("00ff7a") == [0x00, 0xff, 0x7a])
+        for bad in ["0", "abc", "AB", "0g", "zz", " 0", "0x00", "é0"] { #expect(Hex.bytes(bad) == nil, "\(bad)") }
+    }
 }

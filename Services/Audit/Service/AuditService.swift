@@ -14,7 +14,7 @@ public enum AuditService {
         try await context.consumeEvents(from: .accounts) { envelope, db in try Erasure.apply(envelope, on: db) }
         let committer = GroupCommitter(
             pool: context.pool, chains: settings.chainOffset..<(settings.chainOffset + settings.writers), maximumBatch: settings.maximumBatch,
-            logger: context.logger)
+            signer: signer, logger: context.logger)
         context.runtime.addService(committer)
         context.runtime.addService(
             Checkpointer(pool: context.pool, signer: signer, interval: settings.checkpointInterval, logger: context.logger))

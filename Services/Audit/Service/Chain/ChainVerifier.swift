@@ -113,7 +113,7 @@ struct ChainVerifier: Sendable {
     /// Checks a receipt against its stored record, the record against its hash and its link, and
     /// the receipt's signature.
     func verify(_ receipt: ConsentReceipt) async throws -> AuditVerifyReceipt.Reply {
-        guard signer.isValid(signature: receipt.signature, for: receipt.signedText) else {
+        guard signer.isValid(receipt) else {
             return .init(valid: false, reason: "the signature does not match the receipt")
         }
         let rows = try await pool.withConnection { db in

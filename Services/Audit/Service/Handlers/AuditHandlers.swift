@@ -53,7 +53,7 @@ struct AuditHandlers: Sendable {
     private func record(_ request: AuditRecord.Request, _ context: RequestContext) async throws -> ConsentReceipt {
         try Self.authorize(context, for: request.userId)
         let checked = try await check(request, key: context.idempotencyKey)
-        return signer.signed(try await committer.record(checked.request, digest: checked.digest, idempotencyHash: checked.idempotencyHash))
+        return try await committer.record(checked.request, digest: checked.digest, idempotencyHash: checked.idempotencyHash)
     }
 
     /// Each item checked and answered on its own (a bad one fails alone), the good ones queued
@@ -76,10 +76,8 @@ struct AuditHandlers: Sendable {
                 outcomes[index] = ItemOutcome(error: BusError(converting: error, internalMessage: "the record could not be checked"))
             }
         }
-        let results = await committer.record(checked.map(\.record))
-        for ((index, _), result) in zip(checked, results) {
-            outcomes[index] = ItemOutcome(result.map { request.signReceipts ? signer.signed($0) : $0 })
-        }
+        let results = await committer.record(checked.map(\.record), signed: request.signReceipts)
+        for ((index, _), result) in zip(checked, results) { outcomes[index] = ItemOutcome(result) }
         return AuditRecordBatch.Reply(outcomes: outcomes.map { $0! })
     }
 

@@ -29,10 +29,34 @@ struct ReceiptSigner: Sendable {
         return trusted.contains { $0.isValidSignature(bytes, for: message) }
     }
 
+    /// `receipt` signed on its own: the signature covers its ``ConsentReceipt/signedText``.
     func signed(_ receipt: ConsentReceipt) -> ConsentReceipt {
         var receipt = receipt
         receipt.signature = sign(receipt.signedText)
+        receipt.proof = nil
         return receipt
+    }
+
+    /// `receipts` signed together with one signature: the root of their Merkle tree
+    /// (``ReceiptTree``), each receipt carrying its inclusion proof. Signing is most of what a
+    /// receipt costs; a group commit's batch shares one.
+    func signedTogether(_ receipts: [ConsentReceipt]) -> [ConsentReceipt] {
+        guard !receipts.isEmpty else { return [] }
+        let tree = ReceiptTree.build(receipts.map { ReceiptTree.leafHash($0.signedText.utf8) })
+        let signature = sign(ReceiptProof.signedRootText(rootHex: Hex.string(tree.root), size: receipts.count))
+        return receipts.enumerated().map { index, receipt in
+            var receipt = receipt
+            receipt.signature = signature
+            receipt.proof = ReceiptProof(index: index, size: receipts.count, path: tree.paths[index].map { Hex.string($0) })
+            return receipt
+        }
+    }
+
+    /// Whether `receipt`'s signature is ours (or a trusted earlier key's), in either form.
+    func isValid(_ receipt: ConsentReceipt) -> Bool {
+        guard receipt.proof != nil else { return isValid(signature: receipt.signature, for: receipt.signedText) }
+        guard let root = ReceiptTree.root(of: receipt), let size = receipt.proof?.size else { return false }
+        return isValid(signature: receipt.signature, for: ReceiptProof.signedRootText(rootHex: Hex.string(root), size: size))
     }
 
     /// The text a checkpoint signature covers.

@@ -21,35 +21,37 @@ final class GroupCommitter: Service, Sendable {
     /// The chains this instance writes, one writer task each.
     private let chains: Range<Int>
     private let maximumBatch: Int
+    private let signer: ReceiptSigner
     private let logger: Logger
     private let batchSizes = Recorder(label: "audit_batch_records")
     private let batchSeconds = Timer(label: "audit_batch_duration")
 
-    init(pool: PostgresPool, chains: Range<Int>, maximumBatch: Int, logger: Logger) {
+    init(pool: PostgresPool, chains: Range<Int>, maximumBatch: Int, signer: ReceiptSigner, logger: Logger) {
         self.pool = pool
         self.chains = chains
         self.maximumBatch = maximumBatch
+        self.signer = signer
         self.logger = logger
     }
 
-    /// Records once committed and returns the receipt, unsigned: each caller's task signs its own,
-    /// so signatures are made in parallel rather than one after another on the writer's task.
-    /// Throws `unavailable` while shutting down.
+    /// Records once committed and returns the receipt, signed with its batch. Throws
+    /// `unavailable` while shutting down.
     func record(_ request: AuditRecord.Request, digest: String, idempotencyHash: String) async throws -> ConsentReceipt {
-        let outcome = await record([(request, digest, idempotencyHash)])[0]
+        let outcome = await record([(request, digest, idempotencyHash)], signed: true)[0]
         return try outcome.get()
     }
 
     /// Records many at once, queued together so they commit in as few batches as the writers
-    /// allow; one outcome per record, in order, each only after its batch committed.
-    func record(_ records: [(request: AuditRecord.Request, digest: String, idempotencyHash: String)]) async
+    /// allow; one outcome per record, in order, each only after its batch committed. `signed`:
+    /// whether the receipts are signed (with their batches) or left without a signature.
+    func record(_ records: [(request: AuditRecord.Request, digest: String, idempotencyHash: String)], signed: Bool) async
         -> [Result<ConsentReceipt, BusError>]
     {
         guard !records.isEmpty else { return [] }
         return await withCheckedContinuation { continuation in
             let outcomes = OutcomeCollector(count: records.count, whenComplete: { continuation.resume(returning: $0) })
             let pending = records.enumerated().map { index, record in
-                PendingRecord(request: record.request, digest: record.digest, idempotencyHash: record.idempotencyHash) { outcome in
+                PendingRecord(request: record.request, digest: record.digest, idempotencyHash: record.idempotencyHash, signed: signed) { outcome in
                     outcomes.set(index, outcome)
                 }
             }
@@ -84,12 +86,28 @@ final class GroupCommitter: Service, Sendable {
             if batch.isEmpty { return }
             batchSizes.record(batch.count)
             let start = ContinuousClock.now
-            let outcomes = await commit(batch, with: writer)
+            let outcomes = signed(await commit(batch, with: writer), of: batch)
             let elapsed = ContinuousClock.now - start
             batchSeconds.recordNanoseconds(Int64(elapsed.inSeconds * 1e9))
             logger.debug("audit batch done", metadata: ["chain": "\(chain)", "records": "\(batch.count)", "ms": "\(elapsed.inMilliseconds)"])
             for (record, outcome) in zip(batch, outcomes) { record.reply(outcome) }
         }
+    }
+
+    /// The committed receipts whose callers want them signed, signed together: one signature for
+    /// the batch, whatever its size.
+    private func signed(_ outcomes: [Result<ConsentReceipt, BusError>], of batch: [PendingRecord]) -> [Result<ConsentReceipt, BusError>] {
+        var indices: [Int] = []
+        var unsigned: [ConsentReceipt] = []
+        for (index, outcome) in outcomes.enumerated() where batch[index].signed {
+            if case .success(let receipt) = outcome {
+                indices.append(index)
+                unsigned.append(receipt)
+            }
+        }
+        var outcomes = outcomes
+        for (index, receipt) in zip(indices, signer.signedTogether(unsigned)) { outcomes[index] = .success(receipt) }
+        return outcomes
     }
 
     /// One outcome per record. A batch goes first without looking for earlier uses of its keys;

@@ -10,6 +10,8 @@ struct PendingRecord: Sendable {
     let digest: String
     /// SHA-256 of the user id and the caller's idempotency key: de-duplicates per user.
     let idempotencyHash: String
+    /// Whether the caller wants its receipt signed (a service that keeps no receipt does not).
+    var signed = true
     /// Called once with the record's outcome, after its batch committed (or failed).
     let reply: @Sendable (Result<ConsentReceipt, BusError>) -> Void
 }
