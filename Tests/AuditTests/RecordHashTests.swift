@@ -1,6 +1,7 @@
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Testing
 
 @testable import AuditService
@@ -11,6 +12,20 @@ struct RecordHashTests {
         chain: 1, position: 7, recordID: UUID(), subject: UUID(), documentType: "terms_of_service", version: "1.0",
         digest: String(repeating: "ab", count: 32), action: "accept", recordedMilliseconds: 1_760_000_000_123,
         ipHMAC: [1, 2, 3], userAgentHMAC: [4, 5])
+
+    /// Every stored chain is recomputed with this function: its bytes must never change. The
+    /// expected value was computed independently (Python's hashlib over the documented encoding:
+    /// each field as a 4-byte big-endian length and its bytes, integers as 8 big-endian bytes).
+    @Test func hashIsPinnedToItsEncoding() throws {
+        let pinned = ChainedFields(
+            chain: 3, position: 42, recordID: try #require(UUID(uuidString: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")),
+            subject: try #require(UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")), documentType: "terms_of_service",
+            version: "2025-12-12", digest: String(repeating: "d", count: 64), action: "accept",
+            recordedMilliseconds: 1_760_000_000_500, ipHMAC: Array(0..<32), userAgentHMAC: nil)
+        #expect(
+            Hex.string(pinned.hash(previous: [UInt8](repeating: 7, count: 32)))
+                == "8d8e0db446b43bec7a313008c7a12c53600e072dbedf28a0e267129ad4a39b75")
+    }
 
     @Test func hashIsDeterministicAndCoversEveryField() {
         let previous = [UInt8](repeating: 9, count: 32)

@@ -36,6 +36,40 @@ struct CopyTests {
         }
     }
 
+    @Test("typed fields store exactly what boxed rows store: escapes, NULLs, bytea, uuids, negative numbers")
+    func typedFieldsMatchBoxedRows() async throws {
+        try await TestDatabase.withSchema { db in
+            let ids = [UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
+            let rows: [(Int64, UUID, String?, [UInt8]?)] = [
+                (-9_223_372_036_854_775_808, ids[0], Self.tricky, [0, 92, 255]), (0, ids[1], nil, nil), (42, ids[0], "", []),
+            ]
+            let stored = try await db.pool.withConnection { c in
+                try c.executeScript("CREATE TABLE typed (way text, n bigint, id uuid, label text, raw bytea)")
+                try c.copyIn("COPY typed FROM STDIN") { writer in
+                    for row in rows {
+                        writer.field("typed")
+                        writer.field(row.0)
+                        writer.field(row.1)
+                        writer.field(row.2)
+                        writer.field(bytea: row.3)
+                        try writer.endRow()
+                    }
+                }
+                try c.copyIn("COPY typed FROM STDIN", rows: rows.map { ["boxed", $0.0, $0.1, $0.2, $0.3] })
+                return try c.query(
+                    """
+                    SELECT count(*) FILTER (WHERE way = 'typed'),
+                           (SELECT count(*) FROM (SELECT n, id, label, raw FROM typed WHERE way = 'typed'
+                                                  EXCEPT SELECT n, id, label, raw FROM typed WHERE way = 'boxed') d),
+                           count(*) FILTER (WHERE way = 'typed' AND label IS NULL AND raw IS NULL),
+                           (SELECT label FROM typed WHERE way = 'typed' AND n < 0)
+                    FROM typed
+                    """)[0].decode(Int.self, Int.self, Int.self, String.self)
+            }
+            #expect(stored.0 == 3 && stored.1 == 0 && stored.2 == 1 && stored.3 == Self.tricky)
+        }
+    }
+
     @Test("raw CSV bytes; a failing body cancels the COPY; bad data is a server error and the connection survives")
     func copyFailures() async throws {
         struct Stop: Error {}

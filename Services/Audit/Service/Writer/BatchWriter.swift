@@ -58,7 +58,8 @@ struct BatchWriter: Sendable {
 
         let milliseconds = now.millisecondsSince1970
         let recordedAt = Date(millisecondsSince1970: milliseconds)
-        var rows: [[(any PostgresEncodable)?]] = []
+        var rows: [NewRecord] = []
+        rows.reserveCapacity(batch.count)
         for record in batch where receipts[record.idempotencyHash] == nil {
             guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
             position += 1
@@ -70,11 +71,7 @@ struct BatchWriter: Sendable {
                 ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
                 userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
             let hash = fields.hash(previous: previous)
-            rows.append([
-                chain, position, fields.recordID, fields.subject, fields.documentType, fields.version, fields.digest,
-                fields.action, milliseconds, request.clientIP, request.userAgent, fields.ipHMAC,
-                fields.userAgentHMAC, record.idempotencyHash, previous, hash,
-            ])
+            rows.append(NewRecord(fields: fields, request: request, idempotencyHash: record.idempotencyHash, previous: previous, hash: hash))
             receipts[record.idempotencyHash] = ConsentReceipt(
                 recordId: fields.recordID, documentType: request.documentType, version: request.version,
                 digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
@@ -82,7 +79,9 @@ struct BatchWriter: Sendable {
             previous = hash
         }
         if !rows.isEmpty {
-            try db.copyIn(Self.copyRecords, rows: rows)
+            try db.copyIn(Self.copyRecords) { writer in
+                for row in rows { try row.write(to: &writer) }
+            }
             try db.execute(Self.moveHead, chain, position, previous)
         }
         return batch.map { receipts[$0.idempotencyHash]! }
@@ -129,6 +128,35 @@ struct BatchWriter: Sendable {
         SELECT idempotency_hash, \(receiptColumns) FROM audit.records
         WHERE idempotency_hash = ANY($1::text[]) AND idempotency_hash IS NOT NULL
         """
+
+    /// A row of ``copyRecords``, written field by field.
+    struct NewRecord {
+        let fields: ChainedFields
+        let request: AuditRecord.Request
+        let idempotencyHash: String
+        let previous: [UInt8]
+        let hash: [UInt8]
+
+        func write(to writer: inout PostgresCopyWriter) throws {
+            writer.field(fields.chain)
+            writer.field(fields.position)
+            writer.field(fields.recordID)
+            writer.field(fields.subject)
+            writer.field(fields.documentType)
+            writer.field(fields.version)
+            writer.field(fields.digest)
+            writer.field(fields.action)
+            writer.field(fields.recordedMilliseconds)
+            writer.field(request.clientIP)
+            writer.field(request.userAgent)
+            writer.field(bytea: fields.ipHMAC)
+            writer.field(bytea: fields.userAgentHMAC)
+            writer.field(idempotencyHash)
+            writer.field(bytea: previous)
+            writer.field(bytea: hash)
+            try writer.endRow()
+        }
+    }
 
     static let copyRecords = """
         COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_ms,
