@@ -90,7 +90,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Shared/Postgres", swiftSettings: strict),
         .target(
-            name: "Contracts", dependencies: ["BusCore"], path: "Shared/Contracts",
+            name: "Contracts", dependencies: ["BusCore", "Hex"], path: "Shared/Contracts",
             swiftSettings: strict),
         .target(
             name: "ServiceKit",

@@ -149,6 +149,18 @@ import Testing
         #expect(!signer.isValid(dressed))
     }
 
+    @Test("the signed text is the fields one per line, as offline checkers rebuild it")
+    func signedTextIsTheFieldsOnePerLine() throws {
+        let receipt = ConsentReceipt(
+            recordId: try #require(UUID(uuidString: "0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B")), documentType: .privacyPolicy,
+            version: "2025-12-12", digest: "d1", action: .acknowledge, recordedAt: Date(timeIntervalSince1970: 1_760_000_000.5),
+            chain: 3, position: 12_345, hash: "ab12", signature: "ignored")
+        #expect(
+            receipt.signedText
+                == "recruiting-compass-receipt-v1\n0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b\nprivacy_policy\n2025-12-12\nd1\nacknowledge\n"
+                + "2025-10-09T08:53:20.500Z\n3\n12345\nab12")
+    }
+
     @Test("a receipt without a proof encodes as before; one with a proof round-trips")
     func receiptCoding() throws {
         let signer = ReceiptSigner(privateKey: Curve25519.Signing.PrivateKey())

@@ -16,7 +16,7 @@ public enum Timestamp {
     }
 
     /// Appends the text of `date` to `out` (no intermediate strings: this runs per message).
-    static func append(_ date: Date, to out: inout [UInt8]) {
+    public static func append(_ date: Date, to out: inout [UInt8]) {
         let millisTotal = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let seconds = millisTotal >= 0 ? millisTotal / 1000 : (millisTotal - 999) / 1000
         let millis = Int(millisTotal - seconds * 1000)

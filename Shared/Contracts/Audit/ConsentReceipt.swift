@@ -1,5 +1,6 @@
 import BusCore
 import Foundation
+import Hex
 
 /// The proof a user keeps that a record was written: what was agreed to, when, and where the
 /// record sits in its hash chain. `audit.verify_receipt` checks one against the store.
@@ -50,10 +51,27 @@ public struct ConsentReceipt: Codable, Sendable, Equatable {
     /// The exact text the signature covers (without a proof), or whose hash is the receipt's leaf
     /// in the batch's tree (with one): every field but the signature and the proof, one per line.
     public var signedText: String {
-        [
-            "recruiting-compass-receipt-v1", MessageID.text(of: recordId), documentType.rawValue, version, digest,
-            action.rawValue, Timestamp.format(recordedAt), String(chain), String(position), hash,
-        ].joined(separator: "\n")
+        var text: [UInt8] = []
+        appendSignedText(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 of ``signedText`` to `out`, without the strings in between (a batch's
+    /// leaves are hashed from it).
+    public func appendSignedText(to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 256)
+        out.append(contentsOf: "recruiting-compass-receipt-v1\n".utf8)
+        Hex.appendUUID(recordId, to: &out)
+        for line in [documentType.rawValue, version, digest, action.rawValue] {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: line.utf8)
+        }
+        out.append(UInt8(ascii: "\n"))
+        Timestamp.append(recordedAt, to: &out)
+        for line in [String(chain), String(position), hash] {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: line.utf8)
+        }
     }
 }
 

@@ -42,7 +42,7 @@ struct ReceiptSigner: Sendable {
     /// receipt costs; a group commit's batch shares one.
     func signedTogether(_ receipts: [ConsentReceipt]) -> [ConsentReceipt] {
         guard !receipts.isEmpty else { return [] }
-        let tree = ReceiptTree.build(receipts.map { ReceiptTree.leafHash($0.signedText.utf8) })
+        let tree = ReceiptTree.build(receipts.map(ReceiptTree.leafHash(of:)))
         let signature = sign(ReceiptProof.signedRootText(rootHex: Hex.string(tree.root), size: receipts.count))
         return receipts.enumerated().map { index, receipt in
             var receipt = receipt

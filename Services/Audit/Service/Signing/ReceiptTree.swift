@@ -9,11 +9,18 @@ import Hex
 enum ReceiptTree {
     typealias Hash = [UInt8]
 
-    static func leafHash(_ bytes: some Sequence<UInt8>) -> Hash {
+    static func leafHash(_ bytes: [UInt8]) -> Hash {
         var hasher = SHA256()
         hasher.update(data: [0x00])
-        hasher.update(data: Array(bytes))
+        hasher.update(data: bytes)
         return Array(hasher.finalize())
+    }
+
+    /// The leaf hash of `receipt`: of its signed text.
+    static func leafHash(of receipt: ConsentReceipt) -> Hash {
+        var text: [UInt8] = []
+        receipt.appendSignedText(to: &text)
+        return leafHash(text)
     }
 
     static func nodeHash(_ left: Hash, _ right: Hash) -> Hash {
@@ -87,6 +94,6 @@ enum ReceiptTree {
             guard let hash = Hex.bytes(text), hash.count == 32 else { return nil }
             path.append(hash)
         }
-        return root(leaf: leafHash(receipt.signedText.utf8), index: proof.index, size: proof.size, path: path)
+        return root(leaf: leafHash(of: receipt), index: proof.index, size: proof.size, path: path)
     }
 }
