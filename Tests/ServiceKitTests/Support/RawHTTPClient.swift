@@ -37,10 +37,10 @@ enum RawHTTPClient {
         }
     }
 
-    /// A connected socket with 5 s receive timeout; the caller closes it.
-    static func connect(port: Int) throws -> Int32 {
+    /// A connected socket with a receive timeout (5 s unless given); the caller closes it.
+    static func connect(port: Int, receiveTimeoutSeconds: Int = 5) throws -> Int32 {
         let descriptor = try systemCall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
