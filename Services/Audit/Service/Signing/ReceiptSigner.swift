@@ -54,9 +54,9 @@ struct ReceiptSigner: Sendable {
 
     /// Whether `receipt`'s signature is ours (or a trusted earlier key's), in either form.
     func isValid(_ receipt: ConsentReceipt) -> Bool {
-        guard receipt.proof != nil else { return isValid(signature: receipt.signature, for: receipt.signedText) }
-        guard let root = ReceiptTree.root(of: receipt), let size = receipt.proof?.size else { return false }
-        return isValid(signature: receipt.signature, for: ReceiptProof.signedRootText(rootHex: Hex.string(root), size: size))
+        guard let proof = receipt.proof else { return isValid(signature: receipt.signature, for: receipt.signedText) }
+        guard let root = ReceiptTree.root(of: receipt) else { return false }
+        return isValid(signature: receipt.signature, for: ReceiptProof.signedRootText(rootHex: Hex.string(root), size: proof.size))
     }
 
     /// The text a checkpoint signature covers.

@@ -69,11 +69,10 @@ enum ReceiptTree {
             guard sn != 0 else { return nil }
             if fn & 1 == 1 || fn == sn {
                 hash = nodeHash(sibling, hash)
-                if fn & 1 == 0 {
-                    while fn & 1 == 0 && fn != 0 {
-                        fn >>= 1
-                        sn >>= 1
-                    }
+                // A right edge with no sibling at these levels: climb to where it has one.
+                while fn & 1 == 0 && fn != 0 {
+                    fn >>= 1
+                    sn >>= 1
                 }
             } else {
                 hash = nodeHash(hash, sibling)
