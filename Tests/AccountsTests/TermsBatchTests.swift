@@ -1,6 +1,8 @@
+import AccountsService
 import Bus
 import Contracts
 import Foundation
+import Postgres
 import TestSupport
 import Testing
 
@@ -61,6 +63,40 @@ import Testing
                 try await harness.accountsClient.call(AccountsAcceptTermsBatch.self, .init(items: []), principal: AccountsHarness.gateway)
             }
             #expect(empty.code == .invalidArgument)
+        }
+    }
+
+    /// Concurrent batches over the same users, each listing them in another order, all succeed:
+    /// the batch statement locks its rows in id order, so two batches never wait on each other in
+    /// a cycle. (Before, rows were locked in whatever order the plan met them, and under the gateway
+    /// benchmark a batch now and then waited out `lock_timeout` in a deadlock: a 503 for its items.)
+    @Test func concurrentBatchesOverTheSameUsersNeverDeadlock() async throws {
+        try await AccountsHarness.run { harness in
+            let version = try await harness.currentTerms()
+            var signedUp: [UUID] = []
+            for _ in 0..<24 { signedUp.append(try #require(try await harness.signUp().id)) }
+            let users = signedUp
+            // No lock_timeout on this pool: a deadlock surfaces as PostgreSQL's own 40P01.
+            let pool = PostgresPool(configuration: harness.database.pool.configuration, maxConnections: 8, logger: TestDatabase.logger())
+            let store = AccountsStore(pool: pool)
+            let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        var failed = 0
+                        for _ in 0..<40 {
+                            do {
+                                let stored = try await store.accepted(users.shuffled().map { ($0, version, Date()) })
+                                if stored.count != users.count { failed += 1 }
+                            } catch {
+                                failed += 1
+                            }
+                        }
+                        return failed
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(failures == 0)
         }
     }
 }

@@ -25,14 +25,21 @@ extension AccountsStore {
     /// Stores each acceptance (the version and the instant Audit recorded) on its user, in one
     /// statement; the users as they now are, by id. A user twice in `acceptances` is updated once,
     /// with one of its acceptances (both name the version in effect).
+    ///
+    /// The rows are locked in id order before any is updated: concurrent batches list the same
+    /// users in different orders, and rows locked in the order the plan meets them let two batches
+    /// wait on each other (a deadlock, or `lock_timeout` first). Every lock taken in one global
+    /// order cannot form a cycle.
     public func accepted(_ acceptances: [(user: UUID, version: String, at: Date)]) async throws -> [UUID: StoredUser] {
         let sql = PostgresStatement(
             name: "\(users)_accepted_batch",
             sql: """
+                WITH a AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)),
+                locked AS MATERIALIZED (SELECT id FROM \(users) WHERE id IN (SELECT id FROM a) ORDER BY id FOR UPDATE)
                 UPDATE \(users) AS u SET tos_version = a.version,
                     tos_accepted_at = timestamptz 'epoch' + a.ms * interval '1 millisecond', tos_declined_at = NULL
-                FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS a(id, version, ms)
-                WHERE u.id = a.id
+                FROM a, locked
+                WHERE u.id = a.id AND u.id = locked.id
                 RETURNING \(StoredUser.columns(of: "u"))
                 """)
         let ids = PostgresArrayLiteral.of(acceptances.map { Hex.uuid($0.user) })

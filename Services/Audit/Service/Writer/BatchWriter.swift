@@ -99,6 +99,10 @@ struct BatchWriter: Sendable {
     /// so each user comes back once — or not at all if another transaction created it meanwhile
     /// (then ``findSubjects`` picks it up).
     ///
+    /// New subjects are inserted in user-id order: two writers inserting the same new users wait
+    /// on each other's uncommitted rows, and in one global order such waits cannot form a cycle
+    /// (the same rule as Accounts' batch update; there a cycle was seen under load).
+    ///
     /// New subjects get their pseudonym and secret from PostgreSQL's strong random source
     /// (`gen_random_uuid`; the secret is two of them, 244 random bits): nothing is drawn for the
     /// users who already exist, which is nearly all of them.
@@ -110,6 +114,7 @@ struct BatchWriter: Sendable {
             ), inserted AS (
                 INSERT INTO audit.subjects (user_id, pseudonym, secret)
                 SELECT user_id, gen_random_uuid(), uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) FROM input
+                ORDER BY user_id
                 ON CONFLICT (user_id) DO NOTHING
                 RETURNING user_id, pseudonym, secret
             )
