@@ -42,6 +42,9 @@ public struct GatewaySettings: EnvironmentSettings {
     public var tusMaxSize: Int64
     public var busTimeout: Duration
     /// How many acceptance batches may be under way at once (the rest gather for the next).
+    /// Two by default: a batch waits on two commits in series (Audit's record, then Accounts'
+    /// user rows), so two batches keep both busy; more make smaller batches, whose fixed costs in
+    /// every process outweigh the overlap (deploy/BENCHMARKS.md, "batches in flight").
     public var acceptBatchesInFlight: Int
     /// How often the gateway catches up on Accounts' session revocations.
     public var sessionRevocationPoll: Duration
@@ -119,7 +122,7 @@ public struct GatewaySettings: EnvironmentSettings {
                 "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
         acceptBatchesInFlight = try env.int(
-            "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 4, in: 1...64,
+            "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 2, in: 1...64,
             "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1: strict group commit)."
         )
         sessionRevocationPoll = try env.duration(
