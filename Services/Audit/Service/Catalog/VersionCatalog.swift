@@ -58,16 +58,19 @@ final class VersionCatalog: Sendable {
         ).map(Self.summary)
     }
 
-    func remember(_ summary: LegalVersionSummary) {
+    private func remember(_ summary: LegalVersionSummary) {
         cache.withLock { $0[Key(type: summary.type, version: summary.version)] = summary }
     }
 
     /// Applies one `legal.published` event inside the consumer's transaction.
+    ///
+    /// The version is not put in the memory cache here: the transaction has not committed yet, and
+    /// a record accepted through the cache in that window was followed by a status read (from the
+    /// table) that did not know the version, so it said the user still had to accept. The next
+    /// look-up finds the row once it is committed.
     func apply(_ envelope: Envelope, on db: isolated PostgresConnection) throws {
         guard envelope.type == LegalEvents.published else { return }
-        let summary = try envelope.decodePayload(LegalVersionSummary.self)
-        try Self.insert(summary, on: db)
-        remember(summary)
+        try Self.insert(try envelope.decodePayload(LegalVersionSummary.self), on: db)
     }
 
     static func insert(_ summary: LegalVersionSummary, on db: isolated PostgresConnection) throws {
