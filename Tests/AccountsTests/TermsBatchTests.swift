@@ -96,6 +96,7 @@ import Testing
                 }
                 return try await group.reduce(0, +)
             }
+            await pool.close()
             #expect(failures == 0)
         }
     }
