@@ -49,6 +49,37 @@ import Testing
         }
     }
 
+    /// A batch's rows travel as array literals (one `INSERT … FROM unnest`): text that array
+    /// syntax gives meaning to (quotes, backslashes, braces, commas, the word NULL, a real nil)
+    /// comes back exactly as sent, and the chain it extends verifies.
+    @Test func awkwardTextIsStoredExactlyAndTheChainVerifies() async throws {
+        try await AuditHarness.run(writers: 1) { harness in
+            let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
+            let agents: [String?] = [#"say "hi" \ {a,b} "#, "NULL", nil, "", "Ünïcødé 🏈 \\x00ff", #"\x41"#]
+            let items = agents.enumerated().map { index, agent in
+                AuditRecordBatch.Item(
+                    record: .init(
+                        userId: UUID(), documentType: .termsOfService, version: version, action: .accept,
+                        clientIP: index == 2 ? nil : "2001:db8::\(index)", userAgent: agent),
+                    idempotencyKey: "awkward-\(index)")
+            }
+            let receipts = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: items), principal: AuditHarness.operatorPrincipal
+            ).outcomes.map { try $0.get() }
+            #expect(Set(receipts.map(\.position)).count == agents.count)
+            for (item, receipt) in zip(items, receipts) {
+                let history = try await harness.auditClient.call(
+                    AuditHistory.self, .init(userId: item.record.userId, limit: 5), principal: AuditHarness.operatorPrincipal)
+                #expect(history.records.count == 1)
+                #expect(history.records.first?.userAgent == item.record.userAgent)
+                #expect(history.records.first?.clientIP == item.record.clientIP)
+                #expect(history.records.first?.receipt.hash == receipt.hash)
+            }
+            let verification = try await harness.verify()
+            #expect(verification.valid, "\(verification)")
+        }
+    }
+
     /// A batch's receipts are signed once, together: they share one signature over their Merkle
     /// root, each carries its own inclusion proof, and each verifies alone through
     /// `audit.verify_receipt`; a proof borrowed from a neighbour does not. Receipts read back

@@ -41,6 +41,40 @@ extension PostgresConnection {
         return value
     }
 
+    /// A transaction in two round trips, for one whose statements can be sent together: `BEGIN`
+    /// goes in one pipeline with `opening`; `body` reads their results (and may run more
+    /// statements) and returns the closing statements and its value; those go in one pipeline
+    /// with `COMMIT`. `ROLLBACK` if anything fails, and the first error is thrown.
+    ///
+    /// ``transaction(_:)`` pays a round trip for `BEGIN`, one per statement and one for `COMMIT`;
+    /// for a short transaction that holds a lock, each is time the lock is held (and, on a busy
+    /// machine, a wait for this thread and the server's to be scheduled again).
+    public func pipelinedTransaction<T>(
+        opening: [PipelineCall],
+        _ body: (isolated PostgresConnection, [PostgresRows]) throws -> (closing: [PipelineCall], value: T)
+    ) throws -> T {
+        precondition(transactionDepth == 0, "pipelinedTransaction cannot be nested")
+        do {
+            let opened = try pipelineTransaction([PipelineCall(sql: "BEGIN", [])] + opening)
+            transactionDepth = 1
+            defer { transactionDepth = 0 }
+            let (closing, value) = try body(self, Array(opened.dropFirst()))
+            let closed = try pipelineTransaction(closing + [PipelineCall(sql: "COMMIT", [])])
+            // COMMIT of a transaction aborted by an error the body caught "succeeds" as ROLLBACK.
+            if closed.last?.commandTag == "ROLLBACK" {
+                throw PostgresError(
+                    kind: .server, operation: "COMMIT",
+                    message: "the transaction was aborted by an earlier error and has been rolled back", sqlState: "25P02")
+            }
+            return value
+        } catch {
+            if transactionStatus == .inTransaction || transactionStatus == .failedTransaction {
+                rollBack("ROLLBACK", after: error)
+            }
+            throw error
+        }
+    }
+
     /// Rolls back after `error`; a failure here is logged, not thrown, so the caller sees the
     /// error that caused the rollback. A broken connection is discarded by the pool anyway.
     private func rollBack(_ sql: String, after error: any Error) {

@@ -4,12 +4,18 @@ import Foundation
 import Hex
 import Postgres
 
-/// Writes one batch of records to one chain in the caller's transaction: one pipelined round trip
-/// to lock the chain's head and find or create the subjects; then one `COPY` of the new rows and
-/// the new head.
+/// Writes one batch of records to one chain in its own transaction, in two round trips: one
+/// pipeline opens the transaction, locks the chain's head and finds or creates the subjects; the
+/// other inserts the new rows, moves the head and commits.
+///
+/// Two, because the chain's lock is held from the first to the commit and every round trip in
+/// between is time no other batch of this chain can use (on a busy machine, each is also a wait
+/// for this thread and the server's to be scheduled again). The rows go as one `INSERT … SELECT
+/// FROM unnest(…)` rather than a `COPY`: `COPY` cannot share a pipeline, and cost its own two
+/// round trips plus one for the head and one for the commit.
 ///
 /// Earlier records with the same idempotency keys are looked for only when `findingRepeats`: a
-/// batch first goes without the look-up, and the unique index on the key refuses its `COPY` if a
+/// batch first goes without the look-up, and the unique index on the key refuses its insert if a
 /// key was used before (the committer then runs it again with the look-up). A repeat is a retry,
 /// rare; the look-up on every batch was a query per batch, and PostgreSQL kept its plan from when
 /// the table was small: a sequential scan of every record, 35% of PostgreSQL's CPU under load.
@@ -28,63 +34,59 @@ struct BatchWriter: Sendable {
         -> [ConsentReceipt]
     {
         let users = Array(Set(batch.map(\.request.userId)))
-        var calls = [
+        var opening = [
             PipelineCall(Self.lockHead, [chain]),
             PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
         ]
-        if findingRepeats { calls.append(PipelineCall(sql: Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))])) }
-        let results = try db.pipeline(calls).map { try $0.get() }
-
-        guard let head = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
-        var position = try head.decode(Int64.self, column: 0)
-        var previous = try head.decode([UInt8].self, column: 1)
-        var subjects: [UUID: (pseudonym: UUID, secret: [UInt8])] = [:]
-        for row in results[1] {
-            let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
-            subjects[user] = (pseudonym, secret)
-        }
-        let missing = users.filter { subjects[$0] == nil }
-        if !missing.isEmpty {
-            // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
-            for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { Hex.uuid($0) })) {
+        if findingRepeats { opening.append(PipelineCall(sql: Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))])) }
+        return try db.pipelinedTransaction(opening: opening) { db, results in
+            guard let head = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
+            var position = try head.decode(Int64.self, column: 0)
+            var previous = try head.decode([UInt8].self, column: 1)
+            var subjects: [UUID: (pseudonym: UUID, secret: [UInt8])] = [:]
+            for row in results[1] {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
                 subjects[user] = (pseudonym, secret)
             }
-        }
-        var receipts: [String: ConsentReceipt] = [:]
-        if findingRepeats {
-            for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
-        }
-
-        let milliseconds = now.millisecondsSince1970
-        let recordedAt = Date(millisecondsSince1970: milliseconds)
-        var rows: [NewRecord] = []
-        rows.reserveCapacity(batch.count)
-        for record in batch where receipts[record.idempotencyHash] == nil {
-            guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
-            position += 1
-            let request = record.request
-            let fields = ChainedFields(
-                chain: chain, position: position, recordID: .timeOrdered(milliseconds: milliseconds),
-                subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
-                digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
-                ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
-                userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
-            let hash = fields.hash(previous: previous)
-            rows.append(NewRecord(fields: fields, request: request, idempotencyHash: record.idempotencyHash, previous: previous, hash: hash))
-            receipts[record.idempotencyHash] = ConsentReceipt(
-                recordId: fields.recordID, documentType: request.documentType, version: request.version,
-                digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
-                hash: Hex.string(hash), signature: "")
-            previous = hash
-        }
-        if !rows.isEmpty {
-            try db.copyIn(Self.copyRecords) { writer in
-                for row in rows { try row.write(to: &writer) }
+            let missing = users.filter { subjects[$0] == nil }
+            if !missing.isEmpty {
+                // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
+                for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { Hex.uuid($0) })) {
+                    let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
+                    subjects[user] = (pseudonym, secret)
+                }
             }
-            try db.execute(Self.moveHead, chain, position, previous)
+            var receipts: [String: ConsentReceipt] = [:]
+            if findingRepeats {
+                for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
+            }
+
+            let milliseconds = now.millisecondsSince1970
+            let recordedAt = Date(millisecondsSince1970: milliseconds)
+            var rows = NewRecords(capacity: batch.count)
+            for record in batch where receipts[record.idempotencyHash] == nil {
+                guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
+                position += 1
+                let request = record.request
+                let fields = ChainedFields(
+                    chain: chain, position: position, recordID: .timeOrdered(milliseconds: milliseconds),
+                    subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
+                    digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
+                    ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
+                    userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
+                let hash = fields.hash(previous: previous)
+                rows.append(fields, request: request, idempotencyHash: record.idempotencyHash, previous: previous, hash: hash)
+                receipts[record.idempotencyHash] = ConsentReceipt(
+                    recordId: fields.recordID, documentType: request.documentType, version: request.version,
+                    digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
+                    hash: Hex.string(hash), signature: "")
+                previous = hash
+            }
+            let closing =
+                rows.isEmpty
+                ? [] : [PipelineCall(Self.insertRecords, rows.parameters(chain: chain, recordedMilliseconds: milliseconds)), PipelineCall(Self.moveHead, [chain, position, previous])]
+            return (closing, batch.map { receipts[$0.idempotencyHash]! })
         }
-        return batch.map { receipts[$0.idempotencyHash]! }
     }
 
     // Every batch runs these: prepared once per connection, so PostgreSQL parses and plans them
@@ -134,39 +136,59 @@ struct BatchWriter: Sendable {
         WHERE idempotency_hash = ANY($1::text[]) AND idempotency_hash IS NOT NULL
         """
 
-    /// A row of ``copyRecords``, written field by field.
-    struct NewRecord {
-        let fields: ChainedFields
-        let request: AuditRecord.Request
-        let idempotencyHash: String
-        let previous: [UInt8]
-        let hash: [UInt8]
+    /// The new rows of a batch, column by column: the arrays ``insertRecords`` unnests.
+    struct NewRecords {
+        private var positions: [String?] = [], recordIDs: [String?] = [], subjects: [String?] = []
+        private var documentTypes: [String?] = [], versions: [String?] = [], digests: [String?] = [], actions: [String?] = []
+        private var clientIPs: [String?] = [], userAgents: [String?] = [], ipHMACs: [String?] = [], userAgentHMACs: [String?] = []
+        private var idempotencyHashes: [String?] = [], previousHashes: [String?] = [], hashes: [String?] = []
 
-        func write(to writer: inout PostgresCopyWriter) throws {
-            writer.field(fields.chain)
-            writer.field(fields.position)
-            writer.field(fields.recordID)
-            writer.field(fields.subject)
-            writer.field(fields.documentType)
-            writer.field(fields.version)
-            writer.field(fields.digest)
-            writer.field(fields.action)
-            writer.field(fields.recordedMilliseconds)
-            writer.field(request.clientIP)
-            writer.field(request.userAgent)
-            writer.field(bytea: fields.ipHMAC)
-            writer.field(bytea: fields.userAgentHMAC)
-            writer.field(idempotencyHash)
-            writer.field(bytea: previous)
-            writer.field(bytea: hash)
-            try writer.endRow()
+        init(capacity: Int) { positions.reserveCapacity(capacity) }
+
+        var isEmpty: Bool { positions.isEmpty }
+
+        mutating func append(
+            _ fields: ChainedFields, request: AuditRecord.Request, idempotencyHash: String, previous: [UInt8], hash: [UInt8]
+        ) {
+            positions.append(String(fields.position))
+            recordIDs.append(Hex.uuid(fields.recordID))
+            subjects.append(Hex.uuid(fields.subject))
+            documentTypes.append(fields.documentType)
+            versions.append(fields.version)
+            digests.append(fields.digest)
+            actions.append(fields.action)
+            clientIPs.append(request.clientIP)
+            userAgents.append(request.userAgent)
+            ipHMACs.append(fields.ipHMAC.map(Self.bytea))
+            userAgentHMACs.append(fields.userAgentHMAC.map(Self.bytea))
+            idempotencyHashes.append(idempotencyHash)
+            previousHashes.append(Self.bytea(previous))
+            hashes.append(Self.bytea(hash))
         }
+
+        /// The parameters of ``insertRecords``, in order.
+        func parameters(chain: Int, recordedMilliseconds: Int64) -> [(any PostgresEncodable)?] {
+            [chain, recordedMilliseconds]
+                + [
+                    positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, ipHMACs,
+                    userAgentHMACs, idempotencyHashes, previousHashes, hashes,
+                ].map { PostgresArrayLiteral.of($0) }
+        }
+
+        /// bytea's text form (`\x` and hex), which an array literal carries like any text.
+        private static func bytea(_ bytes: [UInt8]) -> String { "\\x" + Hex.string(bytes) }
     }
 
-    static let copyRecords = """
-        COPY audit.records (chain, position, record_id, subject, document_type, version, digest, action, recorded_ms,
-            client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash) FROM STDIN
-        """
+    /// Prepared: every batch runs it. Every record of a batch has its chain and instant.
+    static let insertRecords = PostgresStatement(
+        name: "audit_insert_records",
+        sql: """
+            INSERT INTO audit.records (chain, recorded_ms, position, record_id, subject, document_type, version, digest,
+                action, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
+            SELECT $1::int, $2::bigint, r.* FROM unnest($3::bigint[], $4::uuid[], $5::uuid[], $6::text[], $7::text[],
+                $8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::bytea[], $14::text[], $15::bytea[],
+                $16::bytea[]) AS r
+            """)
 
     /// A receipt (unsigned) from the ``receiptColumns`` of a row, starting at `first`.
     static func receipt(_ row: PostgresRow, from first: Int) throws -> ConsentReceipt {

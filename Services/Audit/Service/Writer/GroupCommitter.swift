@@ -123,7 +123,7 @@ final class GroupCommitter: Service, Sendable {
         while true {
             attempt += 1
             do {
-                let receipts = try await pool.withTransaction { [findingRepeats] db in
+                let receipts = try await pool.withConnection { [findingRepeats] db in
                     try writer.write(batch, at: Date(), findingRepeats: findingRepeats, on: db)
                 }
                 return receipts.map { .success($0) }
