@@ -104,7 +104,12 @@ import Testing
             let json = #"{"v":1,"id":"\#(id)","kind":"event","type":"x","sequence":\#(bad)}"#
             #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(json.utf8)) }
         }
-        #expect(MessageID.parse(Array(id.lowercased().utf8)) == UUID(uuidString: id))
+        #expect(MessageID.parse(Array(id.lowercased().utf8)[...]) == UUID(uuidString: id))
+        #expect(MessageID.parse(id) == UUID(uuidString: id))
+        #expect(MessageID.parse("/\(id.lowercased())/".dropFirst().dropLast()) == UUID(uuidString: id))
+        for bad in [String(id.dropLast()), id + "0", id.replacingOccurrences(of: "-", with: "_"), "G" + id.dropFirst(), ""] {
+            #expect(MessageID.parse(bad) == nil, "\(bad)")
+        }
         #expect(MessageID.make() != MessageID.make())
     }
 
