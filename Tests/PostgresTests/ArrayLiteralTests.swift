@@ -8,7 +8,7 @@ import Testing
 @Suite("Array literals")
 struct ArrayLiteralTests {
     @Test func anyTextRoundTripsThroughUnnest() async throws {
-        let values: [String?] = ["plain", "with,comma", "with \"quotes\"", "back\\slash", "{braces}", "", "NULL", nil, "é ✓"]
+        let values: [String?] = ["plain", "with,comma", "with \"quotes\"", "back\\slash", "{braces}", "", "NULL", nil, "é ✓", "🏈\"\\ e\u{301}"]
         try await TestDatabase.withSchema { db in
             let read = try await db.pool.withConnection { c in
                 try c.query("SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n", PostgresArrayLiteral.of(values))

@@ -3,22 +3,31 @@
 /// Every element is quoted and `"` and `\` are escaped, so any text travels unchanged; nil becomes
 /// an unquoted `NULL`.
 public enum PostgresArrayLiteral {
+    /// Built as UTF-8 bytes, not by appending `Unicode.Scalar`s to a `String`: a batch's records
+    /// go as fourteen of these, and scalar by scalar they were a quarter of Audit's CPU under load.
+    /// `"` and `\` are ASCII, so they cannot occur inside a multi-byte character and escaping byte
+    /// by byte is exact.
     public static func of(_ values: [String?]) -> String {
-        var literal = "{"
+        var literal: [UInt8] = []
+        literal.reserveCapacity(2 + values.count * 40)
+        literal.append(UInt8(ascii: "{"))
         for (index, value) in values.enumerated() {
-            if index > 0 { literal += "," }
-            guard let value else {
-                literal += "NULL"
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard var value else {
+                literal.append(contentsOf: "NULL".utf8)
                 continue
             }
-            literal += "\""
-            for character in value.unicodeScalars {
-                if character == "\"" || character == "\\" { literal.unicodeScalars.append("\\") }
-                literal.unicodeScalars.append(character)
+            literal.append(UInt8(ascii: "\""))
+            value.withUTF8 { text in
+                for byte in text {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                    literal.append(byte)
+                }
             }
-            literal += "\""
+            literal.append(UInt8(ascii: "\""))
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 
     public static func of(_ values: [String]) -> String { of(values.map(Optional.some)) }
