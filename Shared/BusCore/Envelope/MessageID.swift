@@ -58,7 +58,7 @@ public enum MessageID {
     /// Parses canonical UUID text (either case); `nil` for anything else. Accumulates into two
     /// integers: no array per id (every message parses one or two). Concrete over a buffer, not
     /// generic over the text's type: called across modules, a generic loop ran unspecialised
-    /// (type metadata and witness look-ups per character, 6% of the gateway's request CPU).
+    /// (type metadata and witness look-ups per character: 4.6% of the gateway's CPU in a profile).
     private static func parse(buffer text: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard text.count == 36 else { return nil }
         var high: UInt64 = 0
