@@ -24,7 +24,8 @@ struct PipelinedTransactionTests {
             }
             #expect(value == 1)
             #expect(status == .idle)
-            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) } }
+            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) }
+            }
             #expect(values == [1, 2, 11, 21])
         }
     }
@@ -72,7 +73,8 @@ struct PipelinedTransactionTests {
             }()
             #expect(closing?.isUniqueViolation == true)
             #expect(status == .idle)
-            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) } }
+            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) }
+            }
             #expect(values == [1])
         }
     }

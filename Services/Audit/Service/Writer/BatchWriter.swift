@@ -84,7 +84,11 @@ struct BatchWriter: Sendable {
             }
             let closing =
                 rows.isEmpty
-                ? [] : [PipelineCall(Self.insertRecords, rows.parameters(chain: chain, recordedMilliseconds: milliseconds)), PipelineCall(Self.moveHead, [chain, position, previous])]
+                ? []
+                : [
+                    PipelineCall(Self.insertRecords, rows.parameters(chain: chain, recordedMilliseconds: milliseconds)),
+                    PipelineCall(Self.moveHead, [chain, position, previous]),
+                ]
             return (closing, batch.map { receipts[$0.idempotencyHash]! })
         }
     }
