@@ -17,4 +17,15 @@ struct ArrayLiteralTests {
             #expect(read == values)
         }
     }
+
+    @Test func byteaValuesRoundTripThroughUnnest() async throws {
+        let values: [[UInt8]?] = [[0, 1, 0x5c, 0x22, 0xff], [], nil, Array(0...255)]
+        try await TestDatabase.withSchema { db in
+            let read = try await db.pool.withConnection { c in
+                try c.query("SELECT v FROM unnest($1::bytea[]) WITH ORDINALITY AS t(v, n) ORDER BY n", PostgresArrayLiteral.of(bytea: values))
+                    .map { try $0.decode([UInt8]?.self, column: 0) }
+            }
+            #expect(read == values)
+        }
+    }
 }

@@ -8,6 +8,11 @@ struct PipelinedTransactionTests {
 
     static let insert = PostgresStatement(name: "pipelined_insert", sql: "INSERT INTO t VALUES ($1::int)")
 
+    /// What table `t` holds, in order.
+    static func rows(in pool: PostgresPool) async throws -> [Int] {
+        try await pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) } }
+    }
+
     @Test("the opening results reach the body; the closing statements and the body's writes commit together")
     func commits() async throws {
         try await TestDatabase.withSchema { db in
@@ -24,8 +29,7 @@ struct PipelinedTransactionTests {
             }
             #expect(value == 1)
             #expect(status == .idle)
-            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) }
-            }
+            let values = try await Self.rows(in: db.pool)
             #expect(values == [1, 2, 11, 21])
         }
     }
@@ -73,8 +77,7 @@ struct PipelinedTransactionTests {
             }()
             #expect(closing?.isUniqueViolation == true)
             #expect(status == .idle)
-            let values = try await db.pool.withConnection { c in try c.query("SELECT v FROM t ORDER BY v").map { try $0.decode(Int.self, column: 0) }
-            }
+            let values = try await Self.rows(in: db.pool)
             #expect(values == [1])
         }
     }

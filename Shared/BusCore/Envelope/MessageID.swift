@@ -46,20 +46,17 @@ public enum MessageID {
     /// claims).
     public static func parse(_ text: some StringProtocol) -> UUID? {
         var text = String(text)  // a String's bytes are contiguous, and a String argument is not copied
-        return text.withUTF8 { parse(buffer: $0) }
+        return text.withUTF8 { parse($0) }
     }
 
-    /// ``parse(_:)`` of bytes (a JSON document's slice).
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> UUID? { parse(buffer: bytes) }
-
     /// ``parse(_:)`` of bytes (an envelope field).
-    static func parse(_ bytes: ArraySlice<UInt8>) -> UUID? { bytes.withUnsafeBufferPointer { parse(buffer: $0) } }
+    static func parse(_ bytes: ArraySlice<UInt8>) -> UUID? { bytes.withUnsafeBufferPointer { parse($0) } }
 
     /// Parses canonical UUID text (either case); `nil` for anything else. Accumulates into two
     /// integers: no array per id (every message parses one or two). Concrete over a buffer, not
     /// generic over the text's type: called across modules, a generic loop ran unspecialised
     /// (type metadata and witness look-ups per character: 4.6% of the gateway's CPU in a profile).
-    private static func parse(buffer text: UnsafeBufferPointer<UInt8>) -> UUID? {
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard text.count == 36 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0

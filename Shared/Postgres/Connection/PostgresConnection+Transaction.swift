@@ -31,13 +31,7 @@ extension PostgresConnection {
             }
             throw error
         }
-        // COMMIT of a transaction aborted by an error the body caught "succeeds" as ROLLBACK.
-        if depth == 0, commit.commandTag == "ROLLBACK" {
-            throw PostgresError(
-                kind: .server, operation: "COMMIT",
-                message: "the transaction was aborted by an "
-                    + "earlier error and has been rolled back", sqlState: "25P02")
-        }
+        if depth == 0 { try Self.checkCommitted(commit) }
         return value
     }
 
@@ -60,12 +54,7 @@ extension PostgresConnection {
             defer { transactionDepth = 0 }
             let (closing, value) = try body(self, Array(opened.dropFirst()))
             let closed = try pipelineTransaction(closing + [PipelineCall(sql: "COMMIT", [])])
-            // COMMIT of a transaction aborted by an error the body caught "succeeds" as ROLLBACK.
-            if closed.last?.commandTag == "ROLLBACK" {
-                throw PostgresError(
-                    kind: .server, operation: "COMMIT",
-                    message: "the transaction was aborted by an earlier error and has been rolled back", sqlState: "25P02")
-            }
+            try Self.checkCommitted(closed[closed.count - 1])
             return value
         } catch {
             if transactionStatus == .inTransaction || transactionStatus == .failedTransaction {
@@ -73,6 +62,15 @@ extension PostgresConnection {
             }
             throw error
         }
+    }
+
+    /// `COMMIT` of a transaction aborted by an error its body caught "succeeds" with the tag
+    /// `ROLLBACK`: that is a failure, reported as `25P02`.
+    private static func checkCommitted(_ commit: PostgresRows) throws {
+        guard commit.commandTag == "ROLLBACK" else { return }
+        throw PostgresError(
+            kind: .server, operation: "COMMIT", message: "the transaction was aborted by an earlier error and has been rolled back",
+            sqlState: "25P02")
     }
 
     /// Rolls back after `error`; a failure here is logged, not thrown, so the caller sees the

@@ -1,3 +1,5 @@
+import Hex
+
 /// PostgreSQL array literals (`{"a","b"}`) for passing a whole column of values as one text
 /// parameter, cast in SQL (`unnest($1::uuid[])`): one statement for a batch instead of one per row.
 /// Every element is quoted and `"` and `\` are escaped, so any text travels unchanged; nil becomes
@@ -31,4 +33,9 @@ public enum PostgresArrayLiteral {
     }
 
     public static func of(_ values: [String]) -> String { of(values.map(Optional.some)) }
+
+    /// A `bytea[]` literal: each value in bytea's hex text form (`\x` and two digits a byte).
+    public static func of(bytea values: [[UInt8]?]) -> String {
+        of(values.map { bytes in bytes.map { "\\x" + Hex.string($0) } })
+    }
 }

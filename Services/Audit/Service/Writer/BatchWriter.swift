@@ -144,8 +144,8 @@ struct BatchWriter: Sendable {
     struct NewRecords {
         private var positions: [String?] = [], recordIDs: [String?] = [], subjects: [String?] = []
         private var documentTypes: [String?] = [], versions: [String?] = [], digests: [String?] = [], actions: [String?] = []
-        private var clientIPs: [String?] = [], userAgents: [String?] = [], ipHMACs: [String?] = [], userAgentHMACs: [String?] = []
-        private var idempotencyHashes: [String?] = [], previousHashes: [String?] = [], hashes: [String?] = []
+        private var clientIPs: [String?] = [], userAgents: [String?] = [], idempotencyHashes: [String?] = []
+        private var ipHMACs: [[UInt8]?] = [], userAgentHMACs: [[UInt8]?] = [], previousHashes: [[UInt8]?] = [], hashes: [[UInt8]?] = []
 
         init(capacity: Int) { positions.reserveCapacity(capacity) }
 
@@ -163,24 +163,19 @@ struct BatchWriter: Sendable {
             actions.append(fields.action)
             clientIPs.append(request.clientIP)
             userAgents.append(request.userAgent)
-            ipHMACs.append(fields.ipHMAC.map(Self.bytea))
-            userAgentHMACs.append(fields.userAgentHMAC.map(Self.bytea))
+            ipHMACs.append(fields.ipHMAC)
+            userAgentHMACs.append(fields.userAgentHMAC)
             idempotencyHashes.append(idempotencyHash)
-            previousHashes.append(Self.bytea(previous))
-            hashes.append(Self.bytea(hash))
+            previousHashes.append(previous)
+            hashes.append(hash)
         }
 
         /// The parameters of ``insertRecords``, in order.
         func parameters(chain: Int, recordedMilliseconds: Int64) -> [(any PostgresEncodable)?] {
-            [chain, recordedMilliseconds]
-                + [
-                    positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, ipHMACs,
-                    userAgentHMACs, idempotencyHashes, previousHashes, hashes,
-                ].map { PostgresArrayLiteral.of($0) }
+            let text = [positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, idempotencyHashes]
+            let bytea = [ipHMACs, userAgentHMACs, previousHashes, hashes]
+            return [chain, recordedMilliseconds] + text.map { PostgresArrayLiteral.of($0) } + bytea.map { PostgresArrayLiteral.of(bytea: $0) }
         }
-
-        /// bytea's text form (`\x` and hex), which an array literal carries like any text.
-        private static func bytea(_ bytes: [UInt8]) -> String { "\\x" + Hex.string(bytes) }
     }
 
     /// Prepared: every batch runs it. Every record of a batch has its chain and instant.
@@ -188,9 +183,9 @@ struct BatchWriter: Sendable {
         name: "audit_insert_records",
         sql: """
             INSERT INTO audit.records (chain, recorded_ms, position, record_id, subject, document_type, version, digest,
-                action, client_ip, user_agent, ip_hmac, ua_hmac, idempotency_hash, prev_hash, hash)
+                action, client_ip, user_agent, idempotency_hash, ip_hmac, ua_hmac, prev_hash, hash)
             SELECT $1::int, $2::bigint, r.* FROM unnest($3::bigint[], $4::uuid[], $5::uuid[], $6::text[], $7::text[],
-                $8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::bytea[], $14::text[], $15::bytea[],
+                $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::bytea[], $15::bytea[],
                 $16::bytea[]) AS r
             """)
 
