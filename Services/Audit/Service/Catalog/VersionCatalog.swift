@@ -12,12 +12,18 @@ import Postgres
 /// table (another instance may have applied the event) and then to asking Legal directly, so a
 /// client that accepts a version the moment it is published is not refused while the event is
 /// still on its way.
+///
+/// Concurrent misses of one version share one look-up. Without that, the first burst of
+/// acceptances after a publication (hundreds at once under load) each asked Legal for the whole
+/// document, and on a busy machine the last of them waited past the call's deadline.
 final class VersionCatalog: Sendable {
     private struct Key: Hashable {
         var type: LegalDocumentType
         var version: String
     }
     private let cache = LockedValue<[Key: LegalVersionSummary]>([:])
+    /// The look-up under way for each missed version, awaited by every caller that missed it.
+    private let lookUps = LockedValue<[Key: Task<LegalVersionSummary, any Error>]>([:])
     private let pool: PostgresPool
     private let legal: @Sendable () async throws -> RPCClient?
 
@@ -31,6 +37,21 @@ final class VersionCatalog: Sendable {
     func version(_ type: LegalDocumentType, _ version: String) async throws -> LegalVersionSummary {
         let key = Key(type: type, version: version)
         if let known = cache.withLock({ $0[key] }) { return known }
+        let lookUp = lookUps.withLock { running in
+            if let shared = running[key] { return shared }
+            // Created under the lock, so the task's own removal (which takes it) runs after this insert.
+            let task = Task {
+                defer { self.lookUps.withLock { $0[key] = nil } }
+                return try await self.lookUp(type, version)
+            }
+            running[key] = task
+            return task
+        }
+        return try await lookUp.value
+    }
+
+    /// The table, then Legal; remembers what it finds.
+    private func lookUp(_ type: LegalDocumentType, _ version: String) async throws -> LegalVersionSummary {
         if let stored = try await pool.withConnection({ db in try Self.load(type, version, on: db) }) {
             remember(stored)
             return stored
