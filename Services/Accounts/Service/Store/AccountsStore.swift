@@ -21,6 +21,8 @@ public struct AccountsStore: Sendable {
     let profileCorrections: String
     /// ServiceKit's outbox table of this schema (read for the sequence revocations are complete up to).
     let outbox: String
+    /// The prepared statements every acceptance batch runs.
+    let termsBatch: TermsBatchStatements
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(
@@ -38,6 +40,7 @@ public struct AccountsStore: Sendable {
         self.deletionCertificates = "\(schema).deletion_certificates"
         self.profileCorrections = "\(schema).profile_corrections"
         self.outbox = "\(schema).outbox"
+        self.termsBatch = TermsBatchStatements(users: users)
     }
 
     public func user(appleId: String) async throws -> StoredUser? {

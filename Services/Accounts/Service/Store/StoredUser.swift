@@ -17,15 +17,17 @@ public struct StoredUser: Sendable, Equatable {
     public var signupReceiptId: UUID?
     public var createdAt: Date
 
+    private static let columnNames = [
+        "id", "apple_id", "email", "name", "username", "state", "eligibility_confirmed_at", "eligibility_rules_version",
+        "tos_version", "tos_accepted_at", "signup_receipt_id", "created_at",
+    ]
+
     /// The columns ``decode(_:)`` reads, in order.
-    static let columns = """
-        id, apple_id, email, name, username, state, eligibility_confirmed_at, eligibility_rules_version, \
-        tos_version, tos_accepted_at, signup_receipt_id, created_at
-        """
+    static let columns = columnNames.joined(separator: ", ")
 
     /// ``columns`` qualified by a table alias, for statements that join another relation.
     static func columns(of alias: String) -> String {
-        columns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
+        columnNames.map { "\(alias).\($0)" }.joined(separator: ", ")
     }
 
     static func decode(_ row: PostgresRow) throws -> StoredUser {
