@@ -23,9 +23,15 @@ extension GatewayIntegration {
                 let spoofed = try await harness.http.get("/healthz", headers: ["X-Request-Id": "bad id\u{7f}"])
                 #expect(spoofed.header("X-Request-Id") != "bad id\u{7f}")
                 _ = try await harness.http.get("/api/terms")
+                // Methods outside HTTP's own (WebDAV's here) share one series.
+                for method in ["PROPFIND", "MKCOL", "UNLOCK"] { _ = try await harness.http.send(method, "/api/terms", body: Data()) }
                 let metrics = try await harness.http.get("/metrics")
                 #expect(metrics.status == 200 && metrics.text.contains("gateway_http_requests_total"))
                 #expect(metrics.text.contains("route=\"/api/terms\""))
+                let series = metrics.text.split(separator: "\n").filter { $0.hasPrefix("gateway_http_requests_total{") }
+                #expect(series.contains { $0.contains("method=\"GET\"") && $0.contains("route=\"/api/terms\"") && $0.contains("status=\"200\"") })
+                #expect(series.contains { $0.contains("method=\"other\"") && $0.hasSuffix(" 3") })
+                #expect(!metrics.text.contains("PROPFIND"))
             }
         }
 

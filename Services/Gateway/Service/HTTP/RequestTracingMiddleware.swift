@@ -12,6 +12,7 @@ import Metrics
 struct RequestTracingMiddleware: RouterMiddleware {
     typealias Context = GatewayContext
     let trustedProxies: TrustedProxies
+    let metrics = RequestMetrics()
 
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
     static let forwardedForHeader = HTTPField.Name("X-Forwarded-For")!
@@ -46,9 +47,7 @@ struct RequestTracingMiddleware: RouterMiddleware {
                 "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
                 "client": "\(context.clientIP ?? "-")",
             ])
-        let dimensions = [("method", request.method.rawValue), ("route", route), ("status", String(status))]
-        Counter(label: "gateway_http_requests_total", dimensions: dimensions).increment()
-        Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)]).recordElapsed(since: started)
+        metrics.record(method: request.method, route: route, status: status, since: started)
         return response
     }
 
