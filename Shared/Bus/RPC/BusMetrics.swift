@@ -11,12 +11,6 @@ final class BusMetrics: Sendable {
 
     func increment(_ name: String, _ dimensions: [(String, String)] = []) {
         let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        let counter = counters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let made = Counter(label: name, dimensions: [("component", component)] + dimensions)
-            counters[key] = made
-            return made
-        }
-        counter.increment()
+        counters.kept(key) { Counter(label: name, dimensions: [("component", component)] + dimensions) }.increment()
     }
 }

@@ -37,15 +37,12 @@ final class VersionCatalog: Sendable {
     func version(_ type: LegalDocumentType, _ version: String) async throws -> LegalVersionSummary {
         let key = Key(type: type, version: version)
         if let known = cache.withLock({ $0[key] }) { return known }
-        let lookUp = lookUps.withLock { running in
-            if let shared = running[key] { return shared }
-            // Created under the lock, so the task's own removal (which takes it) runs after this insert.
-            let task = Task {
+        // Made under the lock, so the task's own removal (which takes it) runs after it is kept.
+        let lookUp = lookUps.kept(key) {
+            Task {
                 defer { self.lookUps.withLock { $0[key] = nil } }
                 return try await self.lookUp(type, version)
             }
-            running[key] = task
-            return task
         }
         return try await lookUp.value
     }

@@ -13,13 +13,18 @@ import Metrics
 /// not know today; the label does not rely on that, since any token is a valid method and a new
 /// one per request would add a series per request, here and in the registry.
 final class RequestMetrics: Sendable {
-    private struct CounterKey: Hashable {
+    private struct Series: Hashable {
         var method: String
         var route: String
         var status: Int
     }
-    private let counters = LockedValue<[CounterKey: Counter]>([:])
-    private let timers = LockedValue<[String: Metrics.Timer]>([:])
+    /// The counter of each series, with its route's timer (the registry gives every series of one
+    /// route the same timer), so a request takes one lock.
+    private let handles = LockedValue<[Series: Handles]>([:])
+    private struct Handles: Sendable {
+        let requests: Counter
+        let duration: Metrics.Timer
+    }
 
     /// The methods counted by name.
     static let namedMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options, .connect, .trace]
@@ -31,21 +36,14 @@ final class RequestMetrics: Sendable {
 
     /// Counts one request and records how long it took.
     func record(method: HTTPRequest.Method, route: String, status: Int, since started: ContinuousClock.Instant) {
-        let key = CounterKey(method: Self.label(of: method), route: route, status: status)
-        let counter = counters.withLock { counters in
-            if let kept = counters[key] { return kept }
-            let made = Counter(
-                label: "gateway_http_requests_total", dimensions: [("method", key.method), ("route", route), ("status", String(status))])
-            counters[key] = made
-            return made
+        let series = Series(method: Self.label(of: method), route: route, status: status)
+        let kept = handles.kept(series) {
+            Handles(
+                requests: Counter(
+                    label: "gateway_http_requests_total", dimensions: [("method", series.method), ("route", route), ("status", String(status))]),
+                duration: Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)]))
         }
-        let timer = timers.withLock { timers in
-            if let kept = timers[route] { return kept }
-            let made = Metrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)])
-            timers[route] = made
-            return made
-        }
-        counter.increment()
-        timer.recordElapsed(since: started)
+        kept.requests.increment()
+        kept.duration.recordElapsed(since: started)
     }
 }
