@@ -49,9 +49,15 @@ struct InProcessLegal {
         }
     }
 
-    /// Calls `method`, failing the call after 10 s.
+    /// How long a call may take before it fails. No test here is about a deadline: this only keeps
+    /// a lost reply from hanging the run. It is long because the suites start together in one
+    /// process on a 2-core CI machine, in a debug build: a 1 MiB version read back took past 10 s
+    /// there once, in a test that takes under a second on its own.
+    static let deadline: Duration = .seconds(60)
+
+    /// Calls `method`, failing the call after ``deadline``.
     func call<M: RPCMethod>(_ method: M.Type, _ request: M.Request, principal: Principal? = nil) async throws -> M.Reply {
-        try await client.call(method, request, principal: principal, timeout: .seconds(10))
+        try await client.call(method, request, principal: principal, timeout: Self.deadline)
     }
 
     /// Publishes as an operator.
@@ -83,7 +89,7 @@ struct InProcessLegal {
     /// Sends `payload` as raw JSON under `type` and returns the reply's error code (`nil`: success).
     func rawErrorCode(_ type: String, _ payload: String, principal: Principal? = operatorPrincipal) async throws -> ErrorCode? {
         let request = Envelope(kind: .request, type: type, principal: principal, payload: Data(payload.utf8))
-        return try await client.send(request, timeout: .seconds(10)).envelope.error?.code
+        return try await client.send(request, timeout: InProcessLegal.deadline).envelope.error?.code
     }
 
     /// Publishes every committed outbox row now.
@@ -117,7 +123,7 @@ enum LegalEventsSince {
     static func fetch(from client: RPCClient, after: Int64) async throws -> [Envelope] {
         let request = Envelope(
             kind: .request, type: EventsSince.type(for: "legal"), payload: try BusJSON.encode(EventsSince.Request(after: after)))
-        let (reply, attachments) = try await client.send(request, timeout: .seconds(10))
+        let (reply, attachments) = try await client.send(request, timeout: InProcessLegal.deadline)
         if let error = reply.error { throw error }
         let page = try reply.decodePayload(EventsSince.Reply.self)
         #expect(page.count == attachments.count)
