@@ -112,6 +112,64 @@ import Testing
         await server.shutdown()
     }
 
+    /// A read slower than the client's attempt timeout is sent again under the same id; the server
+    /// still running it answers the retries with that run, instead of running one copy per attempt
+    /// (which, under load, kept a slow read from ever finishing).
+    @Test func aSlowReadRetriedByItsClientRunsOnce() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try await startServer(executions: { runs.add(1, ordering: .relaxed) })
+        var options = RPCClientOptions()
+        options.attemptTimeout = .milliseconds(100)
+        let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, options: options, logger: logger)
+        // 1.5 s of work: the client sends it 15 times over.
+        async let first = client.call(TestCountedRead.self, EchoRequest(number: 1, delayMs: 1500), timeout: .seconds(20))
+        async let second = client.call(TestCountedRead.self, EchoRequest(number: 2, delayMs: 1500), timeout: .seconds(20))
+        #expect(try await (first.number, second.number) == (1, 2))
+        #expect(runs.load(ordering: .relaxed) == 2, "one run per call, however often it was sent")
+        #expect(server.inFlight == 0)
+        // The id is free once the run ended: a new call runs.
+        _ = try await client.call(TestCountedRead.self, EchoRequest(number: 3), timeout: .seconds(5))
+        #expect(runs.load(ordering: .relaxed) == 3)
+        await client.close()
+        await server.shutdown()
+    }
+
+    /// The same request under the same id from a second connection joins the run and gets its
+    /// reply; another request under a running id is refused and runs nothing.
+    @Test func aRunningIdIsJoinedOnlyByTheSameRequest() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try await startServer(executions: { runs.add(1, ordering: .relaxed) })
+        let (a, b, c) = (
+            try await RawPeer.connect(server.boundEndpoints[0], logger: logger),
+            try await RawPeer.connect(server.boundEndpoints[0], logger: logger),
+            try await RawPeer.connect(server.boundEndpoints[0], logger: logger)
+        )
+        func request(_ number: Int, _ type: String = TestCountedRead.type) throws -> [Data] {
+            var envelope = Envelope(kind: .request, type: type, payload: try BusJSON.encode(EchoRequest(number: number, delayMs: 800)))
+            envelope.id = UUID(uuidString: "0190a5f6-0000-7000-8000-000000000001")!
+            return Frames.dealer(EnvelopeCodec.encode(envelope), [])
+        }
+        a.send(try request(7))
+        try await Task.sleep(for: .milliseconds(200))  // a's run has begun
+        b.send(try request(7))
+        c.send(try request(8))
+        let refused = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await c.next())).envelope)
+        #expect(refused.error?.code == .invalidArgument)
+        for peer in [a, b] {
+            let reply = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await peer.next())).envelope)
+            #expect(reply.error == nil)
+            #expect(try reply.decodePayload(EchoReply.self).number == 7)
+        }
+        #expect(runs.load(ordering: .relaxed) == 1)
+        // Ended: the id runs again.
+        c.send(try request(8))
+        let later = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await c.next())).envelope)
+        #expect(try later.decodePayload(EchoReply.self).number == 8)
+        #expect(runs.load(ordering: .relaxed) == 2)
+        for peer in [a, b, c] { await peer.close() }
+        await server.shutdown()
+    }
+
     /// Over real sockets: a method that does not cache (a read) runs for every call even with one
     /// key, so fresh keys cost the server nothing; one that does refuses the key for another body.
     @Test func readsAreNotRememberedAndAReusedKeyWithAnotherBodyIsRefused() async throws {

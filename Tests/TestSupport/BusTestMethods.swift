@@ -37,6 +37,15 @@ public enum TestCountedEcho: RPCMethod {
     public static let cachesReply = true
 }
 
+/// Like echo, idempotent but not remembered (a read): the client retries it, and every call runs.
+public enum TestCountedRead: RPCMethod {
+    public typealias Request = EchoRequest
+    public typealias Reply = EchoReply
+    public static let type = "test.counted-read"
+    public static let isIdempotent = true
+    public static let cachesReply = false
+}
+
 /// Replies with the attachments it got, reversed, so attachment round trips can be checked.
 public enum TestAttachments: RPCMethod {
     public typealias Request = Empty
@@ -45,7 +54,7 @@ public enum TestAttachments: RPCMethod {
     public static let cachesReply = false
 }
 
-/// Registers the test handlers; `executions` counts runs of ``TestCountedEcho``.
+/// Registers the test handlers; `executions` counts runs of ``TestCountedEcho`` and ``TestCountedRead``.
 public func registerTestHandlers(on server: RPCServer, executions: @escaping @Sendable () -> Void = {}) {
     let echo: @Sendable (EchoRequest, RequestContext) async throws -> EchoReply = { request, context in
         if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
@@ -53,6 +62,10 @@ public func registerTestHandlers(on server: RPCServer, executions: @escaping @Se
     }
     server.register(TestEcho.self, echo)
     server.register(TestCountedEcho.self) { request, context in
+        executions()
+        return try await echo(request, context)
+    }
+    server.register(TestCountedRead.self) { request, context in
         executions()
         return try await echo(request, context)
     }

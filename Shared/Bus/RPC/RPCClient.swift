@@ -125,8 +125,10 @@ public final class RPCClient: Sendable {
         var lastRefusal: (envelope: Envelope, attachments: [Data])?
         while true {
             attempt += 1
+            // Every attempt carries the call's one id: a server still running an earlier attempt
+            // answers this one with that run's reply rather than running it again, and a late
+            // reply to any attempt answers the call.
             var envelope = request
-            envelope.id = attempt == 1 ? request.id : MessageID.make()
             envelope.sentAt = attempt == 1 ? now : Date()
             envelope.deadline = deadline
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall

@@ -3,7 +3,8 @@ public struct RPCClientOptions: Sendable {
     /// A call's deadline when the caller names none.
     public var defaultTimeout: Duration = .seconds(5)
     /// For idempotent calls: how long one attempt waits before it is sent again with the same
-    /// idempotency key (to the next server, when several are connected).
+    /// request id and idempotency key (to the next server, when several are connected). A server
+    /// still running the call joins the new attempt to that run, so a slow call is not run again.
     public var attemptTimeout: Duration = .seconds(1)
     public var maxMessageSize: Int64 = 64 << 20
     public var highWaterMark: Int32 = 100_000

@@ -34,6 +34,8 @@ public final class RPCServer: Sendable {
 
     private struct State {
         var inFlight = 0
+        /// Requests in progress by id, so a client's retry of one joins it (see ``RunningRequests``).
+        var running = RunningRequests()
         var draining = false
         var boundEndpoints: [String] = []
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -226,17 +228,36 @@ public final class RPCServer: Sendable {
             send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
             return
         }
-        let admitted = state.withLock { state -> BusError? in
-            if state.draining { return BusError(.unavailable, "\(name) is shutting down") }
-            if state.inFlight >= options.maxInFlight { return BusError(.unavailable, "\(name) is at capacity") }
+        let peer = frames.peerUserId
+        let request = RunningRequests.Request(
+            type: envelope.type, principal: envelope.principal, peer: peer, payload: envelope.payload, attachments: routed.attachments,
+            route: routed.route)
+        let admission = state.withLock { state -> Result<RunningRequests.Admission, BusError> in
+            if state.draining { return .failure(BusError(.unavailable, "\(name) is shutting down")) }
+            let admission = state.running.admit(envelope.id, request)
+            guard admission == .run else { return .success(admission) }
+            if state.inFlight >= options.maxInFlight {
+                _ = state.running.finish(envelope.id)
+                return .failure(BusError(.unavailable, "\(name) is at capacity"))
+            }
             state.inFlight += 1
-            return nil
+            return .success(.run)
         }
-        if let admitted {
-            send(envelope.reply(payload: nil, error: admitted), attachments: [], to: routed.route)
+        switch admission {
+        case .success(.run):
+            break
+        case .success(.joined):
+            metrics.increment("bus_rpc_joined_total")
+            return
+        case .success(.conflict):
+            metrics.increment("bus_rpc_rejected_total", [("code", "request_id_in_use")])
+            let error = BusError(.invalidArgument, "another request with this id is running; every request needs its own id")
+            send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
+            return
+        case .failure(let refusal):
+            send(envelope.reply(payload: nil, error: refusal), attachments: [], to: routed.route)
             return
         }
-        let peer = frames.peerUserId
         // Only methods whose replies are worth repeating are remembered: a read answered again
         // costs a read, while remembering every read's reply let any caller grow the server's
         // memory with fresh keys.
@@ -248,12 +269,12 @@ public final class RPCServer: Sendable {
             case .run:
                 break
             case .joined:
-                finishOne()
+                finishOne(releasing: envelope.id)
                 return
             case .replay(let outcome):
                 metrics.increment("bus_rpc_replayed_total")
                 reply(to: waiter, type: envelope.type, outcome)
-                finishOne()
+                finishOne(releasing: envelope.id)
                 return
             case .mismatch:
                 metrics.increment("bus_rpc_rejected_total", [("code", ErrorCode.idempotencyKeyReused.rawValue)])
@@ -261,7 +282,7 @@ public final class RPCServer: Sendable {
                     .idempotencyKeyReused,
                     "this idempotency key was used for a different request; use a new key for a new action")
                 reply(to: waiter, type: envelope.type, .init(payload: nil, attachments: [], error: error))
-                finishOne()
+                finishOne(releasing: envelope.id)
                 return
             }
             run(registered, envelope, routed, peer, idempotencyKey: scoped)
@@ -316,7 +337,11 @@ public final class RPCServer: Sendable {
                 context.logger.error("handler failed", metadata: ["error": "\(error)"])
                 outcome = .init(payload: nil, attachments: [], error: BusError(.internal, "internal error in \(name)"))
             }
+            // Ended before the reply goes out: a retry arriving later runs again rather than
+            // joining a run whose reply has already been sent.
+            let joined = state.withLock { $0.running.finish(envelope.id) }
             reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
+            for route in joined { reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome) }
             if let idempotencyKey {
                 for waiter in idempotency.complete(idempotencyKey, outcome) {
                     reply(to: waiter, type: envelope.type, outcome)
@@ -354,8 +379,11 @@ public final class RPCServer: Sendable {
         return claimed
     }
 
-    private func finishOne() {
+    /// Ends a request that was admitted: `releasing` names one that ended before its run (answered
+    /// from the idempotency record, or joined to a run under its key), whose id is free again.
+    private func finishOne(releasing id: UUID? = nil) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if let id { _ = state.running.finish(id) }
             state.inFlight -= 1
             guard state.inFlight == 0 else { return [] }
             defer { state.drainWaiters = [] }

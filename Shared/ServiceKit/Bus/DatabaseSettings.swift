@@ -42,7 +42,7 @@ public struct DatabaseSettings: Sendable {
         )
         let lockTimeout = try env.duration(
             "DATABASE_LOCK_TIMEOUT", default: .milliseconds(750),
-            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again and queues a second waiter; a refused retryable call is retried by its client within its deadline. 0 turns it off."
+            "PostgreSQL `lock_timeout`: how long a statement waits for a lock held by someone else (an operator's psql, a migration) before giving up with `unavailable` (HTTP 503 with Retry-After), so its connection goes back to the pool instead of waiting with it. Keep it under the bus clients' 1 s attempt timeout: a call waiting longer is sent again, and where it reaches another instance it queues a second waiter (the instance already running it joins the retry to that run); a refused retryable call is retried by its client within its deadline. 0 turns it off."
         )
         let idleInTransactionTimeout = try env.duration(
             "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default: .seconds(30),

@@ -50,9 +50,11 @@ struct InProcessLegal {
     }
 
     /// How long a call may take before it fails. No test here is about a deadline: this only keeps
-    /// a lost reply from hanging the run. It is long because the suites start together in one
-    /// process on a 2-core CI machine, in a debug build: a 1 MiB version read back took past 10 s
-    /// there once, in a test that takes under a second on its own.
+    /// a lost reply from hanging the run, and is generous because the suites start together in one
+    /// process on a 2-core CI machine, in a debug build. (A 1 MiB version read once failed here
+    /// past 10 s: a read slower than the client's 1 s attempt timeout was sent again under a new id
+    /// and the earlier attempts' replies were dropped, so it could never be answered. Retries keep
+    /// the call's id now and the server joins them to the run in progress.)
     static let deadline: Duration = .seconds(60)
 
     /// Calls `method`, failing the call after ``deadline``.
