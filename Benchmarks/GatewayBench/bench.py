@@ -1,9 +1,11 @@
 """Gateway benchmark: terms acceptances through `PUT /api/users/{id}/accept-tos` under wrk, beside
 pgbench's one-INSERT-per-commit rate on the same cluster in the same run.
 
-Each request is the whole path a real acceptance takes: the session token checked by Accounts
-(`accounts.verify_session`), `accounts.accept_terms`, which records through Audit (group-committed,
-answered only after commit) and stores the user's terms version. Each round runs wrk, then pgbench
+Each request is the whole path a real acceptance takes: the session token checked by the gateway,
+the acceptance gathered with concurrent ones into one `accounts.accept_terms_batch` call, which
+records the batch through Audit (`audit.record_batch`, group-committed, answered only after commit)
+and stores the users' terms version. Round 1 also prints the bus calls each service handled per
+acceptance: the number of hops, from the services' own metrics. Each round runs wrk, then pgbench
 (same client count); the figures are medians over the rounds.
 
 Beside the rates it prints what each side costs in CPU: per acceptance, the CPU time of every
@@ -80,6 +82,23 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def bus_calls_handled() -> dict[str, float]:
+    """`bus_rpc_handled_total` of every bus service, summed over outcomes, by "service method"."""
+    totals: dict[str, float] = {}
+    for process in stack.processes:
+        health = next((int(field[7:]) for field in (process.ready_line or "").split() if field.startswith("health=")), None)
+        if health is None:
+            continue
+        with urllib.request.urlopen(f"http://127.0.0.1:{health}/metrics", timeout=30) as response:
+            for line in response.read().decode().splitlines():
+                match = re.match(r'^bus_rpc_handled_total\{(.*)\} ([\d.e+]+)$', line)
+                if match:
+                    labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+                    key = f"{labels.get('server', process.name)} {labels.get('type', '?')}"
+                    totals[key] = totals.get(key, 0) + float(match.group(2))
+    return totals
+
+
 def measured(run, pids: dict[str, int]):
     """Runs `run()`; returns its result and the CPU seconds spent meanwhile per process group."""
     before = {name: process_cpu(pid) for name, pid in pids.items()}
@@ -151,7 +170,13 @@ end
     rss_before = {name: rss_mib(pid) for name, pid in pids.items()}
     rounds = []
     for number in range(1, args.rounds + 1):
+        calls_before = bus_calls_handled() if number == 1 else None
         http, http_cpu = measured(lambda: wrk(profile=args.profile if number == 1 else None), pids)
+        if calls_before is not None:
+            # How many hops an acceptance makes: a batch call counts once for all of its items.
+            calls = {key: value - calls_before.get(key, 0) for key, value in bus_calls_handled().items()}
+            print("bus calls handled per acceptance (round 1): " + (", ".join(
+                f"{key} {value / http['requests']:.3f}" for key, value in sorted(calls.items()) if value > 0) or "none"), flush=True)
         health, health_cpu = measured(lambda: wrk("/healthz"), pids)
         inserts, insert_cpu = measured(pgbench, {})
         per_acceptance = {name: seconds / http["requests"] * 1e6 for name, seconds in http_cpu.items()}
