@@ -149,21 +149,24 @@ import Testing
             envelope.id = UUID(uuidString: "0190a5f6-0000-7000-8000-000000000001")!
             return Frames.dealer(EnvelopeCodec.encode(envelope), [])
         }
+        func reply(to peer: RawPeer) async throws -> Envelope {
+            try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await peer.next())).envelope)
+        }
         a.send(try request(7))
         try await Task.sleep(for: .milliseconds(200))  // a's run has begun
         b.send(try request(7))
         c.send(try request(8))
-        let refused = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await c.next())).envelope)
+        let refused = try await reply(to: c)
         #expect(refused.error?.code == .invalidArgument)
         for peer in [a, b] {
-            let reply = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await peer.next())).envelope)
-            #expect(reply.error == nil)
-            #expect(try reply.decodePayload(EchoReply.self).number == 7)
+            let answer = try await reply(to: peer)
+            #expect(answer.error == nil)
+            #expect(try answer.decodePayload(EchoReply.self).number == 7)
         }
         #expect(runs.load(ordering: .relaxed) == 1)
         // Ended: the id runs again.
         c.send(try request(8))
-        let later = try EnvelopeCodec.decode(try #require(Frames.splitDealer(try await c.next())).envelope)
+        let later = try await reply(to: c)
         #expect(try later.decodePayload(EchoReply.self).number == 8)
         #expect(runs.load(ordering: .relaxed) == 2)
         for peer in [a, b, c] { await peer.close() }
