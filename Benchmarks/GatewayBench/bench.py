@@ -86,7 +86,7 @@ def bus_calls_handled() -> dict[str, float]:
     """`bus_rpc_handled_total` of every bus service, summed over outcomes, by "service method"."""
     totals: dict[str, float] = {}
     for process in stack.processes:
-        health = next((int(field[7:]) for field in (process.ready_line or "").split() if field.startswith("health=")), None)
+        health = process.port("health")
         if health is None:
             continue
         with urllib.request.urlopen(f"http://127.0.0.1:{health}/metrics", timeout=30) as response:

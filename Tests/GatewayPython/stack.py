@@ -83,6 +83,11 @@ class Process:
                 self._ready.set()
         self._ready.set()
 
+    def port(self, name: str) -> int | None:
+        """The port its ready line gives for `name` (`http`, `health`), if it gives one."""
+        prefix = name + "="
+        return next((int(field[len(prefix):]) for field in (self.ready_line or "").split() if field.startswith(prefix)), None)
+
     def stop(self):
         if self.popen.poll() is None:
             self.popen.terminate()
@@ -147,8 +152,7 @@ class Stack:
                                   GATEWAY_APPLE_JWKS=self.apple.jwks_path, GATEWAY_JWT_SECRET=JWT_SECRET,
                                   GATEWAY_CORS_ORIGINS=CORS_ORIGIN, READINESS_INTERVAL="100ms",
                                   GATEWAY_PUBLIC_OPERATIONS="true")
-            port = next(int(field[5:]) for field in gateway.ready_line.split() if field.startswith("http="))
-            self.url = f"http://127.0.0.1:{port}"
+            self.url = f"http://127.0.0.1:{gateway.port('http')}"
             self.anon_key = subprocess.check_output(
                 [str(self.bin / "Gateway"), "--print-anon-key"], env=dict(os.environ, GATEWAY_JWT_SECRET=JWT_SECRET), text=True).strip()
             self._wait_ready()
@@ -188,8 +192,7 @@ class Stack:
         """Another gateway in front of the same services, with `settings` added to its
         environment; its base URL. Stopped with the stack."""
         process = self._start("Gateway", self.gateway_settings, **settings)
-        port = next(int(field[5:]) for field in process.ready_line.split() if field.startswith("http="))
-        url = f"http://127.0.0.1:{port}"
+        url = f"http://127.0.0.1:{process.port('http')}"
         deadline = time.time() + 30
         while time.time() < deadline:
             try:

@@ -148,9 +148,9 @@ def test_the_connection_cap_refuses_one_more_while_the_others_work(capped):
 
 
 def gateway_rss_kib(stack, url):
-    port = url.rsplit(":", 1)[1]
+    port = int(url.rsplit(":", 1)[1])
     for process in stack.processes:
-        if process.ready_line and f"http={port}" in process.ready_line:
+        if process.port("http") == port:
             with open(f"/proc/{process.popen.pid}/status") as status:
                 return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
     raise RuntimeError("gateway process not found")
