@@ -76,8 +76,7 @@ enum JSONBodies {
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
         var headers = headers
         if headers[.contentType] == nil { headers[.contentType] = "application/json; charset=utf-8" }
-        let data = try BusJSON.encode(value)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try BusJSON.encodeBytes(value))))
     }
 
     static func describe(_ error: DecodingError) -> String {

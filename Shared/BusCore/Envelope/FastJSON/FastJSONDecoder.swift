@@ -45,7 +45,13 @@ struct FastJSONDecoder: Decoder {
                 var fellBack = false
                 let value = try nodes.withUnsafeBufferPointer { nodes in
                     try withUnsafeMutablePointer(to: &fellBack) { flag in
-                        try FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0).decode(T.self)
+                        let root = FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0)
+                        // A payload with its own coder reads itself; should it throw, `Decodable` runs.
+                        if let handCoded = T.self as? any HandCodedJSON.Type {
+                            if let value = try? handCoded.init(json: JSONInput(decoder: root)), !flag.pointee { return value as! T }
+                            flag.pointee = false
+                        }
+                        return try root.decode(T.self)
                     }
                 }
                 if fellBack { throw FastJSONFallback() }

@@ -41,6 +41,14 @@ struct FastJSONEncoder: Encoder {
     /// copied again), or throws ``FastJSONFallback`` with `buffer` as it was. Runs on this
     /// thread's reusable state: no buffers allocated per value once the thread has encoded one.
     static func encode<T: Encodable>(_ value: T, appendingTo buffer: inout [UInt8]) throws(FastJSONFallback) {
+        // A payload with its own coder (the acceptance path's batches) writes itself; should it
+        // throw, the generic path below runs.
+        if let value = value as? any HandEncodedJSON, (try? value.appendJSON(to: &buffer)) != nil { return }
+        try encodeThroughEncodable(value, appendingTo: &buffer)
+    }
+
+    /// The same through `value`'s `Encodable` conformance, whatever it is.
+    static func encodeThroughEncodable<T: Encodable>(_ value: T, appendingTo buffer: inout [UInt8]) throws(FastJSONFallback) {
         let state = FastJSONEncoderState.borrow()
         defer { state.giveBack() }
         let base = buffer.count

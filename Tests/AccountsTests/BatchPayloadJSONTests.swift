@@ -1,0 +1,222 @@
+import Contracts
+import Foundation
+import TestSupport
+import Testing
+
+@testable import BusCore
+
+/// The acceptance path's batch payloads have hand-written JSON coders (``HandCodedJSON``). They
+/// must write Foundation's bytes exactly and read what `Decodable` reads, and leave to it, whose
+/// error then stands, every shape they do not handle. (Here because these are Accounts' and
+/// Audit's contracts and the Bus tests cannot import Contracts.) No database needed.
+@Suite struct BatchPayloadJSONTests {
+    // MARK: Random payloads
+
+    /// Text as users and clients send it: quotes, slashes, control characters, non-ASCII.
+    func text(_ r: inout SplitMix64, maxLength: Int = 30) -> String {
+        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "ß", "—", "\u{2028}", "😀", "中"]
+        var text = ""
+        for _ in 0..<Int.random(in: 0...maxLength, using: &r) { text.unicodeScalars.append(pool.randomElement(using: &r)!) }
+        return text
+    }
+
+    func date(_ r: inout SplitMix64) -> Date {
+        Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000, using: &r)) / 1000)
+    }
+
+    func maybe<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
+        Bool.random(using: &r) ? make(&r) : nil
+    }
+
+    func error(_ r: inout SplitMix64) -> BusError {
+        BusError(.conflict, text(&r), details: maybe(&r) { ["currentVersion": text(&$0)] })
+    }
+
+    func acceptTermsRequest(_ r: inout SplitMix64) -> AccountsAcceptTermsBatch.Request {
+        AccountsAcceptTermsBatch.Request(
+            items: (0..<Int.random(in: 0...5, using: &r)).map { _ in
+                AccountsAcceptTermsBatch.Item(
+                    request: AccountsTermsRequest(
+                        userId: UUID(), tosVersion: text(&r, maxLength: 12), clientIP: maybe(&r) { text(&$0) },
+                        userAgent: maybe(&r) { text(&$0) }),
+                    idempotencyKey: text(&r))
+            })
+    }
+
+    func user(_ r: inout SplitMix64) -> AccountUser {
+        AccountUser(
+            id: maybe(&r) { _ in UUID() }, appleId: text(&r), email: maybe(&r) { text(&$0) }, name: maybe(&r) { text(&$0) },
+            username: maybe(&r) { text(&$0) }, state: maybe(&r) { _ in "CA" }, eligibilityConfirmedAt: maybe(&r, date),
+            tosVersion: maybe(&r) { text(&$0) }, tosAcceptedAt: maybe(&r, date), createdAt: maybe(&r, date),
+            eligibilityRulesVersion: maybe(&r) { text(&$0) }, hasConfirmedEligibility: .random(using: &r),
+            hasAcceptedTOS: .random(using: &r), needsToAcceptTOS: .random(using: &r))
+    }
+
+    func recordRequest(_ r: inout SplitMix64) -> AuditRecordBatch.Request {
+        AuditRecordBatch.Request(
+            items: (0..<Int.random(in: 0...5, using: &r)).map { _ in
+                AuditRecordBatch.Item(
+                    record: AuditRecord.Request(
+                        userId: UUID(), documentType: LegalDocumentType.allCases.randomElement(using: &r)!, version: text(&r),
+                        action: AcceptanceAction.allCases.randomElement(using: &r)!, clientIP: maybe(&r) { text(&$0) },
+                        userAgent: maybe(&r) { text(&$0) }),
+                    idempotencyKey: text(&r))
+            },
+            signReceipts: .random(using: &r))
+    }
+
+    func receipt(_ r: inout SplitMix64) -> ConsentReceipt {
+        ConsentReceipt(
+            recordId: UUID(), documentType: LegalDocumentType.allCases.randomElement(using: &r)!, version: text(&r), digest: text(&r),
+            action: AcceptanceAction.allCases.randomElement(using: &r)!, recordedAt: date(&r),
+            chain: .random(in: Int.min...Int.max, using: &r), position: .random(in: Int64.min...Int64.max, using: &r),
+            hash: text(&r), signature: text(&r),
+            proof: maybe(&r) {
+                ReceiptProof(
+                    index: .random(in: 0...1000, using: &$0), size: .random(in: 1...1001, using: &$0),
+                    path: (0..<Int.random(in: 0...6, using: &$0)).map { _ in String(repeating: "0f", count: 32) })
+            })
+    }
+
+    func outcomes<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> [ItemOutcome<T>] {
+        (0..<Int.random(in: 0...5, using: &r)).map { _ in
+            Int.random(in: 0..<4, using: &r) == 0 ? ItemOutcome(error: error(&r)) : ItemOutcome(value: make(&r))
+        }
+    }
+
+    // MARK: Checks
+
+    /// The hand-written coder writes Foundation's bytes and reads them back, and the bus's codec
+    /// (which runs it first) does too.
+    static func expectRoundTrip<T: HandCodedJSON & Equatable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let foundation = try BusJSON.encoder().encode(value)
+        let hand = BusJSON.handEncoded(value)
+        #expect(
+            hand == foundation, "\(T.self): \(hand.map { String(decoding: $0, as: UTF8.self) } ?? "threw")",
+            sourceLocation: sourceLocation)
+        #expect(try BusJSON.encode(value) == foundation, sourceLocation: sourceLocation)
+        // Compared with what Foundation reads (not `value`): a date's milliseconds do not always
+        // come back as the same `Double`, for either decoder.
+        let read = try BusJSON.decoder().decode(T.self, from: foundation)
+        #expect(BusJSON.handDecoded(T.self, from: foundation) == read, sourceLocation: sourceLocation)
+        #expect(try BusJSON.decode(T.self, from: foundation) == read, sourceLocation: sourceLocation)
+    }
+
+    /// What the hand-written decoder reads from `json` is what Foundation's `Decodable` reads.
+    /// With `byHand` false, the coder must leave the document to `Decodable`.
+    static func expectReadsLikeDecodable<T: HandCodedJSON & Equatable>(
+        _ type: T.Type, _ json: String, byHand: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let data = Data(json.utf8)
+        let foundation = try BusJSON.decoder().decode(T.self, from: data)
+        #expect(BusJSON.handDecoded(T.self, from: data) == (byHand ? foundation : nil), sourceLocation: sourceLocation)
+        #expect(try BusJSON.decode(T.self, from: data) == foundation, sourceLocation: sourceLocation)
+    }
+
+    // MARK: Tests
+
+    @Test func theBatchPayloadsRoundTripWithFoundationsBytes() throws {
+        var r = SplitMix64(seed: 15)
+        for _ in 0..<300 {
+            try Self.expectRoundTrip(acceptTermsRequest(&r))
+            try Self.expectRoundTrip(AccountsAcceptTermsBatch.Reply(outcomes: outcomes(&r, user)))
+            try Self.expectRoundTrip(recordRequest(&r))
+            try Self.expectRoundTrip(AuditRecordBatch.Reply(outcomes: outcomes(&r, receipt)))
+            try Self.expectRoundTrip(user(&r))
+            try Self.expectRoundTrip(receipt(&r))
+        }
+    }
+
+    /// What a sender other than our encoder may write: members in another order, white space,
+    /// members the type does not know, `null` for an absent optional, an outcome with neither.
+    @Test func otherSpellingsOfTheSameValueReadAsDecodableReadsThem() throws {
+        let user = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+        try Self.expectReadsLikeDecodable(
+            AccountsAcceptTermsBatch.Request.self,
+            #"""
+             { "items" : [ { "request" : { "userId" : "\#(user)", "tosVersion" : "v\u00e9", "clientIP" : null, "extra" : [1, {"a": 2}] },
+               "idempotencyKey" : "k\/1", "future" : true } ], "version": 2 }
+            """#)
+        try Self.expectReadsLikeDecodable(
+            AccountsAcceptTermsBatch.Reply.self,
+            #"""
+            {"outcomes":[{"value":{"needsToAcceptTOS":false,"hasAcceptedTOS":true,"hasConfirmedEligibility":true,
+              "appleId":"001.a","id":null,"email":null,"createdAt":"2025-11-24T16:00:00.123Z"}},
+              {"error":{"code":"conflict","message":"terms version is not in effect"}},{}]}
+            """#)
+        try Self.expectReadsLikeDecodable(
+            AuditRecordBatch.Request.self,
+            #"""
+            {"signReceipts":false,"items":[{"record":{"version":"1","userId":"\#(user)","documentType":"privacy_policy",
+              "action":"decline","userAgent":"curl/8"},"idempotencyKey":"k"}]}
+            """#)
+        try Self.expectReadsLikeDecodable(
+            AuditRecordBatch.Reply.self,
+            #"""
+            {"outcomes":[{"value":{"version":"1","signature":"","recordedAt":"2025-11-24T16:00:00.000Z","recordId":"\#(user)",
+              "proof":null,"position":-7,"hash":"ab","documentType":"terms_of_service","digest":"cd","chain":3,"action":"accept"}},
+              {"value":{"version":"1","signature":"","recordedAt":"2025-11-24T16:00:00Z","recordId":"\#(user)",
+              "proof":{"size":2,"path":["00"],"index":1},"position":9,"hash":"ab","documentType":"terms_of_service","digest":"cd",
+              "chain":0,"action":"acknowledge"}}]}
+            """#)
+    }
+
+    /// Shapes the coders leave to `Decodable`: its value or its error (naming the field) is the
+    /// one the caller gets, exactly as before the coders existed.
+    @Test func whatTheCodersDoNotHandleIsDecodablesToAnswer() throws {
+        let user = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+        // Escaped keys: Foundation matches them by their text.
+        try Self.expectReadsLikeDecodable(
+            AccountsAcceptTermsBatch.Request.self,
+            #"{"\u0069tems":[{"request":{"userId":"\#(user)","tosVersion":"1"},"idempotencyKey":"k"}]}"#, byHand: false)
+        // A number where Foundation also takes one the coder does not parse itself.
+        try Self.expectReadsLikeDecodable(
+            AuditRecordBatch.Reply.self,
+            #"{"outcomes":[{"value":{"version":"1","signature":"","recordedAt":"2025-11-24T16:00:00Z","recordId":"\#(user)","#
+                + #""position":1.0,"hash":"ab","documentType":"terms_of_service","digest":"cd","chain":3,"action":"accept"}}]}"#,
+            byHand: false)
+
+        // Bad input: each refused with Foundation's message, which names the field.
+        let bad: [(String, String)] = [
+            (#"{"items":[{"request":{"userId":"\#(user)"},"idempotencyKey":"k"}]}"#, "tosVersion"),
+            (#"{"items":[{"request":{"userId":"not-a-uuid","tosVersion":"1"},"idempotencyKey":"k"}]}"#, "userId"),
+            (#"{"items":[{"request":{"userId":"\#(user)","tosVersion":7},"idempotencyKey":"k"}]}"#, "tosVersion"),
+            (#"{"items":{}}"#, "items"),
+            (#"{}"#, "items"),
+        ]
+        for (json, field) in bad {
+            #expect(BusJSON.handDecoded(AccountsAcceptTermsBatch.Request.self, from: Data(json.utf8)) == nil)
+            let envelope = Envelope(kind: .request, type: AccountsAcceptTermsBatch.type, payload: Data(json.utf8))
+            do {
+                _ = try envelope.decodePayload(AccountsAcceptTermsBatch.Request.self)
+                Issue.record("\(json) was accepted")
+            } catch {
+                #expect(error.code == .invalidArgument)
+                #expect(error.message.contains(field), "\(error.message)")
+            }
+        }
+        let badRecord =
+            #"{"items":[{"record":{"userId":"\#(user)","documentType":"cookies","version":"1","action":"accept"},"#
+            + #""idempotencyKey":"k"}],"signReceipts":true}"#
+        #expect(BusJSON.handDecoded(AuditRecordBatch.Request.self, from: Data(badRecord.utf8)) == nil)
+        #expect(throws: (any Error).self) { try BusJSON.decode(AuditRecordBatch.Request.self, from: Data(badRecord.utf8)) }
+    }
+
+    /// Without the hand-written coders the fast path reads and writes the same: the generic path
+    /// they fall back to stays correct.
+    @Test func theGenericPathAgreesWithTheHandWrittenCoders() throws {
+        var r = SplitMix64(seed: 16)
+        for _ in 0..<50 {
+            let reply = AuditRecordBatch.Reply(outcomes: outcomes(&r, receipt))
+            let data = try BusJSON.encodedWithoutHandCoder(reply)
+            #expect(BusJSON.handEncoded(reply) == data)
+            #expect(
+                try BusJSON.decodedWithoutHandCoder(AuditRecordBatch.Reply.self, from: data)
+                    == BusJSON.handDecoded(AuditRecordBatch.Reply.self, from: data))
+            let request = acceptTermsRequest(&r)
+            let requestData = try BusJSON.encodedWithoutHandCoder(request)
+            #expect(BusJSON.handEncoded(request) == requestData)
+            #expect(try BusJSON.decodedWithoutHandCoder(AccountsAcceptTermsBatch.Request.self, from: requestData) == request)
+        }
+    }
+}
