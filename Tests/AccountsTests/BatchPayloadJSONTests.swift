@@ -124,6 +124,8 @@ import Testing
             try Self.expectRoundTrip(AuditRecordBatch.Reply(outcomes: outcomes(&r, receipt)))
             try Self.expectRoundTrip(user(&r))
             try Self.expectRoundTrip(receipt(&r))
+            if let item = recordRequest(&r).items.first { try Self.expectRoundTrip(item.record) }
+            if let item = acceptTermsRequest(&r).items.first { try Self.expectRoundTrip(item.request) }
         }
     }
 

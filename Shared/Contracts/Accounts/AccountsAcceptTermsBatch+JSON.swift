@@ -48,8 +48,9 @@ extension AccountsAcceptTermsBatch.Request: HandCodedJSON {
     }
 }
 
-extension AccountsTermsRequest {
-    func appendJSON(to out: inout JSONOutput) {
+/// Also the request of `accounts.accept_terms` and `decline_terms` on their own.
+extension AccountsTermsRequest: HandCodedJSON {
+    package func appendJSON(to out: inout JSONOutput) {
         out.beginObject()
         out.member("clientIP", clientIP)
         out.member("tosVersion", tosVersion)
@@ -58,7 +59,7 @@ extension AccountsTermsRequest {
         out.endObject()
     }
 
-    init(json: JSONInput) throws {
+    package init(json: JSONInput) throws {
         var userId: UUID?
         var tosVersion: String?
         var clientIP: String?

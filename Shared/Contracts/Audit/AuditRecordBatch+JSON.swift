@@ -53,8 +53,9 @@ extension AuditRecordBatch.Request: HandCodedJSON {
     }
 }
 
-extension AuditRecord.Request {
-    func appendJSON(to out: inout JSONOutput) {
+/// Also `audit.record`'s request on its own (what `compass load` sends).
+extension AuditRecord.Request: HandCodedJSON {
+    package func appendJSON(to out: inout JSONOutput) {
         out.beginObject()
         out.member("action", action.rawValue)
         out.member("clientIP", clientIP)
@@ -65,7 +66,7 @@ extension AuditRecord.Request {
         out.endObject()
     }
 
-    init(json: JSONInput) throws {
+    package init(json: JSONInput) throws {
         var userId: UUID?
         var documentType: LegalDocumentType?
         var version: String?
