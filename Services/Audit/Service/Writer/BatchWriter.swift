@@ -110,23 +110,29 @@ struct BatchWriter: Sendable {
     /// (the same rule as Accounts' batch update; there a cycle was seen under load).
     ///
     /// New subjects get their pseudonym and secret from PostgreSQL's strong random source
-    /// (`gen_random_uuid`; the secret is two of them, 244 random bits): nothing is drawn for the
-    /// users who already exist, which is nearly all of them.
+    /// (`gen_random_uuid`; the secret is two of them, 244 random bits).
+    ///
+    /// The users already known, nearly all of them, are found first and only the others reach the
+    /// `INSERT`: offered every user, it drew three random values and made a speculative insertion
+    /// into the index for each before finding the conflict, and the final read looked each up again.
     static let upsertSubjects = PostgresStatement(
         name: "audit_upsert_subjects",
         sql: """
             WITH input AS (
                 SELECT unnest($1::uuid[]) AS user_id
+            ), known AS (
+                SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
             ), inserted AS (
                 INSERT INTO audit.subjects (user_id, pseudonym, secret)
                 SELECT user_id, gen_random_uuid(), uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) FROM input
+                WHERE user_id NOT IN (SELECT user_id FROM known)
                 ORDER BY user_id
                 ON CONFLICT (user_id) DO NOTHING
                 RETURNING user_id, pseudonym, secret
             )
             SELECT user_id, pseudonym, secret FROM inserted
             UNION ALL
-            SELECT s.user_id, s.pseudonym, s.secret FROM audit.subjects s JOIN input i USING (user_id)
+            SELECT user_id, pseudonym, secret FROM known
             """)
 
     static let findSubjects = "SELECT user_id, pseudonym, secret FROM audit.subjects WHERE user_id = ANY($1::uuid[])"
