@@ -12,4 +12,17 @@ import Testing
     func optionalWhitespaceIsTrimmed(_ value: String, _ expected: String) {
         #expect(Authenticator.trimmingOptionalWhitespace(Substring(value)) == expected)
     }
+
+    /// The scheme in any case, then one space and at least one byte; anything else is refused.
+    @Test(arguments: [
+        ("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER abc", "abc"), ("bEaReR  abc ", " abc "), ("Bearer é", "é"),
+    ])
+    func theTokenFollowsTheScheme(_ header: String, _ token: String) {
+        #expect(Authenticator.bearerToken(header) == Substring(token))
+    }
+
+    @Test(arguments: ["Bearer ", "Bearer", "Bearer\tabc", "Basic abc", "Bearerabc", "", "Bearex abc", "Beare", "Bearer\u{301} abc"])
+    func otherSchemesAndEmptyTokensAreRefused(_ header: String) {
+        #expect(Authenticator.bearerToken(header) == nil)
+    }
 }

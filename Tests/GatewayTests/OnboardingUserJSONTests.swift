@@ -40,4 +40,22 @@ import Testing
             #expect(try BusJSON.encodeBytes(json) == Array(foundation))
         }
     }
+
+    /// The acceptance's body is read by hand too, and leaves what it does not expect to
+    /// `Decodable` (whose error the route turns into its 400).
+    @Test func theAcceptBodyReadsAsDecodableReadsIt() throws {
+        for body in [#"{"tos_version":"2025-09-01"}"#, #" { "extra" : [1], "tos_version" : "v\u00e9" } "#, #"{"tos_version":""}"#] {
+            let data = Data(body.utf8)
+            let foundation = try BusJSON.decoder().decode(OnboardingRoutes.AcceptBody.self, from: data)
+            #expect(BusJSON.handDecoded(OnboardingRoutes.AcceptBody.self, from: data)?.tos_version == foundation.tos_version)
+            #expect(try BusJSON.decode(OnboardingRoutes.AcceptBody.self, from: data).tos_version == foundation.tos_version)
+        }
+        for body in [#"{"tos_version":1}"#, #"{}"#, #"{"tos_version":null}"#, #"[]"#, #"{"\u0074os_version":"1"}"#] {
+            let data = Data(body.utf8)
+            #expect(BusJSON.handDecoded(OnboardingRoutes.AcceptBody.self, from: data) == nil, "\(body)")
+            let foundation = try? BusJSON.decoder().decode(OnboardingRoutes.AcceptBody.self, from: data)
+            #expect((try? BusJSON.decode(OnboardingRoutes.AcceptBody.self, from: data))?.tos_version == foundation?.tos_version)
+        }
+    }
 }
+

@@ -115,3 +115,16 @@ struct OnboardingRoutes {
         context.logger.warning("legacy client: unauthenticated request let through (GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is on)")
     }
 }
+
+/// Read once per acceptance: by hand (``HandDecodedJSON``), leaving anything else, and every error
+/// message, to `Decodable`.
+extension OnboardingRoutes.AcceptBody: HandDecodedJSON {
+    init(json: JSONInput) throws {
+        var version: String?
+        try json.members { key, value in
+            if key == "tos_version" { version = try value.string() }
+        }
+        guard let version else { throw JSONInput.Mismatch() }
+        tos_version = version
+    }
+}

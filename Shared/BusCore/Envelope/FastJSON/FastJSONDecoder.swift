@@ -47,7 +47,7 @@ struct FastJSONDecoder: Decoder {
                     try withUnsafeMutablePointer(to: &fellBack) { flag in
                         let root = FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0)
                         // A payload with its own coder reads itself; should it throw, `Decodable` runs.
-                        if let handCoded = T.self as? any HandCodedJSON.Type {
+                        if let handCoded = T.self as? any HandDecodedJSON.Type {
                             if let value = try? handCoded.init(json: JSONInput(decoder: root)), !flag.pointee { return value as! T }
                             flag.pointee = false
                         }

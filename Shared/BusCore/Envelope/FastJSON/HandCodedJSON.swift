@@ -15,12 +15,16 @@ import Hex
 /// ``BusJSON`` redo the whole payload through `Codable`, whose value or error (naming the field)
 /// then stands; so a coder only handles the shapes it expects and throws for anything else.
 /// Tests compare both ways on every conforming type.
-package protocol HandCodedJSON: HandEncodedJSON, Decodable {
+package typealias HandCodedJSON = HandEncodedJSON & HandDecodedJSON
+
+/// The reading half of ``HandCodedJSON``, alone for values that are only ever read (an HTTP
+/// request body).
+package protocol HandDecodedJSON: Decodable {
     /// Reads the value from a parsed document, or throws to leave it to `Decodable`.
     init(json: JSONInput) throws
 }
 
-/// The writing half of ``HandCodedJSON``, for values that are only ever written (an HTTP
+/// The writing half of ``HandCodedJSON``, alone for values that are only ever written (an HTTP
 /// response body).
 package protocol HandEncodedJSON: Encodable {
     /// Appends the value's JSON, exactly as its `Encodable` conformance encodes it.
@@ -245,7 +249,7 @@ extension BusJSON {
 
     /// `T` read from `data` by its hand-written coder alone, or `nil` where the document does not
     /// parse or the coder throws.
-    package static func handDecoded<T: HandCodedJSON>(_ type: T.Type, from data: Data) -> T? {
+    package static func handDecoded<T: HandDecodedJSON>(_ type: T.Type, from data: Data) -> T? {
         data.withUnsafeBytes { raw -> T? in
             let bytes = raw.bindMemory(to: UInt8.self)
             var nodes: [FastJSONNode] = []
