@@ -58,4 +58,3 @@ import Testing
         }
     }
 }
-
