@@ -34,8 +34,24 @@ public enum PostgresArrayLiteral {
 
     public static func of(_ values: [String]) -> String { of(values.map(Optional.some)) }
 
-    /// A `bytea[]` literal: each value in bytea's hex text form (`\x` and two digits a byte).
+    /// A `bytea[]` literal: each value in bytea's hex text form (`\x` and two digits a byte),
+    /// quoted, its backslash escaped. Written straight into the literal: made as a `String` per
+    /// value and then escaped, four of these per batch were 3% of Audit's CPU.
     public static func of(bytea values: [[UInt8]?]) -> String {
-        of(values.map { bytes in bytes.map { "\\x" + Hex.string($0) } })
+        var literal: [UInt8] = []
+        literal.reserveCapacity(2 + values.count * (7 + 2 * (values.first??.count ?? 32)))
+        literal.append(UInt8(ascii: "{"))
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard let value else {
+                literal.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            literal.append(contentsOf: #""\\x"#.utf8)
+            for byte in value { Hex.append(byte, to: &literal) }
+            literal.append(UInt8(ascii: "\""))
+        }
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 }
