@@ -13,20 +13,11 @@ import Testing
     // MARK: Random payloads
 
     /// Text as users and clients send it: quotes, slashes, control characters, non-ASCII.
-    func text(_ r: inout SplitMix64, maxLength: Int = 30) -> String {
-        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "ß", "—", "\u{2028}", "😀", "中"]
-        var text = ""
-        for _ in 0..<Int.random(in: 0...maxLength, using: &r) { text.unicodeScalars.append(pool.randomElement(using: &r)!) }
-        return text
-    }
+    func text(_ r: inout SplitMix64, maxLength: Int = 30) -> String { r.text(maxLength: maxLength) }
 
-    func date(_ r: inout SplitMix64) -> Date {
-        Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000, using: &r)) / 1000)
-    }
+    func date(_ r: inout SplitMix64) -> Date { r.date() }
 
-    func maybe<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
-        Bool.random(using: &r) ? make(&r) : nil
-    }
+    func maybe<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? { r.maybe(make) }
 
     func error(_ r: inout SplitMix64) -> BusError {
         BusError(.conflict, text(&r), details: maybe(&r) { ["currentVersion": text(&$0)] })

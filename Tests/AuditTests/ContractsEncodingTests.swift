@@ -22,20 +22,11 @@ import Testing
 
     /// Text with what a legal document or user agent may hold: markdown, quotes, slashes, tabs,
     /// non-ASCII and control characters.
-    func text(_ random: inout SplitMix64, maxLength: Int = 40) -> String {
-        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "ß", "—", "\u{2028}", "😀", "中"]
-        var text = ""
-        for _ in 0..<Int.random(in: 0...maxLength, using: &random) { text.unicodeScalars.append(pool.randomElement(using: &random)!) }
-        return text
-    }
+    func text(_ r: inout SplitMix64, maxLength: Int = 40) -> String { r.text(maxLength: maxLength) }
 
-    func date(_ random: inout SplitMix64) -> Date {
-        Date(timeIntervalSince1970: Double(Int64.random(in: 0...4_102_444_800_000, using: &random)) / 1000)
-    }
+    func date(_ r: inout SplitMix64) -> Date { r.date() }
 
-    func maybe<T>(_ random: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
-        Bool.random(using: &random) ? make(&random) : nil
-    }
+    func maybe<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? { r.maybe(make) }
 
     func summary(_ r: inout SplitMix64) -> LegalVersionSummary {
         LegalVersionSummary(

@@ -11,12 +11,7 @@ import Testing
 /// user (absent fields as `null`, the nil id of a sign-in without an account, text that needs
 /// escapes). No stack needed.
 @Suite struct OnboardingUserJSONTests {
-    func text(_ r: inout SplitMix64) -> String {
-        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "—", "\u{2028}", "😀"]
-        var text = ""
-        for _ in 0..<Int.random(in: 0...24, using: &r) { text.unicodeScalars.append(pool.randomElement(using: &r)!) }
-        return text
-    }
+    func text(_ r: inout SplitMix64) -> String { r.text(maxLength: 24) }
 
     func maybe<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> T? {
         Bool.random(using: &r) ? make(&r) : nil

@@ -8,17 +8,7 @@ import Foundation
 extension AccountsAcceptTermsBatch.Request: HandCodedJSON {
     package func appendJSON(to out: inout JSONOutput) throws {
         out.beginObject()
-        out.key("items")
-        out.beginArray()
-        for item in items {
-            out.item()
-            out.beginObject()
-            out.member("idempotencyKey", item.idempotencyKey)
-            out.key("request")
-            item.request.appendJSON(to: &out)
-            out.endObject()
-        }
-        out.endArray()
+        try KeyedItemsJSON.append(items, body: "request", { ($0.idempotencyKey, $0.request) }, to: &out)
         out.endObject()
     }
 
@@ -26,22 +16,7 @@ extension AccountsAcceptTermsBatch.Request: HandCodedJSON {
         var items: [AccountsAcceptTermsBatch.Item]?
         try json.members { key, member in
             guard key == "items" else { return }
-            var list: [AccountsAcceptTermsBatch.Item] = []
-            list.reserveCapacity(member.count)
-            try member.items { item in
-                var request: AccountsTermsRequest?
-                var idempotencyKey: String?
-                try item.members { key, value in
-                    if key == "request" {
-                        request = try AccountsTermsRequest(json: value)
-                    } else if key == "idempotencyKey" {
-                        idempotencyKey = try value.string()
-                    }
-                }
-                guard let request, let idempotencyKey else { throw JSONInput.Mismatch() }
-                list.append(AccountsAcceptTermsBatch.Item(request: request, idempotencyKey: idempotencyKey))
-            }
-            items = list
+            items = try KeyedItemsJSON.read(member, body: "request") { AccountsAcceptTermsBatch.Item(request: $0, idempotencyKey: $1) }
         }
         guard let items else { throw JSONInput.Mismatch() }
         self.init(items: items)

@@ -8,17 +8,7 @@ import Foundation
 extension AuditRecordBatch.Request: HandCodedJSON {
     package func appendJSON(to out: inout JSONOutput) throws {
         out.beginObject()
-        out.key("items")
-        out.beginArray()
-        for item in items {
-            out.item()
-            out.beginObject()
-            out.member("idempotencyKey", item.idempotencyKey)
-            out.key("record")
-            item.record.appendJSON(to: &out)
-            out.endObject()
-        }
-        out.endArray()
+        try KeyedItemsJSON.append(items, body: "record", { ($0.idempotencyKey, $0.record) }, to: &out)
         out.member("signReceipts", signReceipts)
         out.endObject()
     }
@@ -30,22 +20,7 @@ extension AuditRecordBatch.Request: HandCodedJSON {
             if key == "signReceipts" {
                 signReceipts = try member.bool()
             } else if key == "items" {
-                var list: [AuditRecordBatch.Item] = []
-                list.reserveCapacity(member.count)
-                try member.items { item in
-                    var record: AuditRecord.Request?
-                    var idempotencyKey: String?
-                    try item.members { key, value in
-                        if key == "record" {
-                            record = try AuditRecord.Request(json: value)
-                        } else if key == "idempotencyKey" {
-                            idempotencyKey = try value.string()
-                        }
-                    }
-                    guard let record, let idempotencyKey else { throw JSONInput.Mismatch() }
-                    list.append(AuditRecordBatch.Item(record: record, idempotencyKey: idempotencyKey))
-                }
-                items = list
+                items = try KeyedItemsJSON.read(member, body: "record") { AuditRecordBatch.Item(record: $0, idempotencyKey: $1) }
             }
         }
         guard let items, let signReceipts else { throw JSONInput.Mismatch() }

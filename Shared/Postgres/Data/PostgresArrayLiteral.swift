@@ -10,15 +10,8 @@ public enum PostgresArrayLiteral {
     /// `"` and `\` are ASCII, so they cannot occur inside a multi-byte character and escaping byte
     /// by byte is exact.
     public static func of(_ values: [String?]) -> String {
-        var literal: [UInt8] = []
-        literal.reserveCapacity(2 + values.count * 40)
-        literal.append(UInt8(ascii: "{"))
-        for (index, value) in values.enumerated() {
-            if index > 0 { literal.append(UInt8(ascii: ",")) }
-            guard var value else {
-                literal.append(contentsOf: "NULL".utf8)
-                continue
-            }
+        literal(values, capacity: 40) { literal, value in
+            var value = value
             literal.append(UInt8(ascii: "\""))
             value.withUTF8 { text in
                 for byte in text {
@@ -28,8 +21,6 @@ public enum PostgresArrayLiteral {
             }
             literal.append(UInt8(ascii: "\""))
         }
-        literal.append(UInt8(ascii: "}"))
-        return String(decoding: literal, as: UTF8.self)
     }
 
     public static func of(_ values: [String]) -> String { of(values.map(Optional.some)) }
@@ -38,18 +29,21 @@ public enum PostgresArrayLiteral {
     /// quoted, its backslash escaped. Written straight into the literal: made as a `String` per
     /// value and then escaped, four of these per batch were 3% of Audit's CPU.
     public static func of(bytea values: [[UInt8]?]) -> String {
-        var literal: [UInt8] = []
-        literal.reserveCapacity(2 + values.count * (7 + 2 * (values.first??.count ?? 32)))
-        literal.append(UInt8(ascii: "{"))
-        for (index, value) in values.enumerated() {
-            if index > 0 { literal.append(UInt8(ascii: ",")) }
-            guard let value else {
-                literal.append(contentsOf: "NULL".utf8)
-                continue
-            }
+        literal(values, capacity: 7 + 2 * (values.first??.count ?? 32)) { literal, value in
             literal.append(contentsOf: #""\\x"#.utf8)
             for byte in value { Hex.append(byte, to: &literal) }
             literal.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// `{a,b,…}` with `NULL` for nil and `element` writing each value.
+    private static func literal<Value>(_ values: [Value?], capacity: Int, _ element: (inout [UInt8], Value) -> Void) -> String {
+        var literal: [UInt8] = []
+        literal.reserveCapacity(2 + values.count * capacity)
+        literal.append(UInt8(ascii: "{"))
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            if let value { element(&literal, value) } else { literal.append(contentsOf: "NULL".utf8) }
         }
         literal.append(UInt8(ascii: "}"))
         return String(decoding: literal, as: UTF8.self)
