@@ -8,12 +8,13 @@ import Testing
 @Suite struct PendingCallsTests {
     /// Starts a call waiting in `pending` and returns its task once the call is in the table.
     static func waiting(
-        _ pending: PendingCalls, _ id: UUID, type: String = "test.call", expiresAt: ContinuousClock.Instant = .now + .seconds(60)
+        _ pending: PendingCalls, _ id: UUID, type: String = "test.call", expiresAt: ContinuousClock.Instant = .now + .seconds(60),
+        retriedUntil: ContinuousClock.Instant? = nil
     ) async -> Task<PendingCalls.Reply, any Error> {
         let before = pending.count
         let task = Task {
             try await withUnsafeThrowingContinuation { continuation in
-                pending.add(id, type: type, expiresAt: expiresAt, continuation)
+                _ = pending.add(id, type: type, expiresAt: expiresAt, retriedUntil: retriedUntil, continuation)
             }
         }
         while pending.count == before { await Task.yield() }
@@ -94,5 +95,45 @@ import Testing
         }
         #expect(pending.count == 0)
         #expect(pending.expire(now: .now, server: "x") == nil)
+    }
+
+    @Test("a reply between two attempts of a retried call answers the next attempt, which sends nothing")
+    func replyBetweenAttempts() async throws {
+        let pending = PendingCalls()
+        let now = ContinuousClock.now
+        let id = UUID()
+        // The first attempt expires; its call will be sent again until `now + 60 s`.
+        let first = await Self.waiting(pending, id, expiresAt: now - .milliseconds(1), retriedUntil: now + .seconds(60))
+        _ = pending.expire(now: now, server: "legal")
+        await #expect(throws: BusError.self) { try await first.value }
+        // Its reply arrives before the next attempt is registered: kept, not late.
+        var batch = ReplyBatch()
+        batch.append(id, Self.reply(to: id, "from the first run"))
+        #expect(pending.complete(&batch) == 0)
+        // The next attempt is answered at once, and told so (its caller sends nothing).
+        let answered = try await withUnsafeThrowingContinuation { continuation in
+            #expect(pending.add(id, type: "test.call", expiresAt: now + .seconds(1), retriedUntil: now + .seconds(60), continuation))
+        }
+        #expect(answered.envelope.payload == Data("from the first run".utf8))
+        #expect(pending.count == 0)
+        // Nothing is kept for a call that is not retried, or past its own deadline.
+        let once = UUID()
+        let single = await Self.waiting(pending, once, expiresAt: now - .milliseconds(1))
+        let late = UUID()
+        let lastAttempt = await Self.waiting(pending, late, expiresAt: now - .milliseconds(1), retriedUntil: now)
+        _ = pending.expire(now: now, server: "legal")
+        await #expect(throws: BusError.self) { try await single.value }
+        await #expect(throws: BusError.self) { try await lastAttempt.value }
+        batch.append(once, Self.reply(to: once, "late"))
+        batch.append(late, Self.reply(to: late, "late too"))
+        #expect(pending.complete(&batch) == 2)
+        // A call that gives up between attempts leaves nothing behind.
+        let gaveUp = UUID()
+        let abandoned = await Self.waiting(pending, gaveUp, expiresAt: now - .milliseconds(1), retriedUntil: now + .seconds(60))
+        _ = pending.expire(now: now, server: "legal")
+        await #expect(throws: BusError.self) { try await abandoned.value }
+        pending.forget(gaveUp)
+        batch.append(gaveUp, Self.reply(to: gaveUp, "nobody"))
+        #expect(pending.complete(&batch) == 1)
     }
 }

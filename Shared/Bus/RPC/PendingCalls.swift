@@ -14,9 +14,21 @@ final class PendingCalls: Sendable {
         var continuation: Continuation
         var expiresAt: ContinuousClock.Instant
         var type: String
+        /// For an attempt its caller will send again (an idempotent call), until when a reply that
+        /// arrives after this attempt expired is kept for the next attempt (see ``betweenAttempts``).
+        var retriedUntil: ContinuousClock.Instant?
+    }
+    /// A call between two attempts: the reply to an earlier attempt, if one arrived meanwhile.
+    private struct BetweenAttempts {
+        var until: ContinuousClock.Instant
+        var reply: Reply?
     }
     private struct State {
         var calls: [UUID: Call] = [:]
+        /// Retried calls whose attempt expired and whose next attempt is not registered yet. A reply
+        /// arriving in that gap answers the call: dropped as late, the next attempt reached a server
+        /// whose run had ended and ran the request again (under load, again and again).
+        var betweenAttempts: [UUID: BetweenAttempts] = [:]
         /// No call expires before this instant. Kept so that the sweep, which runs on every wake-up
         /// of the socket thread, scans the calls only when one may be due: O(1) per reply otherwise.
         /// A completed call may leave it too early; that costs one scan, which recomputes it.
@@ -24,11 +36,22 @@ final class PendingCalls: Sendable {
     }
     private let state = LockedValue(State())
 
-    func add(_ id: UUID, type: String, expiresAt: ContinuousClock.Instant, _ continuation: Continuation) {
-        state.withLock { state in
-            state.calls[id] = Call(continuation: continuation, expiresAt: expiresAt, type: type)
+    /// Registers an attempt, or answers it at once with a reply to an earlier attempt of the same
+    /// call that arrived after that attempt expired; returns whether it did (then send nothing).
+    /// `retriedUntil`: the call's own deadline, when its caller sends it again after this attempt.
+    func add(
+        _ id: UUID, type: String, expiresAt: ContinuousClock.Instant, retriedUntil: ContinuousClock.Instant? = nil,
+        _ continuation: Continuation
+    ) -> Bool {
+        let kept = state.withLock { state -> Reply? in
+            if let reply = state.betweenAttempts.removeValue(forKey: id)?.reply { return reply }
+            state.calls[id] = Call(continuation: continuation, expiresAt: expiresAt, type: type, retriedUntil: retriedUntil)
             if state.earliestExpiry.map({ expiresAt < $0 }) ?? true { state.earliestExpiry = expiresAt }
+            return nil
         }
+        guard let kept else { return false }
+        continuation.resume(returning: kept)
+        return true
     }
 
     /// Resumes every call answered in `replies` (one socket wake-up's worth) under one lock, and
@@ -37,25 +60,46 @@ final class PendingCalls: Sendable {
         guard !replies.isEmpty else { return 0 }
         var waiting: [Continuation?] = []
         waiting.reserveCapacity(replies.count)
-        state.withLock { state in
-            for index in replies.indices { waiting.append(state.calls.removeValue(forKey: replies.id(index))?.continuation) }
-        }
         var late = 0
+        state.withLock { state in
+            for index in replies.indices {
+                let id = replies.id(index)
+                if let call = state.calls.removeValue(forKey: id) {
+                    waiting.append(call.continuation)
+                    continue
+                }
+                waiting.append(nil)
+                if state.betweenAttempts[id]?.reply == nil, state.betweenAttempts[id] != nil {
+                    state.betweenAttempts[id]?.reply = replies.reply(index)
+                } else {
+                    late += 1
+                }
+            }
+        }
         for (index, continuation) in waiting.enumerated() {
-            if let continuation { continuation.resume(returning: replies.reply(index)) } else { late += 1 }
+            continuation?.resume(returning: replies.reply(index))
         }
         replies.removeAll()
         return late
     }
 
     func fail(_ id: UUID, with error: any Error) {
-        state.withLock { $0.calls.removeValue(forKey: id) }?.continuation.resume(throwing: error)
+        state.withLock { state in
+            state.betweenAttempts[id] = nil
+            return state.calls.removeValue(forKey: id)
+        }?.continuation.resume(throwing: error)
+    }
+
+    /// Forgets a retried call that gives up between attempts (a reply kept for it goes unused).
+    func forget(_ id: UUID) {
+        state.withLock { _ = $0.betweenAttempts.removeValue(forKey: id) }
     }
 
     func failAll(with error: BusError) {
         let all = state.withLock { state in
             defer {
                 state.calls.removeAll()
+                state.betweenAttempts.removeAll()
                 state.earliestExpiry = nil
             }
             return Array(state.calls.values)
@@ -70,10 +114,12 @@ final class PendingCalls: Sendable {
             if let earliest = state.earliestExpiry, earliest > now { return ([], earliest) }
             var expired: [Call] = []
             var next: ContinuousClock.Instant?
+            state.betweenAttempts = state.betweenAttempts.filter { $0.value.until > now }
             for (id, call) in state.calls {
                 if call.expiresAt <= now {
                     expired.append(call)
                     state.calls[id] = nil
+                    if let until = call.retriedUntil, until > now { state.betweenAttempts[id] = BetweenAttempts(until: until) }
                 } else if next.map({ call.expiresAt < $0 }) ?? true {
                     next = call.expiresAt
                 }

@@ -133,7 +133,8 @@ public final class RPCClient: Sendable {
             envelope.deadline = deadline
             let attemptEnd = retry ? min(overall, clock.now + options.attemptTimeout) : overall
             do {
-                let reply = try await attemptOnce(envelope, payload: payload, attachments: attachments, until: attemptEnd)
+                let reply = try await attemptOnce(
+                    envelope, payload: payload, attachments: attachments, until: attemptEnd, retriedUntil: retry ? overall : nil)
                 if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
                     lastRefusal = reply
                     try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
@@ -148,6 +149,7 @@ public final class RPCClient: Sendable {
                     logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
                     continue
                 }
+                pending.forget(request.id)
                 if let lastRefusal { return lastRefusal }
                 // No connection at all is not a slow server: say so, so the caller answers 503.
                 guard isConnected else { throw BusError(.unavailable, "the \(name) service is unreachable") }
@@ -156,8 +158,12 @@ public final class RPCClient: Sendable {
         }
     }
 
+    /// Sends one attempt and waits for its reply until `expiresAt`. With `retriedUntil`, a reply
+    /// to this attempt arriving after it expired is kept for the call's next attempt, which then
+    /// sends nothing (``PendingCalls``).
     private func attemptOnce(
-        _ envelope: Envelope, payload: [UInt8]?, attachments: [Data], until expiresAt: ContinuousClock.Instant
+        _ envelope: Envelope, payload: [UInt8]?, attachments: [Data], until expiresAt: ContinuousClock.Instant,
+        retriedUntil: ContinuousClock.Instant?
     ) async throws -> PendingCalls.Reply {
         guard let loop = loop.withLock({ $0 }) else { throw BusError(.unavailable, "client for \(name) is closed") }
         let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
@@ -165,8 +171,9 @@ public final class RPCClient: Sendable {
         return try await withTaskCancellationHandler {
             // Unsafe rather than checked: ``PendingCalls`` resumes each call exactly once.
             try await withUnsafeThrowingContinuation { continuation in
-                pending.add(id, type: envelope.type, expiresAt: expiresAt, continuation)
-                if Task.isCancelled {
+                if pending.add(id, type: envelope.type, expiresAt: expiresAt, retriedUntil: retriedUntil, continuation) {
+                    // Answered by a reply to an earlier attempt.
+                } else if Task.isCancelled {
                     pending.fail(id, with: CancellationError())
                 } else if !loop.send(OutgoingMessage(body: body, expiresAt: expiresAt)) {
                     pending.fail(id, with: BusError(.unavailable, "client for \(name) is closed"))
