@@ -69,7 +69,8 @@ final class PendingCalls: Sendable {
                     continue
                 }
                 waiting.append(nil)
-                if state.betweenAttempts[id]?.reply == nil, state.betweenAttempts[id] != nil {
+                // Kept for the call's next attempt if it is between two; else nobody waits.
+                if let between = state.betweenAttempts[id], between.reply == nil {
                     state.betweenAttempts[id]?.reply = replies.reply(index)
                 } else {
                     late += 1
@@ -114,7 +115,7 @@ final class PendingCalls: Sendable {
             if let earliest = state.earliestExpiry, earliest > now { return ([], earliest) }
             var expired: [Call] = []
             var next: ContinuousClock.Instant?
-            state.betweenAttempts = state.betweenAttempts.filter { $0.value.until > now }
+            if !state.betweenAttempts.isEmpty { state.betweenAttempts = state.betweenAttempts.filter { $0.value.until > now } }
             for (id, call) in state.calls {
                 if call.expiresAt <= now {
                     expired.append(call)

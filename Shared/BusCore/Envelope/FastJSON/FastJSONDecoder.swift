@@ -35,6 +35,20 @@ struct FastJSONDecoder: Decoder {
 
     /// Decodes `T` from `data`, or throws ``FastJSONFallback``.
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(FastJSONFallback) -> T {
+        try withRoot(of: data) { root in
+            // A payload with its own coder reads itself; should it throw, `Decodable` runs.
+            if let handCoded = T.self as? any HandDecodedJSON.Type {
+                if let value = try? handCoded.init(json: JSONInput(decoder: root)), !root.document.fellBack.pointee { return value as! T }
+                root.document.fellBack.pointee = false
+            }
+            return try root.decode(T.self)
+        }
+    }
+
+    /// Parses `data` and runs `body` on its root value. Throws ``FastJSONFallback`` for a document
+    /// the parser leaves to Foundation, for any error of `body`, and when `body` met a fallback,
+    /// even one it caught.
+    static func withRoot<R>(of data: Data, _ body: (FastJSONDecoder) throws -> R) throws(FastJSONFallback) -> R {
         do {
             return try data.withUnsafeBytes { raw in
                 let bytes = raw.bindMemory(to: UInt8.self)
@@ -45,13 +59,7 @@ struct FastJSONDecoder: Decoder {
                 var fellBack = false
                 let value = try nodes.withUnsafeBufferPointer { nodes in
                     try withUnsafeMutablePointer(to: &fellBack) { flag in
-                        let root = FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0)
-                        // A payload with its own coder reads itself; should it throw, `Decodable` runs.
-                        if let handCoded = T.self as? any HandDecodedJSON.Type {
-                            if let value = try? handCoded.init(json: JSONInput(decoder: root)), !flag.pointee { return value as! T }
-                            flag.pointee = false
-                        }
-                        return try root.decode(T.self)
+                        try body(FastJSONDecoder(document: Document(bytes: bytes, nodes: nodes, fellBack: flag), index: 0))
                     }
                 }
                 if fellBack { throw FastJSONFallback() }

@@ -3,8 +3,9 @@ import Foundation
 /// A payload that writes and reads its own JSON, bypassing `Codable`'s containers.
 ///
 /// Why: the acceptance path's payloads (its two batch calls, each way) cross the bus once per
-/// batch, the gateway writes a user per acceptance, and with every hop already batched, `Codable`'s generic machinery (boxed containers, key look-ups, member
-/// sorting) was about a tenth of the CPU of Accounts, Audit and the gateway together
+/// batch, the gateway writes a user per acceptance, and with every hop already batched,
+/// `Codable`'s generic machinery (boxed containers, key look-ups, member sorting) was about a
+/// tenth of the CPU of Accounts, Audit and the gateway together
 /// (`deploy/BENCHMARKS.md`, sixth pass). A hand-written coder appends the members in their sorted
 /// order and reads them off the parsed document by their bytes.
 ///
@@ -61,20 +62,7 @@ extension BusJSON {
     /// `T` read from `data` by its hand-written coder alone, or `nil` where the document does not
     /// parse or the coder throws.
     package static func handDecoded<T: HandDecodedJSON>(_ type: T.Type, from data: Data) -> T? {
-        data.withUnsafeBytes { raw -> T? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var nodes: [FastJSONNode] = []
-            var parser = FastJSONParser(bytes)
-            guard (try? parser.parseDocument(into: &nodes)) != nil else { return nil }
-            var fellBack = false
-            return nodes.withUnsafeBufferPointer { nodes in
-                withUnsafeMutablePointer(to: &fellBack) { flag in
-                    let root = FastJSONDecoder(document: .init(bytes: bytes, nodes: nodes, fellBack: flag), index: 0)
-                    guard let value = try? T(json: JSONInput(decoder: root)), !flag.pointee else { return nil }
-                    return value
-                }
-            }
-        }
+        try? FastJSONDecoder.withRoot(of: data) { try T(json: JSONInput(decoder: $0)) }
     }
 
     /// `value`'s JSON through `Encodable` and the fast encoder, never its hand-written coder.
@@ -87,19 +75,6 @@ extension BusJSON {
     /// `T` read by `Decodable` through the fast decoder, never by its hand-written coder: the
     /// generic path ``decode(_:from:)`` takes when the coder throws.
     package static func decodedWithoutHandCoder<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var nodes: [FastJSONNode] = []
-            var parser = FastJSONParser(bytes)
-            try parser.parseDocument(into: &nodes)
-            var fellBack = false
-            let value = try nodes.withUnsafeBufferPointer { nodes in
-                try withUnsafeMutablePointer(to: &fellBack) { flag in
-                    try FastJSONDecoder(document: .init(bytes: bytes, nodes: nodes, fellBack: flag), index: 0).decode(T.self)
-                }
-            }
-            if fellBack { throw FastJSONFallback() }
-            return value
-        }
+        try FastJSONDecoder.withRoot(of: data) { try $0.decode(T.self) }
     }
 }
