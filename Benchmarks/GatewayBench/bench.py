@@ -82,21 +82,46 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def bus_calls_handled() -> dict[str, float]:
-    """`bus_rpc_handled_total` of every bus service, summed over outcomes, by "service method"."""
-    totals: dict[str, float] = {}
+def bus_metrics() -> dict[tuple[str, str, str], float]:
+    """The bus's calls and their times from every service's `/metrics`, summed over outcomes, by
+    (process, metric, type): `bus_rpc_handled_total` (keyed by the server's name, not the process's),
+    and the sums and counts of `bus_rpc_handle_seconds` (arrival to reply, on the server) and
+    `bus_rpc_call_seconds` (send to reply, on the client); and Audit's `audit_batch_duration` (a
+    group-committed batch's statements, commit and signature), under the type "audit.write"."""
+    totals: dict[tuple[str, str, str], float] = {}
+    wanted = r"bus_rpc_handled_total|(?:bus_rpc_handle_seconds|bus_rpc_call_seconds|audit_batch_duration)_(?:sum|count)"
     for process in stack.processes:
         health = process.port("health")
         if health is None:
             continue
         with urllib.request.urlopen(f"http://127.0.0.1:{health}/metrics", timeout=30) as response:
             for line in response.read().decode().splitlines():
-                match = re.match(r'^bus_rpc_handled_total\{(.*)\} ([\d.e+]+)$', line)
+                match = re.match(rf'^({wanted})(?:\{{(.*)\}})? ([\d.e+-]+)$', line)
                 if match:
-                    labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
-                    key = f"{labels.get('server', process.name)} {labels.get('type', '?')}"
-                    totals[key] = totals.get(key, 0) + float(match.group(2))
+                    labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ""))
+                    if match.group(1).startswith("audit_batch"):
+                        labels["type"] = "audit.write"
+                    owner = labels.get("server", process.name) if match.group(1) == "bus_rpc_handled_total" else process.name
+                    key = (owner, match.group(1), labels.get("type", "?"))
+                    totals[key] = totals.get(key, 0) + float(match.group(3))
     return totals
+
+
+def print_bus_round(before: dict, after: dict, requests: int) -> None:
+    """Round 1's hops per acceptance, and where a batch's time went: each process's mean time from
+    sending a call to its reply, and the callee's from the call's arrival to its reply."""
+    spent = {key: value - before.get(key, 0) for key, value in after.items()}
+    print("bus calls handled per acceptance (round 1): " + (", ".join(
+        f"{server} {kind} {value / requests:.3f}" for (server, metric, kind), value in sorted(spent.items())
+        if metric == "bus_rpc_handled_total" and value > 0) or "none"), flush=True)
+    means = []
+    for (process, metric, kind), count in sorted(spent.items()):
+        if metric.endswith("_count") and count > 0 and kind in ("accounts.accept_terms_batch", "audit.record_batch", "audit.write"):
+            total = spent.get((process, metric[:-len("_count")] + "_sum", kind), 0)
+            role = "calls" if metric.startswith("bus_rpc_call") else "handles" if metric.startswith("bus_rpc_handle") else "runs"
+            means.append(f"{process} {role} {kind} {total / count * 1000:.2f} ms")
+    if means:
+        print("mean time per batch call (round 1): " + ", ".join(means), flush=True)
 
 
 def measured(run, pids: dict[str, int]):
@@ -144,7 +169,7 @@ end
         recorder = None if profile is None else subprocess.Popen(
             ["perf", "record", "-a", "-g", "-F", "499", "-o", profile, "--", "sleep", str(max(1, args.seconds - 1))],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        run = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", *target],
+        run = subprocess.run(["wrk", f"-t{min(2, args.connections)}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", *target],
                              check=True, capture_output=True, text=True)
         if recorder is not None and recorder.wait() != 0:
             raise SystemExit(f"perf record failed (exit {recorder.returncode}); is perf installed and perf_event_paranoid low enough?")
@@ -170,13 +195,12 @@ end
     rss_before = {name: rss_mib(pid) for name, pid in pids.items()}
     rounds = []
     for number in range(1, args.rounds + 1):
-        calls_before = bus_calls_handled() if number == 1 else None
+        bus_before = bus_metrics() if number == 1 else None
         http, http_cpu = measured(lambda: wrk(profile=args.profile if number == 1 else None), pids)
-        if calls_before is not None:
-            # How many hops an acceptance makes: a batch call counts once for all of its items.
-            calls = {key: value - calls_before.get(key, 0) for key, value in bus_calls_handled().items()}
-            print("bus calls handled per acceptance (round 1): " + (", ".join(
-                f"{key} {value / http['requests']:.3f}" for key, value in sorted(calls.items()) if value > 0) or "none"), flush=True)
+        if bus_before is not None:
+            # How many hops an acceptance makes (a batch call counts once for all of its items),
+            # and how long each hop of a batch takes.
+            print_bus_round(bus_before, bus_metrics(), http["requests"])
         health, health_cpu = measured(lambda: wrk("/healthz"), pids)
         inserts, insert_cpu = measured(pgbench, {})
         per_acceptance = {name: seconds / http["requests"] * 1e6 for name, seconds in http_cpu.items()}

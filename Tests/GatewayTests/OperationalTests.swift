@@ -32,6 +32,13 @@ extension GatewayIntegration {
                 #expect(series.contains { $0.contains("method=\"GET\"") && $0.contains("route=\"/api/terms\"") && $0.contains("status=\"200\"") })
                 #expect(series.contains { $0.contains("method=\"other\"") && $0.hasSuffix(" 3") })
                 #expect(!metrics.text.contains("PROPFIND"))
+                // The bus's latencies: the gateway's calls (send to reply), and Legal's time to answer
+                // them (arrival to reply), per message type.
+                let lines = metrics.text.split(separator: "\n")
+                #expect(lines.contains { $0.hasPrefix("bus_rpc_call_seconds_count{") && $0.contains("type=\"legal.") && !$0.hasSuffix(" 0") })
+                let legal = try await HTTPClient(port: try harness.healthPort(of: "Legal")).get("/metrics").text.split(separator: "\n")
+                #expect(legal.contains { $0.hasPrefix("bus_rpc_handle_seconds_count{") && $0.contains("server=\"legal\"") && !$0.hasSuffix(" 0") })
+                #expect(legal.contains { $0.hasPrefix("bus_rpc_handle_seconds_bucket{") && $0.contains("le=\"+Inf\"") })
             }
         }
 

@@ -110,7 +110,8 @@ public final class RPCClient: Sendable {
     ) async throws -> (envelope: Envelope, attachments: [Data]) {
         let timeout = timeout ?? options.defaultTimeout
         let clock = ContinuousClock()
-        var overall = clock.now + timeout
+        let started = clock.now
+        var overall = started + timeout
         // Inside a handler, the call ends before the request being served must be answered.
         if let inherited = CallDeadline.current { overall = min(overall, inherited - CallDeadline.replyMargin) }
         guard overall > clock.now else {
@@ -142,6 +143,7 @@ public final class RPCClient: Sendable {
                 }
                 // A retry that ran out of time says less than the refusal before it.
                 if let lastRefusal, reply.envelope.error?.code == .deadlineExceeded { return lastRefusal }
+                metrics.record("bus_rpc_call_seconds", [("type", request.type)], clock.now - started)
                 return reply
             } catch let error as BusError where error.code == .deadlineExceeded {
                 if retry, clock.now < overall {

@@ -24,6 +24,9 @@ public final class RPCServer: Sendable {
     private struct Registered: Sendable {
         var handler: @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
         var succeeded: Counter
+        /// From the request's arrival on the socket thread to its reply handed back to it: the
+        /// handler's run and its wait for a pool thread (`bus_rpc_handle_seconds`).
+        var duration: Timer
         /// Whether replies are kept to answer a retry with the same key (``RPCMethod/cachesReply``).
         var cachesReply: Bool
         /// The digest that tells a retry from another request under the same key.
@@ -102,7 +105,10 @@ public final class RPCServer: Sendable {
         _ handler: @escaping @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
     ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
-        handlers.withLock { $0[type] = Registered(handler: handler, succeeded: succeeded, cachesReply: cachesReply) }
+        let duration = Timer(label: "bus_rpc_handle_seconds", dimensions: [("server", name), ("type", type)])
+        handlers.withLock {
+            $0[type] = Registered(handler: handler, succeeded: succeeded, duration: duration, cachesReply: cachesReply)
+        }
     }
 
     // MARK: Lifecycle
@@ -196,6 +202,7 @@ public final class RPCServer: Sendable {
     /// One request, read in place from libzmq's buffers (only the route, the payload and any
     /// attachments are copied out).
     private func receive(_ frames: ReceivedFrames) {
+        let arrived = ContinuousClock.now
         let routed: Frames.RoutedView
         switch Frames.splitRouted(frames) {
         case .success(let split): routed = split
@@ -285,9 +292,9 @@ public final class RPCServer: Sendable {
                 finishOne(releasing: envelope.id)
                 return
             }
-            run(registered, envelope, routed, peer, idempotencyKey: scoped)
+            run(registered, envelope, routed, peer, idempotencyKey: scoped, arrived: arrived)
         } else {
-            run(registered, envelope, routed, peer, idempotencyKey: nil)
+            run(registered, envelope, routed, peer, idempotencyKey: nil, arrived: arrived)
         }
     }
 
@@ -312,7 +319,7 @@ public final class RPCServer: Sendable {
 
     private func run(
         _ registered: Registered, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
-        idempotencyKey: IdempotencyCache.Key?
+        idempotencyKey: IdempotencyCache.Key?, arrived: ContinuousClock.Instant
     ) {
         let context = RequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
@@ -341,6 +348,7 @@ public final class RPCServer: Sendable {
             // joining a run whose reply has already been sent.
             let joined = state.withLock { $0.running.finish(envelope.id) }
             reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
+            registered.duration.record(duration: ContinuousClock.now - arrived)
             for route in joined { reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome) }
             if let idempotencyKey {
                 for waiter in idempotency.complete(idempotencyKey, outcome) {
