@@ -122,8 +122,8 @@ public struct GatewaySettings: EnvironmentSettings {
                 "Largest upload announced to tus clients (Tus-Max-Size); keep it equal to DOCUMENTS_MAX_FILE_SIZE."))
         busTimeout = try env.duration("GATEWAY_BUS_TIMEOUT", default: .seconds(5), "Deadline of one bus call made for a request (504 past it).")
         acceptBatchesInFlight = try env.int(
-            "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 2, in: 1...64,
-            "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1: strict group commit)."
+            "GATEWAY_ACCEPT_BATCHES_IN_FLIGHT", default: 1, in: 1...64,
+            "Terms acceptances under way at once as batches to Accounts; acceptances arriving meanwhile wait and go together in the next (1, the default: strict group commit, the fewest and largest batches)."
         )
         sessionRevocationPoll = try env.duration(
             "GATEWAY_SESSION_REVOCATION_POLL", default: .seconds(1),
