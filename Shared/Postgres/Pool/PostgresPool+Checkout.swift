@@ -1,28 +1,30 @@
 import Logging
 
 extension PostgresPool {
-    /// A healthy connection for exclusive use; give it back with ``checkin(_:reusable:)``.
-    func checkout() async throws -> PostgresConnection {
+    /// A connection for exclusive use, and whether it was opened just now; give it back with
+    /// ``checkin(_:reusable:)``. An idle connection handed out here is not yet checked: the caller
+    /// checks it on its thread with its first use (``runLeased(_:checkingFirst:)``), one hop for
+    /// both, and replaces a dead one with ``reopen()``.
+    func checkout() async throws -> (connection: PostgresConnection, opened: Bool) {
         let deadline = ContinuousClock.now + checkoutTimeout
         var grant: PoolGrant<PostgresConnection>?
         do { grant = try state.withLock { try $0.take() } } catch { throw Self.closedError }
         if grant == nil { grant = try await waitForGrant(until: deadline) }
-        guard var grant else { preconditionFailure("waitForGrant returns a grant or throws") }
-        while true {
-            switch grant {
-            case .connection(let connection):
-                if await connection.isUsable { return connection }
-                logger.info("postgres connection found dead at checkout; reconnecting")
-                await connection.close()
-                grant = .create  // keep the slot, open a replacement in it
-            case .create:
-                do {
-                    return try await PostgresConnection.connect(configuration: configuration, logger: logger)
-                } catch {
-                    freeSlot()
-                    throw error
-                }
-            }
+        switch grant {
+        case .connection(let connection): return (connection, false)
+        case .create: return (try await reopen(), true)
+        case nil: preconditionFailure("waitForGrant returns a grant or throws")
+        }
+    }
+
+    /// Opens a connection in a slot the caller holds (a new one, or one whose connection was found
+    /// dead); frees the slot if it cannot.
+    func reopen() async throws -> PostgresConnection {
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, logger: logger)
+        } catch {
+            freeSlot()
+            throw error
         }
     }
 
