@@ -5,7 +5,7 @@ import Metrics
 /// Counters per label are made once and kept: creating them per message costs a lookup and lock.
 final class BusMetrics: Sendable {
     private let counters = LockedValue<[String: Counter]>([:])
-    private let timers = LockedValue<[String: Timer]>([:])
+    private let callTimers = LockedValue<[String: Timer]>([:])
     private let component: String
 
     init(component: String) { self.component = component }
@@ -15,9 +15,11 @@ final class BusMetrics: Sendable {
         counters.kept(key) { Counter(label: name, dimensions: [("component", component)] + dimensions) }.increment()
     }
 
-    /// Records one duration on the timer `name` (a histogram in seconds under Prometheus).
-    func record(_ name: String, _ dimensions: [(String, String)], _ duration: Duration) {
-        let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        timers.kept(key) { Timer(label: name, dimensions: [("component", component)] + dimensions) }.record(duration: duration)
+    /// Records a call's time from send to reply (`bus_rpc_call_seconds`, a histogram in seconds
+    /// under Prometheus). Kept by message type alone: this runs on every call, so it builds no
+    /// label key the way ``increment(_:_:)`` does.
+    func recordCall(_ type: String, _ duration: Duration) {
+        callTimers.kept(type) { Timer(label: "bus_rpc_call_seconds", dimensions: [("component", component), ("type", type)]) }
+            .record(duration: duration)
     }
 }

@@ -143,7 +143,7 @@ public final class RPCClient: Sendable {
                 }
                 // A retry that ran out of time says less than the refusal before it.
                 if let lastRefusal, reply.envelope.error?.code == .deadlineExceeded { return lastRefusal }
-                metrics.record("bus_rpc_call_seconds", [("type", request.type)], clock.now - started)
+                metrics.recordCall(request.type, clock.now - started)
                 return reply
             } catch let error as BusError where error.code == .deadlineExceeded {
                 if retry, clock.now < overall {
