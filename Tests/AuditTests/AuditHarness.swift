@@ -73,6 +73,9 @@ final class AuditHarness: Sendable {
 
     var auditOutput: String { auditProcess.withLock { $0?.output ?? "" } }
 
+    /// The running Audit process (nil while stopped).
+    var audit: PeerProcess? { auditProcess.withLock { $0 } }
+
     /// SIGTERM, and waits for it to exit (the graceful shutdown is bounded by the service).
     func stopAudit() {
         guard let process = auditProcess.withLock({ $0 }) else { return }

@@ -16,6 +16,9 @@ public struct AuditSettings: EnvironmentSettings {
     public let maximumBatch: Int
     /// How often each chain's head is signed into a checkpoint.
     public let checkpointInterval: Duration
+    /// How long a writer reuses a subject it read, so a batch of users seen lately is written in
+    /// one statement (``SubjectCache``); zero reads every batch's subjects.
+    public let subjectCacheLifetime: Duration
 
     /// Every variable is read before any is judged, so `--help-env` lists them all.
     public init(environment env: EnvironmentReader) throws {
@@ -35,6 +38,10 @@ public struct AuditSettings: EnvironmentSettings {
         maximumBatch = try env.int("AUDIT_MAX_BATCH", default: 1000, in: 1...10_000, "The most records one group-commit transaction takes.")
         checkpointInterval = try env.duration(
             "AUDIT_CHECKPOINT_INTERVAL", default: .seconds(60), "How often each chain's head is signed into a checkpoint.")
+        subjectCacheLifetime = try env.duration(
+            "AUDIT_SUBJECT_CACHE_LIFETIME", default: .seconds(60),
+            "How long a writer reuses a subject (pseudonym and HMAC secret) it read, so a batch of users seen lately is written in one statement; also how long an erased subject's secret can stay in the memory of an instance that did not erase it (a record is never written with one). 0 reads every batch's subjects."
+        )
 
         guard !seed.revealed.isEmpty else {
             throw ConfigurationError.missing("AUDIT_SIGNING_KEY", expected: "base64 of a 32-byte Ed25519 seed")

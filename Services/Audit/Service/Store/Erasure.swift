@@ -7,16 +7,21 @@ import Postgres
 /// records goes — the subject row with its HMAC secret, and the raw IP, user agent and
 /// idempotency hash of every record — while the records, their digests, times and hashes stay,
 /// so every chain still verifies and the proof that *someone* consented remains.
+///
+/// The erased user's subject also leaves this instance's ``SubjectCache`` (other instances' entries
+/// expire; none of them can write a record with it, see ``BatchWriter``).
 struct Erasure: Sendable {
     let pool: PostgresPool
+    let subjects: SubjectCache
 
     /// Returns how many records lost their personal data; 0 for an unknown or already erased user.
     func erase(_ user: UUID) async throws -> Int {
-        try await pool.withTransaction { db in try Self.erase(user, on: db) }
+        defer { subjects.forget(user) }
+        return try await pool.withTransaction { db in try Self.erase(user, on: db) }
     }
 
     /// The same inside the caller's transaction (the `account.deleted` consumer's).
-    static func erase(_ user: UUID, on db: isolated PostgresConnection) throws -> Int {
+    private static func erase(_ user: UUID, on db: isolated PostgresConnection) throws -> Int {
         guard
             let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
                 .first.map({ try $0.decode(UUID.self, column: 0) })
@@ -32,8 +37,10 @@ struct Erasure: Sendable {
     /// Applies one `account.deleted` event (Accounts' outbox; caught up after downtime), exactly
     /// once with the consumer's cursor. Accounts also calls `audit.erase_subject` directly; both
     /// paths are idempotent, so whichever comes second erases nothing more.
-    static func apply(_ envelope: Envelope, on db: isolated PostgresConnection) throws {
+    func apply(_ envelope: Envelope, on db: isolated PostgresConnection) throws {
         guard envelope.type == AccountsEvents.deleted else { return }
-        _ = try erase(try envelope.decodePayload(AccountDeleted.self).userId, on: db)
+        let user = try envelope.decodePayload(AccountDeleted.self).userId
+        defer { subjects.forget(user) }
+        _ = try Self.erase(user, on: db)
     }
 }

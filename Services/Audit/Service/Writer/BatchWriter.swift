@@ -2,17 +2,25 @@ import Bus
 import Contracts
 import Foundation
 import Hex
+import Metrics
 import Postgres
 
-/// Writes one batch of records to one chain in its own transaction, in two round trips: one
-/// pipeline opens the transaction, locks the chain's head and finds or creates the subjects; the
-/// other inserts the new rows, moves the head and commits.
+/// Writes one batch of records to one chain in its own transaction, in one round trip when it can
+/// and two when it must.
 ///
-/// Two, because the chain's lock is held from the first to the commit and every round trip in
-/// between is time no other batch of this chain can use (on a busy machine, each is also a wait
-/// for this thread and the server's to be scheduled again). The rows go as one `INSERT … SELECT
-/// FROM unnest(…)` rather than a `COPY`: `COPY` cannot share a pipeline, and cost its own two
-/// round trips plus one for the head and one for the commit.
+/// **One** (``append(_:at:after:subjects:on:)``): the chain's only writer knows the chain's head
+/// from its last batch, and the batch's subjects are in the instance's ``SubjectCache``. One
+/// statement, committed on its own, then inserts the rows, moves the head and checks that neither
+/// had changed: on a batch's path that is one database round trip and one commit instead of two
+/// round trips and four statements, with the chain's row locked only for that statement.
+///
+/// **Two** (``writeReadingState(_:at:findingRepeats:on:)``), for a chain's first batch, a batch with
+/// a user not seen lately, one whose one statement found the head or a subject changed (another
+/// writer on the same chain, an erasure), and a retry: one pipeline opens the transaction, locks
+/// the chain's head and finds or creates the subjects; the other inserts the rows, moves the head
+/// and commits. The rows go as one `INSERT … SELECT FROM unnest(…)` rather than a `COPY`: `COPY`
+/// cannot share a pipeline, and cost its own two round trips plus one for the head and one for the
+/// commit.
 ///
 /// Earlier records with the same idempotency keys are looked for only when `findingRepeats`: a
 /// batch first goes without the look-up, and the unique index on the key refuses its insert if a
@@ -22,74 +30,81 @@ import Postgres
 ///
 /// Returns a receipt (unsigned) for every record of the batch, in order: new records, and the
 /// original receipt for a repeated idempotency key (within the batch, or from before when
-/// `findingRepeats`).
+/// `findingRepeats`), with the chain's head after the commit.
 struct BatchWriter: Sendable {
     let chain: Int
+    let subjects: SubjectCache
+
+    /// `audit_batch_writes_total{path}`: batches written in one statement, the two-round-trip way,
+    /// and one-statement writes refused as stale (each followed by a two-round-trip one).
+    private static let oneStatement = Counter(label: "audit_batch_writes_total", dimensions: [("path", "one_statement")])
+    private static let twoRoundTrips = Counter(label: "audit_batch_writes_total", dimensions: [("path", "two_round_trips")])
+    private static let stale = Counter(label: "audit_batch_writes_total", dimensions: [("path", "stale")])
 
     /// A subject that could be neither created nor found (erased by a concurrent request between
     /// our two statements): the batch is simply run again.
     struct SubjectRace: Error {}
 
-    func write(_ batch: [PendingRecord], at now: Date, findingRepeats: Bool, on db: isolated PostgresConnection) throws
-        -> [ConsentReceipt]
+    /// Writes `batch` after `head`, the chain's head as this writer last left it (nil when it does
+    /// not know it: the first batch, or after a failure).
+    func write(_ batch: [PendingRecord], at now: Date, findingRepeats: Bool, head: ChainHead?, on db: isolated PostgresConnection)
+        throws -> (receipts: [ConsentReceipt], head: ChainHead)
     {
         let users = Array(Set(batch.map(\.request.userId)))
+        if !findingRepeats, let head, let known = subjects.subjects(of: users) {
+            do {
+                let written = try append(batch, at: now, after: head, subjects: known, on: db)
+                Self.oneStatement.increment()
+                return written
+            } catch let error as PostgresError where error.sqlState == Self.staleState {
+                // The head moved or a subject went since this writer's last batch: read them again.
+                Self.stale.increment()
+            }
+        }
+        Self.twoRoundTrips.increment()
+        let written = try writeReadingState(batch, users: users, at: now, findingRepeats: findingRepeats, on: db)
+        subjects.store(written.subjects)  // committed: new subjects now exist for the next batch's one statement
+        return (written.receipts, written.head)
+    }
+
+    /// The two-round-trip write: reads (and locks) the head and finds or creates the subjects first.
+    private func writeReadingState(
+        _ batch: [PendingRecord], users: [UUID], at now: Date, findingRepeats: Bool, on db: isolated PostgresConnection
+    ) throws -> (receipts: [ConsentReceipt], head: ChainHead, subjects: [UUID: Subject]) {
         var opening = [
             PipelineCall(Self.lockHead, [chain]),
             PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
         ]
         if findingRepeats { opening.append(PipelineCall(sql: Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))])) }
         return try db.pipelinedTransaction(opening: opening) { db, results in
-            guard let head = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
-            var position = try head.decode(Int64.self, column: 0)
-            var previous = try head.decode([UInt8].self, column: 1)
-            var subjects: [UUID: (pseudonym: UUID, secret: [UInt8])] = [:]
+            guard let row = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
+            let head = ChainHead(position: try row.decode(Int64.self, column: 0), hash: try row.decode([UInt8].self, column: 1))
+            var found: [UUID: Subject] = [:]
             for row in results[1] {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
-                subjects[user] = (pseudonym, secret)
+                found[user] = Subject(pseudonym: pseudonym, secret: secret)
             }
-            let missing = users.filter { subjects[$0] == nil }
+            let missing = users.filter { found[$0] == nil }
             if !missing.isEmpty {
                 // Created by a concurrent batch after our statement's snapshot: a new statement sees it.
                 for row in try db.query(Self.findSubjects, PostgresArrayLiteral.of(missing.map { Hex.uuid($0) })) {
                     let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
-                    subjects[user] = (pseudonym, secret)
+                    found[user] = Subject(pseudonym: pseudonym, secret: secret)
                 }
             }
-            var receipts: [String: ConsentReceipt] = [:]
+            var earlier: [String: ConsentReceipt] = [:]
             if findingRepeats {
-                for row in results[2] { receipts[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
+                for row in results[2] { earlier[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
             }
-
-            let milliseconds = now.millisecondsSince1970
-            let recordedAt = Date(millisecondsSince1970: milliseconds)
-            var rows = NewRecords(capacity: batch.count)
-            for record in batch where receipts[record.idempotencyHash] == nil {
-                guard let subject = subjects[record.request.userId] else { throw SubjectRace() }
-                position += 1
-                let request = record.request
-                let fields = ChainedFields(
-                    chain: chain, position: position, recordID: .timeOrdered(milliseconds: milliseconds),
-                    subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
-                    digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
-                    ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
-                    userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
-                let hash = fields.hash(previous: previous)
-                rows.append(fields, request: request, idempotencyHash: record.idempotencyHash, previous: previous, hash: hash)
-                receipts[record.idempotencyHash] = ConsentReceipt(
-                    recordId: fields.recordID, documentType: request.documentType, version: request.version,
-                    digest: record.digest, action: request.action, recordedAt: recordedAt, chain: chain, position: position,
-                    hash: Hex.string(hash), signature: "")
-                previous = hash
-            }
+            let rows = try NewRecords(batch, chain: chain, after: head, subjects: found, at: now, earlier: earlier)
             let closing =
                 rows.isEmpty
                 ? []
                 : [
-                    PipelineCall(Self.insertRecords, rows.parameters(chain: chain, recordedMilliseconds: milliseconds)),
-                    PipelineCall(Self.moveHead, [chain, position, previous]),
+                    PipelineCall(NewRecords.insertRecords, rows.parameters),
+                    PipelineCall(Self.moveHead, [chain, rows.head.position, rows.head.hash]),
                 ]
-            return (closing, batch.map { receipts[$0.idempotencyHash]! })
+            return (closing, (rows.receipts, rows.head, found))
         }
     }
 
@@ -145,55 +160,6 @@ struct BatchWriter: Sendable {
         SELECT idempotency_hash, \(receiptColumns) FROM audit.records
         WHERE idempotency_hash = ANY($1::text[]) AND idempotency_hash IS NOT NULL
         """
-
-    /// The new rows of a batch, column by column: the arrays ``insertRecords`` unnests.
-    struct NewRecords {
-        private var positions: [String?] = [], recordIDs: [String?] = [], subjects: [String?] = []
-        private var documentTypes: [String?] = [], versions: [String?] = [], digests: [String?] = [], actions: [String?] = []
-        private var clientIPs: [String?] = [], userAgents: [String?] = [], idempotencyHashes: [String?] = []
-        private var ipHMACs: [[UInt8]?] = [], userAgentHMACs: [[UInt8]?] = [], previousHashes: [[UInt8]?] = [], hashes: [[UInt8]?] = []
-
-        init(capacity: Int) { positions.reserveCapacity(capacity) }
-
-        var isEmpty: Bool { positions.isEmpty }
-
-        mutating func append(
-            _ fields: ChainedFields, request: AuditRecord.Request, idempotencyHash: String, previous: [UInt8], hash: [UInt8]
-        ) {
-            positions.append(String(fields.position))
-            recordIDs.append(Hex.uuid(fields.recordID))
-            subjects.append(Hex.uuid(fields.subject))
-            documentTypes.append(fields.documentType)
-            versions.append(fields.version)
-            digests.append(fields.digest)
-            actions.append(fields.action)
-            clientIPs.append(request.clientIP)
-            userAgents.append(request.userAgent)
-            ipHMACs.append(fields.ipHMAC)
-            userAgentHMACs.append(fields.userAgentHMAC)
-            idempotencyHashes.append(idempotencyHash)
-            previousHashes.append(previous)
-            hashes.append(hash)
-        }
-
-        /// The parameters of ``insertRecords``, in order.
-        func parameters(chain: Int, recordedMilliseconds: Int64) -> [(any PostgresEncodable)?] {
-            let text = [positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, idempotencyHashes]
-            let bytea = [ipHMACs, userAgentHMACs, previousHashes, hashes]
-            return [chain, recordedMilliseconds] + text.map { PostgresArrayLiteral.of($0) } + bytea.map { PostgresArrayLiteral.of(bytea: $0) }
-        }
-    }
-
-    /// Prepared: every batch runs it. Every record of a batch has its chain and instant.
-    static let insertRecords = PostgresStatement(
-        name: "audit_insert_records",
-        sql: """
-            INSERT INTO audit.records (chain, recorded_ms, position, record_id, subject, document_type, version, digest,
-                action, client_ip, user_agent, idempotency_hash, ip_hmac, ua_hmac, prev_hash, hash)
-            SELECT $1::int, $2::bigint, r.* FROM unnest($3::bigint[], $4::uuid[], $5::uuid[], $6::text[], $7::text[],
-                $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::bytea[], $15::bytea[],
-                $16::bytea[]) AS r
-            """)
 
     /// A receipt (unsigned) from the ``receiptColumns`` of a row, starting at `first`.
     static func receipt(_ row: PostgresRow, from first: Int) throws -> ConsentReceipt {

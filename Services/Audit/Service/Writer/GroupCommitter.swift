@@ -22,12 +22,14 @@ final class GroupCommitter: Service, Sendable {
     private let chains: Range<Int>
     private let maximumBatch: Int
     private let signer: ReceiptSigner
+    private let subjects: SubjectCache
     private let logger: Logger
     private let batchSizes = Recorder(label: "audit_batch_records")
     private let batchSeconds = Timer(label: "audit_batch_duration")
 
-    init(pool: PostgresPool, chains: Range<Int>, maximumBatch: Int, signer: ReceiptSigner, logger: Logger) {
+    init(pool: PostgresPool, chains: Range<Int>, maximumBatch: Int, signer: ReceiptSigner, subjects: SubjectCache, logger: Logger) {
         self.pool = pool
+        self.subjects = subjects
         self.chains = chains
         self.maximumBatch = maximumBatch
         self.signer = signer
@@ -80,13 +82,14 @@ final class GroupCommitter: Service, Sendable {
     }
 
     private func writeBatches(chain: Int) async {
-        let writer = BatchWriter(chain: chain)
+        let writer = BatchWriter(chain: chain, subjects: subjects)
+        var head: ChainHead?  // as this task's last batch left it; nil when not known for sure
         while true {
             let batch = await queue.nextBatch(maximum: maximumBatch)
             if batch.isEmpty { return }
             batchSizes.record(batch.count)
             let start = ContinuousClock.now
-            let outcomes = signed(await commit(batch, with: writer), of: batch)
+            let outcomes = signed(await commit(batch, with: writer, head: &head), of: batch)
             let elapsed = ContinuousClock.now - start
             batchSeconds.recordNanoseconds(Int64(elapsed.inSeconds * 1e9))
             logger.debug("audit batch done", metadata: ["chain": "\(chain)", "records": "\(batch.count)", "ms": "\(elapsed.inMilliseconds)"])
@@ -115,7 +118,10 @@ final class GroupCommitter: Service, Sendable {
     /// record gets its original receipt). Transient failures retry the whole batch; any other
     /// failure splits the batch in halves and tries each, so one bad record fails alone and its
     /// neighbours, which did nothing wrong, still commit.
-    private func commit(_ batch: [PendingRecord], with writer: BatchWriter, findingRepeats: Bool = false) async
+    ///
+    /// `head` is the chain's head as the last commit left it, or nil: any failure forgets it (a
+    /// commit whose outcome is unknown may or may not have moved it), so the next try reads it.
+    private func commit(_ batch: [PendingRecord], with writer: BatchWriter, head: inout ChainHead?, findingRepeats: Bool = false) async
         -> [Result<ConsentReceipt, BusError>]
     {
         var attempt = 0
@@ -123,17 +129,20 @@ final class GroupCommitter: Service, Sendable {
         while true {
             attempt += 1
             do {
-                let receipts = try await pool.withConnection { [findingRepeats] db in
-                    try writer.write(batch, at: Date(), findingRepeats: findingRepeats, on: db)
+                let written = try await pool.withConnection { [findingRepeats, head] db in
+                    try writer.write(batch, at: Date(), findingRepeats: findingRepeats, head: head, on: db)
                 }
-                return receipts.map { .success($0) }
+                head = written.head
+                return written.receipts.map { .success($0) }
             } catch let error as PostgresError where error.isUniqueViolation && !findingRepeats {
+                head = nil
                 findingRepeats = true  // a key used before (a retry): look the repeats up, not counted as an attempt
                 attempt -= 1
                 logger.debug(
                     "audit batch repeats a key; writing it again with its earlier receipts",
                     metadata: ["chain": "\(writer.chain)", "error": "\(error)"])
             } catch {
+                head = nil
                 let retryable = Self.isTransient(error) && attempt < 4
                 logger.log(
                     level: retryable || batch.count > 1 ? .notice : .error, "audit batch failed",
@@ -144,8 +153,8 @@ final class GroupCommitter: Service, Sendable {
                 }
                 guard batch.count > 1 else { return [.failure(Self.busError(error))] }
                 let half = batch.count / 2
-                return await commit(Array(batch[..<half]), with: writer, findingRepeats: findingRepeats)
-                    + commit(Array(batch[half...]), with: writer, findingRepeats: findingRepeats)
+                let first = await commit(Array(batch[..<half]), with: writer, head: &head, findingRepeats: findingRepeats)
+                return first + (await commit(Array(batch[half...]), with: writer, head: &head, findingRepeats: findingRepeats))
             }
         }
     }

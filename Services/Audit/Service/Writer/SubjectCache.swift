@@ -1,0 +1,65 @@
+import Foundation
+import Locks
+
+/// A subject as a record carries it: the pseudonym in the row, the secret that keys the HMACs of
+/// the person's IP and user agent.
+struct Subject: Sendable {
+    let pseudonym: UUID
+    let secret: [UInt8]
+}
+
+/// The subjects an instance's writers met in the last `lifetime`, so a batch of users already
+/// seen is written in one statement instead of reading its subjects first (``BatchWriter``).
+///
+/// Nothing is written from a stale entry: the one statement refuses a batch whose pseudonyms are
+/// not all still in `audit.subjects` (SQLSTATE CA001), and the writer then reads them again. What
+/// the lifetime bounds is how long an erased subject's secret can stay in the memory of an
+/// instance that did not erase it; the instance that erases drops it at once (``forget(_:)``).
+final class SubjectCache: Sendable {
+    private struct Entry {
+        let subject: Subject
+        let stored: ContinuousClock.Instant
+    }
+
+    private let entries = LockedValue<[UUID: Entry]>([:])
+    private let lifetime: Duration
+    private let capacity: Int
+
+    /// `lifetime` zero keeps nothing (every batch reads its subjects).
+    init(lifetime: Duration, capacity: Int = 100_000) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+    }
+
+    /// Every user's subject, or nil when any of them is unknown or older than the lifetime.
+    func subjects(of users: [UUID], now: ContinuousClock.Instant = .now) -> [UUID: Subject]? {
+        guard lifetime > .zero else { return nil }
+        return entries.withLock { entries in
+            var found: [UUID: Subject] = [:]
+            found.reserveCapacity(users.count)
+            for user in users {
+                guard let entry = entries[user], now - entry.stored < lifetime else { return nil }
+                found[user] = entry.subject
+            }
+            return found
+        }
+    }
+
+    /// Keeps `subjects` (as just read from the database). Full, it first drops what has expired,
+    /// and everything if that is not enough: a cold cache costs one extra round trip per batch.
+    func store(_ subjects: [UUID: Subject], now: ContinuousClock.Instant = .now) {
+        guard lifetime > .zero, !subjects.isEmpty else { return }
+        entries.withLock { entries in
+            if entries.count + subjects.count > capacity {
+                entries = entries.filter { now - $0.value.stored < lifetime }
+                if entries.count + subjects.count > capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            for (user, subject) in subjects { entries[user] = Entry(subject: subject, stored: now) }
+        }
+    }
+
+    /// Drops a user's subject: it has just been erased.
+    func forget(_ user: UUID) {
+        _ = entries.withLock { $0.removeValue(forKey: user) }
+    }
+}
