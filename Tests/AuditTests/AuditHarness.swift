@@ -99,6 +99,22 @@ final class AuditHarness: Sendable {
         auditProcess.withLock { $0 = process }
     }
 
+    /// A second Audit instance on the same database, writing `writers` chains from `chainOffset`,
+    /// and a client of it. The caller kills the process and closes the client.
+    func startAnotherAudit(writers: Int, chainOffset: Int) async throws -> (process: PeerProcess, client: RPCClient) {
+        let rpc = ipcEndpoint()
+        var environment = Self.auditEnvironment(
+            database, roles: auditRoles, rpc: rpc, legalRPC: legalRPC, legalEvents: legalEvents, key: signingKey, writers: writers)
+        environment["AUDIT_CHAIN_OFFSET"] = String(chainOffset)
+        let process = try await PeerProcess("Audit", environment: environment)
+        do {
+            return (process, try await RPCClient.connect(to: "audit", endpoints: [rpc], logger: testLogger()))
+        } catch {
+            process.kill()
+            throw error
+        }
+    }
+
     static func auditEnvironment(
         _ database: TestDatabaseInstance, roles: [String: String], rpc: String, legalRPC: String, legalEvents: String, key: String,
         writers: Int

@@ -17,14 +17,8 @@ import Testing
 @Suite struct AuditOneStatementTests {
     @Test func aSubjectErasedByAnotherInstanceIsNeverWrittenAgain() async throws {
         try await AuditHarness.run(writers: 1) { harness in
-            let secondRPC = ipcEndpoint()
-            var environment = AuditHarness.auditEnvironment(
-                harness.database, roles: harness.auditRoles, rpc: secondRPC, legalRPC: harness.legalRPC, legalEvents: harness.legalEvents,
-                key: harness.signingKey, writers: 1)
-            environment["AUDIT_CHAIN_OFFSET"] = "1"
-            let second = try await PeerProcess("Audit", environment: environment)
+            let (second, secondClient) = try await harness.startAnotherAudit(writers: 1, chainOffset: 1)
             defer { second.kill() }
-            let secondClient = try await RPCClient.connect(to: "audit", endpoints: [secondRPC], logger: testLogger())
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             let user = UUID()
             let port = try Self.healthPort(of: #require(harness.audit))
@@ -62,15 +56,10 @@ import Testing
 
     @Test func twoInstancesWritingTheSameChainsKeepEachChainWhole() async throws {
         try await AuditHarness.run(writers: 2) { harness in
-            let secondRPC = ipcEndpoint()
             // The same chains as the first instance (offset 0): allowed, and each one's kept head goes
             // stale whenever the other appended.
-            let environment = AuditHarness.auditEnvironment(
-                harness.database, roles: harness.auditRoles, rpc: secondRPC, legalRPC: harness.legalRPC, legalEvents: harness.legalEvents,
-                key: harness.signingKey, writers: 2)
-            let second = try await PeerProcess("Audit", environment: environment)
+            let (second, secondClient) = try await harness.startAnotherAudit(writers: 2, chainOffset: 0)
             defer { second.kill() }
-            let secondClient = try await RPCClient.connect(to: "audit", endpoints: [secondRPC], logger: testLogger())
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             let users = (0..<8).map { _ in UUID() }
 

@@ -10,14 +10,8 @@ import Testing
 @Suite struct AuditScaleOutTests {
     @Test func twoInstancesWriteDisjointChainsThatAllVerify() async throws {
         try await AuditHarness.run(writers: 2) { harness in
-            let secondRPC = ipcEndpoint()
-            var environment = AuditHarness.auditEnvironment(
-                harness.database, roles: harness.auditRoles, rpc: secondRPC, legalRPC: harness.legalRPC, legalEvents: harness.legalEvents,
-                key: harness.signingKey, writers: 2)
-            environment["AUDIT_CHAIN_OFFSET"] = "2"
-            let second = try await PeerProcess("Audit", environment: environment)
+            let (second, secondClient) = try await harness.startAnotherAudit(writers: 2, chainOffset: 2)
             defer { second.kill() }
-            let secondClient = try await RPCClient.connect(to: "audit", endpoints: [secondRPC], logger: testLogger())
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
 
             func record(_ client: RPCClient, _ count: Int) async throws -> [ConsentReceipt] {
