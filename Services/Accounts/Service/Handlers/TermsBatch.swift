@@ -95,9 +95,17 @@ struct TermsBatch: Sendable {
             for (index, _) in recorded { fail(index, error) }
             return outcomes
         }
-        for (index, receipt) in recorded {
+        let removed = recorded.map { items[$0.index].request.userId }.filter { stored[$0] == nil }
+        var removalErrors: [UUID: BusError] = [:]
+        if !removed.isEmpty {
+            do { removalErrors = try await store.recordedAfterRemoval(removed) } catch {
+                for (index, _) in recorded where stored[items[index].request.userId] == nil { fail(index, error) }
+            }
+        }
+        for (index, receipt) in recorded where outcomes[index] == nil {
             do {
-                guard let user = stored[items[index].request.userId] else { throw AccountsHandlers.unknown(items[index].request.userId) }
+                let id = items[index].request.userId
+                guard let user = stored[id] else { throw removalErrors[id] ?? AccountsHandlers.unknown(id) }
                 outcomes[index] = ItemOutcome(
                     value: try await TermsActions.view(of: user, acceptedVersion: receipt.version, current: current, peers: peers))
             } catch {

@@ -9,11 +9,12 @@ import ServiceKit
 extension AccountsStore {
     /// Stores that the user's last word on the terms is a decline Audit recorded at `at`, with
     /// its `accounts.terms_declined` event in the same transaction.
-    public func declined(_ id: UUID, at: Date, outbox: Outbox) async throws {
+    public func declined(_ id: UUID, at: Date, outbox: Outbox) async throws -> Bool {
         let sql = "UPDATE \(users) SET tos_declined_at = $2 WHERE id = $1"
-        try await pool.withTransaction { db in
-            _ = try db.execute(sql, id, at)
+        return try await pool.withTransaction { db in
+            guard try db.execute(sql, id, at) == 1 else { return false }
             try outbox.append(type: TermsEvents.declined, TermsDeclined(userId: id, declinedAt: at), on: db)
+            return true
         }
     }
 
