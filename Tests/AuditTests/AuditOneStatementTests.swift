@@ -21,7 +21,7 @@ import Testing
             defer { second.kill() }
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             let user = UUID()
-            let port = try Self.healthPort(of: #require(harness.audit))
+            let port = try #require(harness.audit?.healthPort)
 
             let first = try await harness.record(user, .termsOfService, version)
             let cached = try await harness.record(user, .termsOfService, version, .decline)
@@ -93,7 +93,7 @@ import Testing
             #expect(verification.valid, "\(verification)")
             #expect(verification.chains.map(\.records).reduce(0, +) == 400)
             let writes = [
-                try await Self.batchWrites(Self.healthPort(of: #require(harness.audit))), try await Self.batchWrites(Self.healthPort(of: second)),
+                try await Self.batchWrites(#require(harness.audit?.healthPort)), try await Self.batchWrites(#require(second.healthPort)),
             ]
             // Both paths ran: batches on a kept head, and kept heads the other instance had moved.
             #expect(writes.map { $0["one_statement", default: 0] }.reduce(0, +) > 0, "\(writes)")
@@ -113,11 +113,5 @@ import Testing
             counts[String(line[open.upperBound..<close])] = Int(value)
         }
         return counts
-    }
-
-    /// The health port an Audit process named in its ready line (`health=<port>`).
-    static func healthPort(of process: PeerProcess) throws -> Int {
-        let field = process.readyLine.split(separator: " ").first { $0.hasPrefix("health=") }
-        return try #require(field.flatMap { Int($0.dropFirst(7)) }, "no health port in \(process.readyLine)")
     }
 }

@@ -190,9 +190,9 @@ public final class GatewayHarness: Sendable {
 
     /// The health port a process named in its ready line (`health=<port>`).
     public func healthPort(of name: String) throws -> Int {
-        let line = processes.withLock { $0[name]?.readyLine } ?? ""
-        guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("health=") }), let port = Int(field.dropFirst(7)) else {
-            throw TestSupportError("no health port in the ready line of \(name): \(line)")
+        let process = processes.withLock { $0[name] }
+        guard let port = process?.healthPort else {
+            throw TestSupportError("no health port in the ready line of \(name): \(process?.readyLine ?? "")")
         }
         return port
     }

@@ -13,6 +13,11 @@ public final class PeerProcess: Sendable {
     /// The ready line's text after `ready `, e.g. a bound endpoint.
     public var endpoint: String { readyLine }
 
+    /// The health port a service named in its ready line (`health=<port>`), if it did.
+    public var healthPort: Int? {
+        readyLine.split(separator: " ").first { $0.hasPrefix("health=") }.flatMap { Int($0.dropFirst(7)) }
+    }
+
     /// Starts the product `name` from the build folder next to the test bundle and waits (up to
     /// `timeout`) for a line starting with `ready `. Output keeps being drained afterwards so the
     /// child never blocks on a full pipe.

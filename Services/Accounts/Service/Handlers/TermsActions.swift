@@ -30,14 +30,14 @@ struct TermsActions: Sendable {
             clientIP: request.clientIP, userAgent: request.userAgent)
         guard action == .accept else {
             guard try await store.declined(user.id, at: receipt.recordedAt, outbox: outbox) else {
-                throw try await store.recordedAfterRemoval([user.id])[user.id]!
+                throw try await store.recordedAfterRemoval(user.id)
             }
             _ = try await store.revokeAllSessions(of: user.id, appleId: user.appleId, outbox: outbox)
             outbox.committed()
             return try await UserView(peers: peers).present(user)
         }
         guard let stored = try await store.accepted(user.id, version: receipt.version, at: receipt.recordedAt) else {
-            throw try await store.recordedAfterRemoval([user.id])[user.id]!
+            throw try await store.recordedAfterRemoval(user.id)
         }
         return try await Self.view(of: stored, acceptedVersion: receipt.version, current: current, peers: peers)
     }

@@ -18,7 +18,6 @@ extension BatchWriter {
         _ batch: [PendingRecord], at now: Date, after head: ChainHead, subjects known: [UUID: Subject], on db: isolated PostgresConnection
     ) throws -> (receipts: [ConsentReceipt], head: ChainHead) {
         let rows = try NewRecords(batch, chain: chain, after: head, subjects: known, at: now)
-        guard !rows.isEmpty else { return (rows.receipts, head) }
         let inserted = try db.query(
             Self.appendRecords,
             parameters: rows.parameters + [
