@@ -42,9 +42,9 @@ public struct GatewaySettings: EnvironmentSettings {
     public var tusMaxSize: Int64
     public var busTimeout: Duration
     /// How many acceptance batches may be under way at once (the rest gather for the next).
-    /// Two by default: a batch waits on two commits in series (Audit's record, then Accounts'
-    /// user rows), so two batches keep both busy; more make smaller batches, whose fixed costs in
-    /// every process outweigh the overlap (deploy/BENCHMARKS.md, "batches in flight").
+    /// One by default (strict group commit): most of a batch's cost in Accounts, Audit and
+    /// PostgreSQL is per batch, so more slots make smaller batches whose fixed costs outweigh the
+    /// overlap on two cores (deploy/BENCHMARKS.md, designs tried and dropped).
     public var acceptBatchesInFlight: Int
     /// How often the gateway catches up on Accounts' session revocations.
     public var sessionRevocationPoll: Duration

@@ -6,7 +6,7 @@ import Foundation
 /// batch, the gateway writes a user per acceptance, and with every hop already batched,
 /// `Codable`'s generic machinery (boxed containers, key look-ups, member sorting) was about a
 /// tenth of the CPU of Accounts, Audit and the gateway together
-/// (`deploy/BENCHMARKS.md`, sixth pass). A hand-written coder appends the members in their sorted
+/// (`deploy/benchmarks-history.md`, sixth pass). A hand-written coder appends the members in their sorted
 /// order and reads them off the parsed document by their bytes.
 ///
 /// It is an optimisation, never a second dialect: ``appendJSON(to:)`` writes byte for byte what
