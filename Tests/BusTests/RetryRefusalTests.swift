@@ -20,7 +20,7 @@ import Testing
         let logger = testLogger()
         let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
         let runs = Tally()
-        let refuse: @Sendable (Empty, RequestContext) async throws -> Empty = { _, _ in
+        let refuse: @Sendable (Empty, BusRequestContext) async throws -> Empty = { _, _ in
             runs.add()
             throw BusError(.unavailable, "the database is read-only; try again later")
         }

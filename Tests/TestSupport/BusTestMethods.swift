@@ -56,7 +56,7 @@ public enum TestAttachments: RPCMethod {
 
 /// Registers the test handlers; `executions` counts runs of ``TestCountedEcho`` and ``TestCountedRead``.
 public func registerTestHandlers(on server: RPCServer, executions: @escaping @Sendable () -> Void = {}) {
-    let echo: @Sendable (EchoRequest, RequestContext) async throws -> EchoReply = { request, context in
+    let echo: @Sendable (EchoRequest, BusRequestContext) async throws -> EchoReply = { request, context in
         if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
         return EchoReply(number: request.number, text: request.text, principal: context.principal.description, peer: context.peer)
     }

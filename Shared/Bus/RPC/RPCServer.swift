@@ -8,7 +8,7 @@ import Metrics
 /// handlers registered by message type that run concurrently as tasks. A slow handler holds up
 /// nobody else; the socket's own thread only splits frames, reads headers and sends replies.
 public final class RPCServer: Sendable {
-    public typealias RawHandler = @Sendable (Envelope, RequestContext) async throws -> (payload: Data?, attachments: [Data])
+    public typealias RawHandler = @Sendable (Envelope, BusRequestContext) async throws -> (payload: Data?, attachments: [Data])
 
     public let name: String
     private let endpoints: [String]
@@ -22,7 +22,7 @@ public final class RPCServer: Sendable {
     /// A handler and its success counter, made once at registration rather than per request.
     /// The handler returns its payload's JSON as bytes: typed handlers encode straight into them.
     private struct Registered: Sendable {
-        var handler: @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
+        var handler: @Sendable (Envelope, BusRequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
         var succeeded: Counter
         /// From the request's arrival on the socket thread to its reply handed back to it: the
         /// handler's run and its wait for a pool thread (`bus_rpc_handle_seconds`).
@@ -61,7 +61,7 @@ public final class RPCServer: Sendable {
 
     /// Registers the handler of one method. Register every method before ``start()``.
     public func register<M: RPCMethod>(
-        _ method: M.Type, _ handler: @escaping @Sendable (M.Request, RequestContext) async throws -> M.Reply
+        _ method: M.Type, _ handler: @escaping @Sendable (M.Request, BusRequestContext) async throws -> M.Reply
     ) {
         register(method) { request, context in (try await handler(request, context), []) }
     }
@@ -69,7 +69,7 @@ public final class RPCServer: Sendable {
     /// Registers a handler whose reply carries binary attachments (document chunks).
     public func register<M: RPCMethod>(
         _ method: M.Type,
-        withAttachments handler: @escaping @Sendable (M.Request, RequestContext) async throws -> (M.Reply, [Data])
+        withAttachments handler: @escaping @Sendable (M.Request, BusRequestContext) async throws -> (M.Reply, [Data])
     ) {
         register(M.type, cachesReply: M.cachesReply) { envelope, context in
             let request = try envelope.decodePayload(M.Request.self)
@@ -102,7 +102,7 @@ public final class RPCServer: Sendable {
 
     private func register(
         _ type: String, cachesReply: Bool,
-        _ handler: @escaping @Sendable (Envelope, RequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
+        _ handler: @escaping @Sendable (Envelope, BusRequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
     ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
         let duration = Timer(label: "bus_rpc_handle_seconds", dimensions: [("server", name), ("type", type)])
@@ -321,7 +321,7 @@ public final class RPCServer: Sendable {
         _ registered: Registered, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
         idempotencyKey: IdempotencyCache.Key?, arrived: ContinuousClock.Instant
     ) {
-        let context = RequestContext(
+        let context = BusRequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
             attachments: routed.attachments, servicesActingForUsers: options.servicesActingForUsers, logger: logger)
         let route = routed.route

@@ -17,7 +17,7 @@ public struct RPCServerOptions: Sendable {
     /// peer. Over plaintext every principal is honoured: development only.
     public var principalAsserters: Set<String>? = nil
     /// Service principals that may act for any user (see
-    /// ``RequestContext/isServiceWithoutUserAccess``); `nil` means every service.
+    /// ``BusRequestContext/isServiceWithoutUserAccess``); `nil` means every service.
     public var servicesActingForUsers: Set<String>? = nil
     /// How long ``RPCServer/shutdown()`` waits for running handlers before closing anyway.
     public var drainTimeout: Duration = .seconds(10)

@@ -27,7 +27,7 @@ public enum DeadLettersHandler {
         }
     }
 
-    private static func requireOperator(_ context: RequestContext) throws {
+    private static func requireOperator(_ context: BusRequestContext) throws {
         guard context.principal.kind == .operator else { throw BusError(.forbidden, "dead letters are for operators") }
     }
 }

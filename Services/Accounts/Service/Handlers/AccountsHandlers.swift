@@ -87,8 +87,8 @@ struct AccountsHandlers: Sendable {
     }
 
     /// A user principal may act only for itself; operators, and services allowed to act for users
-    /// (``RequestContext/requireUserAccess()``), for anyone.
-    static func authorize(_ context: RequestContext, for user: UUID) throws {
+    /// (``BusRequestContext/requireUserAccess()``), for anyone.
+    static func authorize(_ context: BusRequestContext, for user: UUID) throws {
         switch context.principal.kind {
         case .service: try context.requireUserAccess()
         case .user where MessageID.parse(context.principal.id) == user, .operator: return

@@ -188,7 +188,7 @@ struct SessionHandlers: Sendable {
         }
     }
 
-    func signOut(_ request: AccountsSignOut.Request, context: RequestContext) async throws -> AccountsSignOut.Reply {
+    func signOut(_ request: AccountsSignOut.Request, context: BusRequestContext) async throws -> AccountsSignOut.Reply {
         let found: StoredSession?
         switch (request.refreshToken, request.sessionId) {
         case (let token?, nil): found = try await store.session(refreshHash: RefreshToken.hash(of: token))
@@ -255,7 +255,7 @@ struct SessionHandlers: Sendable {
     /// The `details` key of `verify_session`'s refusal of an expired token (`session_expired`).
     static let reasonKey = "reason"
 
-    static func gatewayOnly(_ context: RequestContext, _ method: String) throws {
+    static func gatewayOnly(_ context: BusRequestContext, _ method: String) throws {
         guard context.principal.kind != .user else { throw BusError(.forbidden, "\(method) is called by the gateway, not by a signed-in user") }
         try context.requireUserAccess()
     }

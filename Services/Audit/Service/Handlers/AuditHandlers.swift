@@ -50,7 +50,7 @@ struct AuditHandlers: Sendable {
         server.register(AuditPublicKey.self) { _, _ in AuditPublicKey.Reply(publicKey: signer.publicKey) }
     }
 
-    private func record(_ request: AuditRecord.Request, _ context: RequestContext) async throws -> ConsentReceipt {
+    private func record(_ request: AuditRecord.Request, _ context: BusRequestContext) async throws -> ConsentReceipt {
         try Self.authorize(context, for: request.userId)
         let checked = try await check(request, key: context.idempotencyKey)
         return try await committer.record(checked.request, digest: checked.digest, idempotencyHash: checked.idempotencyHash)
@@ -58,7 +58,7 @@ struct AuditHandlers: Sendable {
 
     /// Each item checked and answered on its own (a bad one fails alone), the good ones queued
     /// together so they commit in one group commit.
-    private func recordBatch(_ request: AuditRecordBatch.Request, _ context: RequestContext) async throws -> AuditRecordBatch.Reply {
+    private func recordBatch(_ request: AuditRecordBatch.Request, _ context: BusRequestContext) async throws -> AuditRecordBatch.Reply {
         try Self.requireIdentified(context)
         guard context.principal.kind == .service || context.principal.kind == .operator else {
             throw BusError(.forbidden, "record_batch is for services acting for users; a user calls audit.record")
@@ -116,8 +116,8 @@ struct AuditHandlers: Sendable {
     }
 
     /// A user principal may act only for itself; operators, and services allowed to act for users
-    /// (``RequestContext/requireUserAccess()``), for anyone; an anonymous caller for no one.
-    static func authorize(_ context: RequestContext, for user: UUID) throws {
+    /// (``BusRequestContext/requireUserAccess()``), for anyone; an anonymous caller for no one.
+    static func authorize(_ context: BusRequestContext, for user: UUID) throws {
         try requireIdentified(context)
         try context.requireUserAccess()
         if context.principal.kind == .user, MessageID.parse(context.principal.id) != user {
@@ -128,7 +128,7 @@ struct AuditHandlers: Sendable {
     /// Refuses a request with no principal (anonymous, or none sent over a plaintext bus): every
     /// record says who asked for it, and a minor's consent history is read only by someone named.
     /// Checked before anything else, so a refused request records and reads nothing.
-    static func requireIdentified(_ context: RequestContext) throws {
+    static func requireIdentified(_ context: BusRequestContext) throws {
         guard context.principal.kind != .anonymous, !context.principal.id.isEmpty else {
             throw BusError(
                 .unauthenticated,

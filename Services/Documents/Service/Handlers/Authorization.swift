@@ -8,7 +8,7 @@ import Foundation
 /// (except `documents.share_open`, which the token itself authorises).
 enum Authorization {
     /// The ``Access`` of the caller for by-id operations.
-    static func access(_ context: RequestContext) throws -> Access {
+    static func access(_ context: BusRequestContext) throws -> Access {
         switch context.principal.kind {
         case .user:
             guard let id = UUID(uuidString: context.principal.id) else {
@@ -24,7 +24,7 @@ enum Authorization {
     }
 
     /// Checks that the caller may act for `owner` (create, list, usage): `forbidden` for another user.
-    static func authorize(_ context: RequestContext, for owner: UUID) throws {
+    static func authorize(_ context: BusRequestContext, for owner: UUID) throws {
         if case .owner(let id) = try access(context), id != owner {
             throw BusError(.forbidden, "a user may only see or change their own documents")
         }

@@ -44,7 +44,7 @@ public struct LegalHandlers: Sendable {
 
     /// `legal.publish`: who may, then what, then the write (see ``LegalStore/publish(_:by:outbox:)``).
     static func publish(
-        _ request: LegalPublish.Request, context: RequestContext, store: LegalStore, outbox: Outbox
+        _ request: LegalPublish.Request, context: BusRequestContext, store: LegalStore, outbox: Outbox
     ) async throws -> LegalVersionSummary {
         guard context.principal.kind == .operator else {
             throw BusError(.forbidden, "publishing legal documents is for operators; the caller is \(context.principal)")

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// What a handler knows about the request it serves besides its payload.
-public struct RequestContext: Sendable {
+public struct BusRequestContext: Sendable {
     /// The request's header (payload included, as raw JSON).
     public let envelope: Envelope
     /// The peer's name from the CURVE admission list (the ZAP `User-Id`); `nil` over plaintext.
