@@ -112,7 +112,9 @@ public enum AccountsRefreshSession: RPCMethod {
 
 /// `accounts.sign_out`: revokes a session, named by its refresh token or its id (exactly one),
 /// and with `scope` the user's other sessions too. Session tokens already issued are refused by
-/// `accounts.verify_session` at once. A `user` principal may end only its own sessions.
+/// `accounts.verify_session` at once, and by every gateway once the `session.revoked` events
+/// reach it (the gateway that carried the sign-out at once). A `user` principal may end only its
+/// own sessions.
 /// Repeating it is harmless; `not_found` when no such session exists.
 public enum AccountsSignOut: RPCMethod {
     /// Which sessions end (Supabase Auth's `scope`): the named one (`local`, the default), every

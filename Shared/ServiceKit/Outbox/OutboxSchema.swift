@@ -3,7 +3,7 @@ import Postgres
 /// The tables the outbox and event consumers keep in a service's own schema.
 ///
 /// Versions 1–99 of every service schema are reserved for ServiceKit's tables; a service numbers
-/// its own migration files from 100 (`0100_legal_documents.sql`), so both live in one
+/// its own migration files from 100 (Legal's `0100_versions.sql`), so both live in one
 /// `schema_migrations` record and apply in one ordered run.
 public enum OutboxSchema {
     public static let migrations: [Migration] = [

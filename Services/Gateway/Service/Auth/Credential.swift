@@ -3,8 +3,9 @@ import Foundation
 
 /// Who a request's `Authorization: Bearer` token says the caller is.
 enum Credential: Sendable, Equatable {
-    /// A session token Accounts confirmed (`accounts.verify_session`). `userId` is nil while the
-    /// Apple id has no account yet (sign-in before eligibility).
+    /// A session token verified here (``SessionVerifier``) or, when the gateway could not judge
+    /// it, by Accounts (`accounts.verify_session`). `userId` is nil while the Apple id has no
+    /// account yet (sign-in before eligibility).
     case session(userId: UUID?, appleId: String, sessionId: UUID)
     /// An Apple identity token verified here (signature, issuer, audience, expiry).
     case apple(appleId: String)

@@ -125,7 +125,8 @@ public final class SessionVerifier: Sendable {
         }
     }
 
-    /// Accounts' public keys, loaded at start and again when a token names a key not held.
+    /// Accounts' public keys, loaded by ``SessionRevocationFollower`` at start and again every
+    /// minute; meanwhile a token naming a key not held is ``Verdict/undecided`` (Accounts checks it).
     func useKeys(_ keys: [NamedPublicKey]) {
         var publicKeys: [String: Curve25519.Signing.PublicKey] = [:]
         for named in keys where named.algorithm == "Ed25519" {
