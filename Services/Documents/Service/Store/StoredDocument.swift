@@ -23,7 +23,7 @@ struct StoredDocument: Sendable, Equatable {
     var possiblyCorrupt: Bool
     /// When the last chunk was committed (creation, before the first).
     var updatedAt: Date
-    /// The name the uploader gave (see ``FileName``); nil for rows from before it was kept.
+    /// The name the uploader gave (see ``FileURL/originalName(_:)``); nil for rows from before it was kept.
     var fileName: String? = nil
 
     /// The columns ``decode(_:)`` reads, in order. A complete document whose large object is gone
