@@ -12,8 +12,9 @@ public struct BusRequestContext: Sendable {
     public let principal: Principal
     /// Binary frames that came after the envelope (document chunks).
     public let attachments: [Data]
-    /// Services that may act for any user (``RPCServerOptions/servicesActingForUsers``).
-    private let servicesActingForUsers: Set<String>?
+    /// Services that may act for any user (``RPCServerOptions/servicesActingForUsers``); read by
+    /// the authorization rule (`BusRequestContext+Authorization.swift`).
+    let servicesActingForUsers: Set<String>?
     private let serverLogger: Logger
 
     init(
@@ -26,22 +27,6 @@ public struct BusRequestContext: Sendable {
         self.attachments = attachments
         self.servicesActingForUsers = servicesActingForUsers
         self.serverLogger = logger
-    }
-
-    /// A `service:` principal that may not act for users: an admitted peer that is neither an
-    /// asserter nor on the server's allow-list (e.g. Legal calling Documents). Handlers that let
-    /// services act for any user refuse it, so one compromised service key does not open every
-    /// user's records.
-    public var isServiceWithoutUserAccess: Bool {
-        principal.kind == .service && !(servicesActingForUsers?.contains(principal.id) ?? true)
-    }
-
-    /// `forbidden` for ``isServiceWithoutUserAccess``; handlers call it where a service principal
-    /// would act for any user.
-    public func requireUserAccess() throws {
-        guard !isServiceWithoutUserAccess else {
-            throw BusError(.forbidden, "service \(principal.id) may not act for users")
-        }
     }
 
     /// A logger carrying the request id, type and trace. Built when asked for: most requests log

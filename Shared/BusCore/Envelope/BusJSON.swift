@@ -73,15 +73,18 @@ public enum BusJSON {
         return (try? FastJSONDecoder.decode(T.self, from: data)) != nil
     }
 
-    /// A one-line account of a decoding failure that names the offending field.
-    static func describe(_ error: any Error) -> String {
+    /// A one-line account of a decoding failure that names the offending field by its dotted path
+    /// (`missing field items.0.userId`, `expected String at version`): the one wording of a bad
+    /// payload on the bus and of a bad request body at the gateway.
+    public static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
+        func dotted(_ path: [any CodingKey]) -> String { path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") }
         func path(_ context: DecodingError.Context) -> String {
-            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            let path = dotted(context.codingPath)
             return path.isEmpty ? "" : " at \(path)"
         }
         switch error {
-        case .keyNotFound(let key, let context): return "missing field \(key.stringValue)\(path(context))"
+        case .keyNotFound(let key, let context): return "missing field \(dotted(context.codingPath + [key]))"
         case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
         case .valueNotFound(let type, let context): return "missing \(type) value\(path(context))"
         case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"

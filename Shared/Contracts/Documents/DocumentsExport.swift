@@ -9,7 +9,7 @@ import Foundation
 public enum DocumentsExport: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
         public var ownerId: UUID
-        /// 1 to 200; 50 when nil.
+        /// 1 to ``PageLimit/documents``; 50 when nil.
         public var limit: Int?
         public var after: String?
         public init(ownerId: UUID, limit: Int? = nil, after: String? = nil) {

@@ -22,11 +22,11 @@ struct DeletionHandlers: Sendable {
 
     func register(on server: RPCServer) {
         server.register(AccountsDeletionPreview.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             return try await preview(request.userId)
         }
         server.register(AccountsRequestDeletion.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             let shown = try await preview(request.userId)
             let pending = try await store.requestDeletion(request.userId, lifetime: Self.requestLifetimeSeconds)
             return DeletionRequest(
@@ -34,7 +34,7 @@ struct DeletionHandlers: Sendable {
                 expiresAt: pending.expiresAt, preview: shown)
         }
         server.register(AccountsConfirmDeletion.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             // Counted before the transaction for the certificate; Documents can delay this by at
             // most its usage deadline, and never fail it.
             let usage = try await store.user(id: request.userId) == nil ? nil : await documents.usage(of: request.userId)
@@ -59,7 +59,7 @@ struct DeletionHandlers: Sendable {
             return certificate
         }
         server.register(AccountsCancelDeletion.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             guard try await store.cancelDeletion(request.userId, request: request.requestId) else {
                 throw BusError(.notFound, "no pending deletion \(request.requestId.uuidString.lowercased()) for this user")
             }

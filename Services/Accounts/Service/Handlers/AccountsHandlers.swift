@@ -4,7 +4,7 @@ import Foundation
 import ServiceKit
 
 /// The `accounts.*` methods on the service's RPC server, and who may call them: a `user`
-/// principal acts only for itself; `accounts.get_or_create` runs before a session exists, so it
+/// principal acts only for itself (``BusRequestContext/authorize(actingFor:)``); `accounts.get_or_create` runs before a session exists, so it
 /// is for the gateway (service or anonymous principal) and operators; the terms standing is for
 /// the gateway and operators; the restricted-users list is for operators.
 struct AccountsHandlers: Sendable {
@@ -26,12 +26,12 @@ struct AccountsHandlers: Sendable {
             return try await signUp.getOrCreate(request)
         }
         server.register(AccountsGet.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             guard let user = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
             return try await view.present(user)
         }
         server.register(AccountsAcceptTerms.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             return try await terms.act(.accept, request, key: context.idempotencyKey)
         }
         let batch = TermsBatch(store: store, peers: peers, single: terms)
@@ -46,7 +46,7 @@ struct AccountsHandlers: Sendable {
             return .init(outcomes: await batch.accept(request.items, logger: context.logger))
         }
         server.register(AccountsDeclineTerms.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             return try await terms.act(.decline, request, key: context.idempotencyKey)
         }
         ProfileHandlers(store: store, rules: rules, peers: peers).register(on: server)
@@ -63,7 +63,7 @@ struct AccountsHandlers: Sendable {
         }
         server.register(AccountsRestrictedUsers.self) { request, context in
             guard context.principal.kind == .operator else { throw BusError(.forbidden, "the restricted-users list is for operators") }
-            guard (1...1000).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 1000") }
+            try PageLimit.restrictedUsers.validate(request.limit)
             let users = try await store.users(inStates: rules.restrictedStates, after: request.after, limit: request.limit)
             return AccountsRestrictedUsers.Reply(
                 rulesVersion: rules.version, restrictedStates: rules.restrictedStates,
@@ -79,22 +79,11 @@ struct AccountsHandlers: Sendable {
     static func find(_ request: AccountsFindUsers.Request, store: AccountsStore, view: UserView) async throws -> AccountsFindUsers.Reply {
         let given = [request.userId != nil, request.appleId != nil, request.email != nil].filter { $0 }.count
         guard given == 1 else { throw BusError(.invalidArgument, "give exactly one of userId, appleId or email") }
-        guard (1...500).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be between 1 and 500") }
+        try PageLimit.findUsers.validate(request.limit)
         let found = try await store.find(userId: request.userId, appleId: request.appleId, email: request.email, limit: request.limit)
         var users: [AccountUser] = []
         for user in found { users.append(try await view.present(user)) }
         return .init(users: users)
-    }
-
-    /// A user principal may act only for itself; operators, and services allowed to act for users
-    /// (``BusRequestContext/requireUserAccess()``), for anyone.
-    static func authorize(_ context: BusRequestContext, for user: UUID) throws {
-        switch context.principal.kind {
-        case .service: try context.requireUserAccess()
-        case .user where MessageID.parse(context.principal.id) == user, .operator: return
-        case .user: throw BusError(.forbidden, "a user may only read or change their own account")
-        case .anonymous: throw BusError(.unauthenticated, "acting for a user needs a signed-in principal")
-        }
     }
 
     static func unknown(_ id: UUID) -> BusError { BusError(.notFound, "no user \(id.uuidString.lowercased())") }

@@ -13,7 +13,7 @@ struct ProfileHandlers: Sendable {
 
     func register(on server: RPCServer) {
         server.register(AccountsCorrectProfile.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             let checked = try ProfileValidation.check(request, rules: rules)
             guard let user = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
             let change = ProfileValidation.changes(checked, from: user)
@@ -24,7 +24,7 @@ struct ProfileHandlers: Sendable {
             return try await UserView(peers: peers).present(corrected)
         }
         server.register(AccountsExport.self) { request, context in
-            try AccountsHandlers.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             guard let user = try await store.user(id: request.userId), let records = try await store.exportedRecords(of: user) else {
                 throw try await store.missing(request.userId)
             }

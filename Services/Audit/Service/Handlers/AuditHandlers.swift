@@ -6,8 +6,10 @@ import Hex
 
 /// The Audit service's bus API: validates each request, then hands it to the committer, the
 /// reader, the verifier or erasure. Bad input is refused here, before anything is written, and so
-/// is any record or read without a principal (``requireIdentified(_:)``); verifying a receipt and
-/// reading the receipt key stay open to anyone holding a receipt.
+/// is any record or read without a principal (`unauthenticated` from
+/// ``BusRequestContext/authorize(actingFor:)``): every record says who asked for it, and a
+/// minor's consent history is read only by someone named. Verifying a receipt and reading the
+/// receipt key stay open to anyone holding a receipt.
 struct AuditHandlers: Sendable {
     let catalog: VersionCatalog
     let committer: GroupCommitter
@@ -20,17 +22,17 @@ struct AuditHandlers: Sendable {
         server.register(AuditRecord.self) { request, context in try await record(request, context) }
         server.register(AuditRecordBatch.self) { request, context in try await recordBatch(request, context) }
         server.register(AuditStatus.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             return AuditStatus.Reply(documents: try await reader.status(of: request.userId))
         }
         server.register(AuditHistory.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             var reply = try await reader.history(request)
             for index in reply.records.indices { reply.records[index].receipt = signer.signed(reply.records[index].receipt) }
             return reply
         }
         server.register(AuditSelect.self) { request, context in
-            try Self.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             var reply = try await reader.select(request)
             reply.receipts = reply.receipts.map(signer.signed)
             return reply
@@ -51,7 +53,7 @@ struct AuditHandlers: Sendable {
     }
 
     private func record(_ request: AuditRecord.Request, _ context: BusRequestContext) async throws -> ConsentReceipt {
-        try Self.authorize(context, for: request.userId)
+        try context.authorize(actingFor: request.userId)
         let checked = try await check(request, key: context.idempotencyKey)
         return try await committer.record(checked.request, digest: checked.digest, idempotencyHash: checked.idempotencyHash)
     }
@@ -59,11 +61,9 @@ struct AuditHandlers: Sendable {
     /// Each item checked and answered on its own (a bad one fails alone), the good ones queued
     /// together so they commit in one group commit.
     private func recordBatch(_ request: AuditRecordBatch.Request, _ context: BusRequestContext) async throws -> AuditRecordBatch.Reply {
-        try Self.requireIdentified(context)
-        guard context.principal.kind == .service || context.principal.kind == .operator else {
+        guard try context.actingFor == .anyone else {
             throw BusError(.forbidden, "record_batch is for services acting for users; a user calls audit.record")
         }
-        try context.requireUserAccess()
         guard (1...AuditRecordBatch.maximumItems).contains(request.items.count) else {
             throw BusError(.invalidArgument, "a batch carries 1 to \(AuditRecordBatch.maximumItems) items")
         }
@@ -112,27 +112,6 @@ struct AuditHandlers: Sendable {
         }
         if let agent = request.userAgent, agent.utf8.count > 1024 {
             throw BusError(.invalidArgument, "userAgent is longer than 1024 bytes")
-        }
-    }
-
-    /// A user principal may act only for itself; operators, and services allowed to act for users
-    /// (``BusRequestContext/requireUserAccess()``), for anyone; an anonymous caller for no one.
-    static func authorize(_ context: BusRequestContext, for user: UUID) throws {
-        try requireIdentified(context)
-        try context.requireUserAccess()
-        if context.principal.kind == .user, MessageID.parse(context.principal.id) != user {
-            throw BusError(.forbidden, "a user may only read or write their own records")
-        }
-    }
-
-    /// Refuses a request with no principal (anonymous, or none sent over a plaintext bus): every
-    /// record says who asked for it, and a minor's consent history is read only by someone named.
-    /// Checked before anything else, so a refused request records and reads nothing.
-    static func requireIdentified(_ context: BusRequestContext) throws {
-        guard context.principal.kind != .anonymous, !context.principal.id.isEmpty else {
-            throw BusError(
-                .unauthenticated,
-                "audit records and reads need a principal (a user, a service or an operator); this request carries none")
         }
     }
 

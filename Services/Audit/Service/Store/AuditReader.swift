@@ -34,7 +34,7 @@ struct AuditReader: Sendable {
 
     /// Newest first; `before` is the `next` of the previous page (`<ms>.<record id>`).
     func history(_ request: AuditHistory.Request) async throws -> AuditHistory.Reply {
-        guard (1...1000).contains(request.limit) else { throw BusError(.invalidArgument, "limit must be 1...1000") }
+        try PageLimit.auditHistory.validate(request.limit)
         var cursor: (Int64, UUID) = (Int64.max, UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)))
         if let before = request.before {
             let parts = before.split(separator: ".", maxSplits: 1)

@@ -8,21 +8,21 @@ import ServiceKit
 struct DocumentsHandlers: Sendable {
     let store: DocumentsStore
     let settings: DocumentsSettings
+    /// Documents in a page that asks for no `limit` (at most ``PageLimit/documents``).
     static let defaultPageSize = 50
-    static let maximumPageSize = 200
 
     func register(on server: RPCServer) {
         let (store, settings) = (self.store, self.settings)
         let gate = TransferGate(limit: settings.maxTransfers)
         server.register(DocumentsCreate.self) { request, context in
-            try Authorization.authorize(context, for: request.ownerId)
+            try context.authorize(actingFor: request.ownerId)
             let new = try MetadataValidation.newDocument(request, maxFileSize: settings.maxFileSize)
             let document = try await store.create(new, quota: settings.userQuota)
             context.logger.info("document created", metadata: ["document": "\(document.id)", "length": "\(document.length)"])
             return document.contract
         }
         server.register(DocumentsAppend.self) { request, context in
-            let access = try Authorization.access(context)
+            let access = Access(try context.actingFor)
             guard context.attachments.count == 1, let chunk = context.attachments.first, !chunk.isEmpty else {
                 throw BusError(.invalidArgument, "documents.append carries exactly one non-empty attachment: the chunk")
             }
@@ -43,7 +43,7 @@ struct DocumentsHandlers: Sendable {
             return status
         }
         server.register(DocumentsUploadStatus.self) { request, context in
-            try await store.uploadStatus(request.id, access: try Authorization.access(context))
+            try await store.uploadStatus(request.id, access: Access(try context.actingFor))
         }
         server.register(
             DocumentsRead.self,
@@ -56,7 +56,7 @@ struct DocumentsHandlers: Sendable {
                     if let grant = request.shareGrant {
                         .grant(grant, lifetimeSeconds: settings.shareGrantLifetime.inSeconds)
                     } else {
-                        .principal(try Authorization.access(context))
+                        .principal(Access(try context.actingFor))
                     }
                 let (document, bytes) = try await gate.run {
                     try await store.read(request.id, offset: request.offset, length: request.length, access: access)
@@ -67,14 +67,11 @@ struct DocumentsHandlers: Sendable {
                 return (reply, bytes.isEmpty ? [] : [bytes])
             })
         server.register(DocumentsGet.self) { request, context in
-            try await Self.get(request, access: try Authorization.access(context), store: store).contract
+            try await Self.get(request, access: Access(try context.actingFor), store: store).contract
         }
         server.register(DocumentsList.self) { request, context in
-            try Authorization.authorize(context, for: request.filter.ownerId)
-            let limit = request.limit ?? Self.defaultPageSize
-            guard (1...Self.maximumPageSize).contains(limit) else {
-                throw BusError(.invalidArgument, "limit must be 1 to \(Self.maximumPageSize)")
-            }
+            try context.authorize(actingFor: request.filter.ownerId)
+            let limit = try PageLimit.documents.validate(request.limit ?? Self.defaultPageSize)
             var after: CollectionKey?
             if let cursor = request.after {
                 guard let key = CollectionKey(cursor: cursor) else { throw BusError(.invalidArgument, "after is not a cursor this service gave") }
@@ -84,16 +81,13 @@ struct DocumentsHandlers: Sendable {
             return DocumentsList.Reply(documents: page.map(\.contract), nextCursor: next?.cursor, total: total)
         }
         server.register(DocumentsSelect.self) { request, context in
-            try Authorization.authorize(context, for: request.ownerId)
+            try context.authorize(actingFor: request.ownerId)
             let (documents, total) = try await store.select(owner: request.ownerId, request.query)
             return DocumentsSelect.Reply(documents: documents.map(\.contract), total: total)
         }
         server.register(DocumentsExport.self) { request, context in
-            try Authorization.authorize(context, for: request.ownerId)
-            let limit = request.limit ?? Self.defaultPageSize
-            guard (1...Self.maximumPageSize).contains(limit) else {
-                throw BusError(.invalidArgument, "limit must be 1 to \(Self.maximumPageSize)")
-            }
+            try context.authorize(actingFor: request.ownerId)
+            let limit = try PageLimit.documents.validate(request.limit ?? Self.defaultPageSize)
             var after: CollectionKey?
             if let cursor = request.after {
                 guard let key = CollectionKey(cursor: cursor) else { throw BusError(.invalidArgument, "after is not a cursor this service gave") }
@@ -103,16 +97,16 @@ struct DocumentsHandlers: Sendable {
             return DocumentsExport.Reply(documents: page.map(\.contract), shareLinks: links, nextCursor: next?.cursor)
         }
         server.register(DocumentsPosition.self) { request, context in
-            try Authorization.authorize(context, for: request.filter.ownerId)
+            try context.authorize(actingFor: request.filter.ownerId)
             return try await store.position(of: request.id, in: request.filter)
         }
         server.register(DocumentsDelete.self) { request, context in
-            let links = try await store.delete(request.id, access: try Authorization.access(context))
+            let links = try await store.delete(request.id, access: Access(try context.actingFor))
             context.logger.notice("document deleted", metadata: ["document": "\(request.id)", "share_links": "\(links)"])
             return DocumentsDelete.Reply(id: request.id, shareLinksDeleted: links)
         }
         server.register(DocumentsUsage.self) { request, context in
-            try Authorization.authorize(context, for: request.userId)
+            try context.authorize(actingFor: request.userId)
             return try await store.usage(of: request.userId)
         }
     }

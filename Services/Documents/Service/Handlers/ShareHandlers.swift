@@ -12,7 +12,7 @@ struct ShareHandlers: Sendable {
     func register(on server: RPCServer) {
         let (store, settings) = (self.store, self.settings)
         server.register(DocumentsShareCreate.self) { request, context in
-            let access = try Authorization.access(context)
+            let access = Access(try context.actingFor)
             let longest = Int(settings.shareMaxLifetime.inSeconds)
             guard (1...longest).contains(request.expiresInSeconds) else {
                 throw BusError(.invalidArgument, "expiresInSeconds must be 1 to \(longest)")
@@ -26,10 +26,10 @@ struct ShareHandlers: Sendable {
             return DocumentsShareCreate.Reply(link: link, token: token)
         }
         server.register(DocumentsShareList.self) { request, context in
-            DocumentsShareList.Reply(links: try await store.links(of: request.documentId, access: try Authorization.access(context)))
+            DocumentsShareList.Reply(links: try await store.links(of: request.documentId, access: Access(try context.actingFor)))
         }
         server.register(DocumentsShareRevoke.self) { request, context in
-            let link = try await store.revoke(linkId: request.linkId, access: try Authorization.access(context))
+            let link = try await store.revoke(linkId: request.linkId, access: Access(try context.actingFor))
             context.logger.info("share link revoked", metadata: ["link": "\(link.id)"])
             return link
         }

@@ -77,10 +77,19 @@ struct StoredDocument: Sendable, Equatable {
 }
 
 /// Whose documents a request may touch: a user only their own (anyone else's is `not_found`,
-/// never revealing it exists); services and operators any.
+/// never revealing it exists); operators and the services allowed to act for users any.
 enum Access: Sendable, Equatable {
     case owner(UUID)
     case any
+
+    /// The access of a caller by the bus's rule (``BusRequestContext/actingFor``), for by-id
+    /// operations, which filter by owner rather than refuse.
+    init(_ actingFor: ActingFor) {
+        switch actingFor {
+        case .user(let id): self = .owner(id)
+        case .anyone: self = .any
+        }
+    }
 
     /// The owner to filter by, or nil for any.
     var ownerFilter: UUID? {

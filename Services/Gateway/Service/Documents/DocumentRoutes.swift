@@ -69,10 +69,7 @@ struct DocumentRoutes {
         ) { request, context in
             let user = try context.signedIn().userId
             let query = try Self.query(request)
-            let limit = try query["limit"].map { text in
-                guard let value = Int(text), (1...200).contains(value) else { throw BusError(.invalidArgument, "limit must be 1 to 200") }
-                return value
-            }
+            let limit = try query["limit"].map { try PageLimit.documents.validate(text: $0) }
             let filter = try Self.filter(query, owner: user)
             var page = try await services.call(
                 .documents, DocumentsList.self, .init(filter: filter, limit: limit, after: query["after"]),

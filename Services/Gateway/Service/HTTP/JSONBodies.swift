@@ -51,7 +51,7 @@ enum JSONBodies {
         let data = try await collect(request, limit: limit)
         guard !data.isEmpty else { throw BusError(.invalidArgument, "a JSON body is required") }
         do { return try decoder.map { try $0.decode(T.self, from: data) } ?? BusJSON.decode(T.self, from: data) } catch let error as DecodingError {
-            throw BusError(.invalidArgument, "the body is not valid: \(describe(error))")
+            throw BusError(.invalidArgument, "the body is not valid: \(BusJSON.describe(error))")
         } catch {
             throw BusError(.invalidArgument, "the body is not valid JSON")
         }
@@ -77,19 +77,5 @@ enum JSONBodies {
         var headers = headers
         if headers[.contentType] == nil { headers[.contentType] = "application/json; charset=utf-8" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try BusJSON.encodeBytes(value))))
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            let prefix = path(context)
-            return "missing field \(prefix.isEmpty ? "" : prefix + ".")\(key.stringValue)"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "wrong type at \(path(context))"
-        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not valid JSON" : "bad value at \(path(context))"
-        @unknown default: return "undecodable"
-        }
     }
 }

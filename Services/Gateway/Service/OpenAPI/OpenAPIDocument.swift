@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 
 /// `/openapi.json`: an OpenAPI 3.0 document built from the ``RouteCatalog`` the router was
@@ -120,12 +121,12 @@ enum OpenAPIDocument {
     static let queryParameters: [String: [(String, JSONValue)]] = [
         "/api/me/consents/history": [
             ("documentType", .object(["type": .string("string"), "enum": .array([.string("privacy_policy"), .string("terms_of_service")])])),
-            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(500)])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(Int64(PageLimit.consentHistoryRoute.maximum))])),
             ("before", .object(["type": .string("string")])),
         ],
         "/api/documents": [
             ("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")])),
-            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(200)])),
+            ("limit", .object(["type": .string("integer"), "minimum": .int(1), "maximum": .int(Int64(PageLimit.documents.maximum))])),
             ("after", .object(["type": .string("string")])),
         ],
         "/api/documents/:reference/position": [("type", documentTypeSchema), ("schoolId", .object(["type": .string("string")]))],

@@ -276,7 +276,7 @@ struct PostgRESTRoutes {
         let decoder = JSONDecoder()
         if let rows = try? decoder.decode([AcceptanceRow].self, from: data) { return rows }
         do { return [try decoder.decode(AcceptanceRow.self, from: data)] } catch let error as DecodingError {
-            throw PostgRESTError(status: .badRequest, code: "PGRST102", message: "Invalid body: \(JSONBodies.describe(error))")
+            throw PostgRESTError(status: .badRequest, code: "PGRST102", message: "Invalid body: \(BusJSON.describe(error))")
         }
     }
 }

@@ -40,10 +40,7 @@ struct ConsentRoutes {
                 type = parsed
             }
             var limit = 100
-            if let raw = query["limit"] {
-                guard let parsed = Int(raw), (1...500).contains(parsed) else { throw BusError(.invalidArgument, "limit must be 1…500") }
-                limit = parsed
-            }
+            if let raw = query["limit"] { limit = try PageLimit.consentHistoryRoute.validate(text: raw) }
             let history = try await services.call(
                 .audit, AuditHistory.self, .init(userId: id, documentType: type, limit: limit, before: query["before"].map(String.init)),
                 principal: Credential.principal(for: id), context: context)
@@ -86,4 +83,10 @@ struct ConsentRoutes {
             return try JSONBodies.response(try await services.call(.audit, AuditVerifyReceipt.self, receipt, principal: .anonymous, context: context))
         }
     }
+}
+
+extension PageLimit {
+    /// `GET /api/me/consents/history`: the public route pages at most 500 records, half what
+    /// ``auditHistory`` allows operators and services over the bus.
+    static let consentHistoryRoute = PageLimit(maximum: 500)
 }
