@@ -1,8 +1,9 @@
 import Foundation
 
 /// Encodes and decodes envelopes. Every peer writes the binary form (``BinaryEnvelope``); the JSON
-/// form that peers wrote before it is still read (the first byte tells them apart), as the old
-/// frame layout is, and ``encodeJSON(_:)`` still writes it for tools and tests.
+/// form that peers wrote before it is only read (the first byte tells them apart), as the old
+/// frame layout is: stored dead letters may hold it. Nothing writes it any more; tests and the
+/// fuzz corpus spell it as literals.
 public enum EnvelopeCodec {
     /// The envelope's wire bytes (binary form).
     public static func encode(_ envelope: Envelope) -> Data { Data(BinaryEnvelope.encode(envelope)) }
@@ -27,32 +28,6 @@ public enum EnvelopeCodec {
     package static func decode(_ bytes: UnsafeRawBufferPointer) throws(BusError) -> Envelope {
         if bytes.first == BinaryEnvelope.marker { return try BinaryEnvelope.decode(bytes) }
         return try decodeJSON(Data(bytes))
-    }
-
-    /// The JSON form: the header written by hand, the payload and error embedded as JSON text.
-    public static func encodeJSON(_ envelope: Envelope) -> Data {
-        var writer = JSONWriter(capacity: 256 + (envelope.payload?.count ?? 0))
-        writer.member("v", Int64(envelope.v))
-        writer.member("id", uuid: envelope.id)
-        writer.member("kind", envelope.kind.rawValue)
-        writer.member("type", envelope.type)
-        writer.member("correlationId", uuid: envelope.correlationId)
-        writer.member("sentAt", date: envelope.sentAt)
-        writer.member("deadline", date: envelope.deadline)
-        writer.member("traceparent", envelope.traceparent)
-        if let principal = envelope.principal {
-            var nested = JSONWriter(capacity: 64)
-            nested.member("kind", principal.kind.rawValue)
-            nested.member("id", principal.id)
-            writer.member("principal", rawJSON: nested.finish())
-        }
-        writer.member("idempotencyKey", envelope.idempotencyKey)
-        writer.member("sequence", envelope.sequence)
-        writer.member("payload", rawJSON: envelope.payload)
-        if let error = envelope.error {
-            writer.member("error", rawJSON: try? BusJSON.encode(error))
-        }
-        return writer.finish()
     }
 
     /// The header members this build reads, matched on their bytes: building a `String` per key

@@ -1,7 +1,7 @@
 import Hex
 
-/// The one way our code writes a JSON string literal: payloads (``FastJSONEncoder``), the JSON
-/// envelope header (``JSONWriter``), log lines and health bodies (ServiceKit). It writes what
+/// The one way our code writes a JSON string literal: payloads (``FastJSONEncoder`` and the
+/// hand-written coders' ``JSONOutput``), log lines and health bodies (ServiceKit). It writes what
 /// Foundation's `JSONEncoder` writes (swift-foundation's `JSONWriter`), so the fast payload
 /// encoder's bytes match the fallback's: `"` `\` and control characters escaped (`\b \f \n \r \t`,
 /// else `\u00xx` in lower-case hex), `/` left alone (`.withoutEscapingSlashes`), everything else,
