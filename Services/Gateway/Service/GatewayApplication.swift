@@ -70,7 +70,7 @@ public enum GatewayApplication {
             logger: logger)
         // Added before the server, so they stop after it: clients close once no request is left
         // and the followers no longer need them.
-        runtime.addService(ClientCloser(services: services))
+        runtime.addService(CloseOnShutdown(name: "bus clients") { await services.close() })
         runtime.addService(follower)
         runtime.addService(revocations)
         runtime.addService(app)
@@ -158,15 +158,5 @@ public enum GatewayApplication {
         .register(on: accounts)
         OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: operations)
         return router
-    }
-}
-
-/// Closes the bus clients at shutdown, after the HTTP server has drained.
-struct ClientCloser: Service {
-    let services: ServiceClients
-
-    func run() async {
-        try? await gracefulShutdown()
-        await services.close()
     }
 }

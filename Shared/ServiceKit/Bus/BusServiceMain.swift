@@ -42,7 +42,8 @@ public enum BusServiceMain {
             let pool = PostgresPool(
                 configuration: try settings.database.configuration(applicationName: Service.name),
                 maxConnections: settings.database.poolSize, checkoutTimeout: settings.database.checkoutTimeout, logger: logger)
-            runtime.addService(PoolService(pool: pool))
+            // Added before everything that uses the pool, so it closes after they have all stopped.
+            runtime.addService(CloseOnShutdown(name: "postgres pool") { await pool.close() })
             try await ServiceMigration.run(Service.self, database: settings.database, pool: pool, logger: logger)
             if settings.database.migrateOnly {
                 logger.info("migrations applied; DATABASE_MIGRATE_ONLY is set: exiting")
@@ -55,7 +56,7 @@ public enum BusServiceMain {
 
             let security = settings.bus.serverSecurity
             let publisher = try await EventPublisher.bind(name: Service.name, endpoints: settings.bus.eventsBind, security: security, logger: logger)
-            runtime.addService(EventPublisherService(publisher))
+            runtime.addService(CloseOnShutdown(name: "event publisher") { await publisher.close() })
             let outbox = Outbox(schema: Service.name)
             runtime.addService(OutboxRelay(outbox: outbox, pool: pool, publisher: publisher, logger: logger))
 
@@ -66,27 +67,10 @@ public enum BusServiceMain {
                 name: Service.name, runtime: runtime, bus: settings.bus, pool: pool, server: server, publisher: publisher, outbox: outbox)
             DeadLettersHandler.register(service: Service.name, pool: pool, consumer: { [weak context] in context?.consumer(of: $0) }, on: server)
             try await configure(context, settings.extra)
-            runtime.addService(ClientsService(context: context))
+            // The clients of other services close after the handlers that use them have stopped.
+            runtime.addService(CloseOnShutdown(name: "bus clients") { await context.closeClients() })
             // Added last, so it starts last and is the first to stop.
             runtime.addService(RPCServerService(server))
         }
-    }
-}
-
-/// Closes the pool after everything that uses it has stopped.
-struct PoolService: Service {
-    let pool: PostgresPool
-    func run() async throws {
-        try? await gracefulShutdown()
-        await pool.close()
-    }
-}
-
-/// Closes the clients of other services after the handlers that use them have stopped.
-struct ClientsService: Service {
-    let context: BusServiceContext
-    func run() async throws {
-        try? await gracefulShutdown()
-        await context.closeClients()
     }
 }

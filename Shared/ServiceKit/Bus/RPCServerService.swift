@@ -14,15 +14,3 @@ public struct RPCServerService: Service {
         await server.shutdown()
     }
 }
-
-/// Closes an ``EventPublisher`` (bound before the service starts) at graceful shutdown.
-public struct EventPublisherService: Service {
-    public let publisher: EventPublisher
-
-    public init(_ publisher: EventPublisher) { self.publisher = publisher }
-
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await publisher.close()
-    }
-}

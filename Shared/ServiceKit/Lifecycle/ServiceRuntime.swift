@@ -85,9 +85,13 @@ public final class ServiceRuntime: Sendable {
         let poller = ReadinessPoller(
             checks: registered.checks, cache: readiness, interval: configuration.readinessInterval,
             timeout: configuration.readinessTimeout, logger: logger)
+        // Last, so graceful shutdown reaches it first: `/readyz` turns 503 while the others drain.
+        let announcer = CloseOnShutdown(name: "shutdown announcer") { [readiness, logger] in
+            readiness.markShuttingDown()
+            logger.info("shutting down")
+        }
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
-            [.init(service: healthServer), .init(service: poller)] + registered.services
-            + [.init(service: ShutdownAnnouncer(readiness: readiness, logger: logger))]
+            [.init(service: healthServer), .init(service: poller)] + registered.services + [.init(service: announcer)]
         var group = ServiceGroupConfiguration(services: services, logger: logger)
         if handlingSignals { group.gracefulShutdownSignals = [.sigterm, .sigint] }
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
