@@ -158,7 +158,7 @@ extension SocketLoop {
                 received += 1
                 callbacks.onMessage(frames)
             } catch {
-                logger.warning("receive failed", metadata: ["socket": "\(name)", "error": "\(error)"])
+                logger.debug("receive failed", metadata: ["socket": "\(name)", "error": "\(error)"])
                 return true
             }
         }

@@ -231,9 +231,10 @@ public final class RPCClient: Sendable {
             liveEndpoints.withLock { _ = $0.insert(event.endpoint) }
         case .disconnected:
             liveEndpoints.withLock { _ = $0.remove(event.endpoint) }
-            logger.info("bus peer disconnected", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
+            logger.debug("bus peer disconnected", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
         case .handshakeFailed:
-            logger.warning("bus handshake refused by server", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
+            metrics.increment("bus_handshakes_refused_total")
+            logger.debug("bus handshake refused by server", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
         default: break
         }
     }

@@ -34,7 +34,8 @@ public struct ZAPPolicy: Sendable {
         while let request = try? socket.receive() {
             let reply = policy.reply(to: request.frames)
             if String(decoding: reply[2], as: UTF8.self) != "200" {
-                logger.warning(
+                // Debug, as a library should: the server counts it (`bus_handshakes_refused_total`).
+                logger.debug(
                     "bus peer refused", metadata: ["reason": "\(String(decoding: reply[3], as: UTF8.self))"])
             }
             _ = try? socket.send(.frames(reply))

@@ -54,7 +54,7 @@ public actor AppleKeyCache {
                 try await reload()
             } catch {
                 if collection == nil { throw error }
-                logger.warning("apple key set reload failed; keeping the keys held", metadata: ["error": "\(error)"])
+                logger.info("apple key set reload failed; keeping the keys held", metadata: ["error": "\(error)"])
             }
         }
         guard let collection else { throw IdentityError.keySetUnavailable("no key set loaded yet") }

@@ -120,7 +120,7 @@ extension PostgresConnection {
     /// close it (a pool then replaces it) and report the failure as a connection error.
     private func abandon(_ raw: OpaquePointer, operation: String) -> PostgresError {
         let error = PostgresError.fromConnection(raw, operation: operation, kind: .connection)
-        logger.warning("postgres pipeline failed; closing the connection", metadata: ["error": "\(error)"])
+        logger.debug("postgres pipeline failed; closing the connection", metadata: ["error": "\(error)"])
         close()
         return error
     }

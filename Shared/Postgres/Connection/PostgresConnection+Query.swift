@@ -57,7 +57,7 @@ extension PostgresConnection {
         default:
             let error = PostgresError.fromResult(result, connection: raw, operation: operation)
             if error.isConnectionFailure {
-                logger.warning("postgres connection failed", metadata: ["error": "\(error)"])
+                logger.debug("postgres connection failed", metadata: ["error": "\(error)"])
             }
             throw error
         }

@@ -79,7 +79,7 @@ extension PostgresConnection {
         do {
             try query(sql)
         } catch let rollbackError {
-            logger.warning(
+            logger.debug(
                 "postgres rollback failed",
                 metadata: [
                     "error": "\(rollbackError)", "cause": "\(error)",

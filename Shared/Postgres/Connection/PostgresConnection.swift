@@ -147,9 +147,9 @@ private final class NoticeContext: Sendable {
         let severity = PQresultErrorField(result, CPQ_DIAG_SEVERITY).map { String(cString: $0) }
         if severity == "FATAL" || severity == "PANIC" {
             fatal.withLock { $0 = true }
-            logger.info("postgres server ended the session", metadata: ["message": "\(message)"])
+            logger.debug("postgres server ended the session", metadata: ["message": "\(message)"])
         } else {
-            logger.notice("postgres notice", metadata: ["message": "\(message)"])
+            logger.debug("postgres notice", metadata: ["message": "\(message)"])
         }
     }
 }

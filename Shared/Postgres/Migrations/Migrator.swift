@@ -57,7 +57,7 @@ public struct Migrator: Sendable {
                 try connection.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", lockKey)
             } catch {
                 // The lock is per session: closing the connection releases it anyway.
-                logger.warning("migrations: advisory unlock failed", metadata: ["error": "\(error)"])
+                logger.debug("migrations: advisory unlock failed", metadata: ["error": "\(error)"])
             }
         }
         // Created only when missing: even `IF NOT EXISTS` needs `CREATE` on the database, which an
@@ -97,7 +97,7 @@ public struct Migrator: Sendable {
         }
         var done: [String] = []
         for migration in migrations where applied[migration.version] == nil {
-            logger.info("migrations: applying", metadata: ["schema": "\(schema)", "migration": "\(migration.name)"])
+            logger.debug("migrations: applying", metadata: ["schema": "\(schema)", "migration": "\(migration.name)"])
             try connection.transaction { connection in
                 try connection.query("SELECT set_config('search_path', $1, true)", "\(schema), public")
                 // The one place SQL runs without parameters: migration files are trusted,

@@ -84,7 +84,7 @@ extension PostgresPool {
     }
 
     private func timeoutError() -> PostgresError {
-        logger.warning(
+        logger.debug(
             "postgres pool checkout timed out",
             metadata: [
                 "max_connections": "\(maxConnections)", "timeout": "\(checkoutTimeout)",

@@ -107,7 +107,7 @@ extension PostgresConnection {
         case .idle:
             return (outcome, true)
         case .inTransaction, .failedTransaction:
-            logger.warning("postgres connection returned inside a transaction; rolling back")
+            logger.info("postgres connection returned inside a transaction; rolling back")
             return (outcome, (try? query("ROLLBACK")) != nil)
         case .active, .unknown:
             return (outcome, false)

@@ -43,7 +43,7 @@ enum ServiceMigration {
                 await owner.close()
                 logger.info(
                     "migrations applied as the schema owner; runtime role granted this schema only",
-                    metadata: ["applied": "\(applied.count)", "runtimeRole": "\(runtime)"])
+                    metadata: ["applied": "\(applied.count)", "migrations": "\(applied.joined(separator: " "))", "runtime_role": "\(runtime)"])
             } catch {
                 await owner.close()
                 throw error

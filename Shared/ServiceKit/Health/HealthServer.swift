@@ -80,7 +80,7 @@ public final class HealthServer: Service, Sendable {
         }
         let (wakeReader, wakeWriter) = (wakePair[0], wakePair[1])
         defer { closeDescriptor(wakeWriter) }
-        logger.info("health server listening", metadata: ["host": "\(host)", "port": "\(port)"])
+        logger.debug("health server listening", metadata: ["host": "\(host)", "port": "\(port)"])
 
         try await withTaskCancellationOrGracefulShutdownHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -101,7 +101,7 @@ public final class HealthServer: Service, Sendable {
             var byte: UInt8 = 1
             _ = send(wakeWriter, &byte, 1, Int32(MSG_NOSIGNAL))
         }
-        logger.info("health server stopped")
+        logger.debug("health server stopped")
     }
 
     private static var streamType: Int32 {

@@ -52,7 +52,7 @@ public enum ServiceMain {
             let runtime = try ServiceRuntime(
                 name: name, configuration: common, logger: logger, metrics: MetricsBootstrap.bootstrap())
             try await configure(runtime, settings)
-            logger.info("starting", metadata: ["healthPort": "\(runtime.healthPort)"])
+            logger.info("starting", metadata: ["health_port": "\(runtime.healthPort)"])
             try await runtime.run()
             logger.info("stopped")
             exit(0)

@@ -108,7 +108,7 @@ public final class EventConsumer: Service, Sendable {
         guard let sequence = event.sequence else { return }
         let applied = try await applyParkingPoison([event])
         if applied < sequence {
-            logger.info("event consumer: gap, catching up", metadata: ["publisher": "\(publisher)", "seen": "\(sequence)", "applied": "\(applied)"])
+            logger.debug("event consumer: gap, catching up", metadata: ["publisher": "\(publisher)", "seen": "\(sequence)", "applied": "\(applied)"])
             try await catchUp()
         }
     }
