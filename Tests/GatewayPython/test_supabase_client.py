@@ -43,8 +43,25 @@ def test_single_with_several_rows_is_postgrests_error(stack):
 
 def test_unsupported_operator_is_postgrests_parse_error(stack):
     with pytest.raises(APIError) as refused:
-        client(stack).from_("legal_documents").select("version").neq("type", "privacy_policy").execute()
+        client(stack).from_("legal_documents").select("version").contains("type", ["privacy_policy"]).execute()
     assert refused.value.code == "PGRST100"
+
+
+def test_legal_documents_filter_like_the_other_tables(stack):
+    response = client(stack).from_("legal_documents").select("type").neq("type", "privacy_policy").execute()
+    assert [row["type"] for row in response.data] == ["terms_of_service"]
+    response = client(stack).from_("legal_documents").select("type").in_("type", ["privacy_policy"]).execute()
+    assert [row["type"] for row in response.data] == ["privacy_policy"]
+
+
+def test_count_exact_is_a_number(stack):
+    """supabase-js's `select('version', {count: 'exact'})`, in supabase-py: the count is the number of rows."""
+    response = client(stack).from_("legal_documents").select("version", count="exact").execute()
+    assert response.count == 2 and len(response.data) == 2
+    one = client(stack).from_("legal_documents").select("version", count="exact").eq("type", "terms_of_service").execute()
+    assert one.count == 1 and len(one.data) == 1
+    paged = client(stack).from_("legal_documents").select("type", count="exact").order("type").range(1, 1).execute()
+    assert paged.count == 2 and [row["type"] for row in paged.data] == ["terms_of_service"]
 
 
 def test_order_and_limit(stack):

@@ -140,11 +140,4 @@ struct PostgRESTQueryParserTests {
         let none = PostgRESTPreferences([:])
         #expect(!none.count && none.returns == .minimal && none.resolution == nil)
     }
-
-    @Test func legalDocumentsTakeEqualitiesOnly() throws {
-        #expect(try parse("type=eq.terms_of_service").equalities(table: "legal_documents").map(\.value) == ["terms_of_service"])
-        for bad in ["type=neq.x", "type=not.eq.x", "or=(type.eq.a,type.eq.b)", "type=in.(a)"] {
-            #expect(throws: PostgRESTError.self, "\(bad)") { try parse(bad).equalities(table: "legal_documents") }
-        }
-    }
 }

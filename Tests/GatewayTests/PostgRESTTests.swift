@@ -49,13 +49,14 @@ extension GatewayIntegration {
                 let two = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: single)
                 #expect(
                     two.status == 406 && two.json["code"] as? String == "PGRST116" && two.json["details"] as? String == "The result contains 2 rows")
-                let none = try await harness.http.get("/rest/v1/legal_documents?select=version&type=eq.cookie_policy", headers: single)
+                let none = try await harness.http.get(
+                    "/rest/v1/legal_documents?select=version&type=eq.terms_of_service&version=eq.none", headers: single)
                 #expect(none.status == 406 && none.json["details"] as? String == "The result contains 0 rows")
+                // `type` is an enum, as in PostgreSQL: another value is 22P02, not an empty answer.
+                let cookie = try await harness.http.get("/rest/v1/legal_documents?select=version&type=eq.cookie_policy", headers: keys)
+                #expect(cookie.status == 400 && cookie.json["code"] as? String == "22P02", "\(cookie.text)")
                 // Unsupported input: PostgREST's 400s, never a 500.
-                for query in [
-                    "type=neq.terms_of_service", "type=like.*terms*", "or=(type.eq.a,type.eq.b)", "select=content(*)", "limit=-1",
-                    "order=type.sideways",
-                ] {
+                for query in ["type=cs.{a}", "type=fts.terms", "select=content(*)", "limit=-1", "order=type.sideways", "type=eq(any).x"] {
                     let reply = try await harness.http.get("/rest/v1/legal_documents?\(query)", headers: keys)
                     #expect(reply.status == 400 && reply.json["code"] as? String == "PGRST100", "\(query): \(reply.status) \(reply.text)")
                     #expect(reply.json.keys.contains("hint") && reply.json.keys.contains("details"))
@@ -69,6 +70,60 @@ extension GatewayIntegration {
                 #expect(missing.status == 401 && missing.json["message"] as? String == "No API key found in request")
                 let forged = String(anon.dropLast(4)) + "AAAA"
                 #expect(try await harness.http.get("/rest/v1/legal_documents", headers: Self.keys(forged)).status == 401)
+            }
+        }
+
+        /// `legal_documents` answers filters, order, `Range` and `Prefer: count=exact` as the
+        /// other tables do (supabase-js's `select('version', {count: 'exact'})` gets a number).
+        @Test func legalDocumentsFilterOrderPageAndCountLikeTheOtherTables() async throws {
+            let anon = try Self.anonKey()
+            try await GatewayHarness.run { harness in
+                let keys = Self.keys(anon)
+                let counted = keys.merging(["Prefer": "count=exact"]) { a, _ in a }
+                func types(_ query: String) async throws -> [String] {
+                    let reply = try await harness.http.get("/rest/v1/legal_documents?select=type&\(query)", headers: keys)
+                    #expect(reply.status == 200, "\(query): \(reply.status) \(reply.text)")
+                    return reply.jsonArray.compactMap { $0["type"] as? String }
+                }
+                #expect(try await types("type=neq.privacy_policy") == ["terms_of_service"])
+                #expect(try await types("type=not.eq.privacy_policy") == ["terms_of_service"])
+                #expect(try await types("type=like.*terms*") == ["terms_of_service"])
+                #expect(try await types("type=ilike.PRIVACY*") == ["privacy_policy"])
+                #expect(try await types("or=(type.eq.privacy_policy,version.eq.none)") == ["privacy_policy"])
+                #expect(try await types("type=in.(terms_of_service,privacy_policy)&order=type.desc") == ["terms_of_service", "privacy_policy"])
+                #expect(
+                    try await types("last_updated=gt.2000-01-01&requires_reacceptance=not.is.null&order=type") == [
+                        "privacy_policy", "terms_of_service",
+                    ])
+                #expect(try await types("last_updated=lt.2000-01-01T00:00:00%2B01:00").isEmpty)
+
+                // Counted: every row, and Content-Range says so; a Range or a limit that leaves
+                // rows out is a 206; an offset past the total a 416.
+                let all = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: counted)
+                #expect(all.status == 200 && all.jsonArray.count == 2 && all.header("Content-Range") == "0-1/2")
+                let uncounted = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: keys)
+                #expect(uncounted.status == 200 && uncounted.header("Content-Range") == "0-1/*")
+                let first = try await harness.http.get(
+                    "/rest/v1/legal_documents?select=type&order=type",
+                    headers: counted.merging(["Range": "0-0", "Range-Unit": "items"]) { a, _ in a })
+                #expect(first.status == 206 && first.header("Content-Range") == "0-0/2")
+                #expect(first.jsonArray.map { $0["type"] as? String } == ["privacy_policy"])
+                let second = try await harness.http.get(
+                    "/rest/v1/legal_documents?select=type&order=type", headers: keys.merging(["Range": "1-"]) { a, _ in a })
+                #expect(second.status == 200 && second.header("Content-Range") == "1-1/*")
+                #expect(second.jsonArray.map { $0["type"] as? String } == ["terms_of_service"])
+                let paged = try await harness.http.get("/rest/v1/legal_documents?select=type&order=type&limit=1&offset=1", headers: counted)
+                #expect(paged.status == 206 && paged.header("Content-Range") == "1-1/2" && paged.jsonArray.count == 1)
+                let filtered = try await harness.http.get("/rest/v1/legal_documents?select=type&type=eq.terms_of_service", headers: counted)
+                #expect(filtered.status == 200 && filtered.header("Content-Range") == "0-0/1")
+                let past = try await harness.http.get("/rest/v1/legal_documents?select=type&offset=5", headers: counted)
+                #expect(past.status == 416 && past.json["code"] as? String == "PGRST103", "\(past.status) \(past.text)")
+                let single = try await harness.http.get(
+                    "/rest/v1/legal_documents?select=version&type=eq.privacy_policy",
+                    headers: counted.merging(["Accept": "application/vnd.pgrst.object+json"]) { a, _ in a })
+                #expect(single.status == 200 && single.json["version"] is String && single.header("Content-Range") == "0-0/1")
+                let column = try await harness.http.get("/rest/v1/legal_documents?select=type&content_sha256=gt.0&order=secret", headers: keys)
+                #expect(column.status == 400 && column.json["code"] as? String == "42703")
             }
         }
 

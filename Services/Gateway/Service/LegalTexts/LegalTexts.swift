@@ -29,21 +29,15 @@ public final class LegalTexts: Sendable {
     }
 
     private let state = LockedValue(LegalTextsState())
-    /// Memoised PostgREST bodies by query, valid for one ``LegalTextsState/generation``.
-    private let restBodies = LockedValue<(generation: Int, bodies: [String: RESTBody])>((0, [:]))
+    /// Memoised PostgREST answers by request, valid for one ``LegalTextsState/generation``.
+    private let restAnswers = LockedValue<(generation: Int, answers: [String: PostgRESTReadAnswer])>((0, [:]))
     private let isLegalConnected: @Sendable () -> Bool
     private let hits = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "hit")])
     private let misses = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "miss")])
 
-    /// A memoised `legal_documents` answer.
-    struct RESTBody: Sendable {
-        let body: ByteBuffer
-        let contentType: String
-    }
-
     /// At most this many distinct PostgREST queries are memoised per generation (clients send a
     /// handful; anything beyond is computed per request rather than grow memory).
-    static let restBodyLimit = 64
+    static let restAnswerLimit = 64
 
     /// `isLegalConnected` says whether the gateway's bus connection to Legal is up now: while it
     /// is not, hits are stale.
@@ -96,17 +90,17 @@ public final class LegalTexts: Sendable {
         state.withLock { $0.histories[type] }
     }
 
-    /// The memoised PostgREST answer to `query` for `generation`, if any.
-    func restBody(_ query: String, generation: Int) -> RESTBody? {
-        restBodies.withLock { $0.generation == generation ? $0.bodies[query] : nil }
+    /// The memoised PostgREST answer to `request` (a key of its query and headers) for `generation`, if any.
+    func restAnswer(_ request: String, generation: Int) -> PostgRESTReadAnswer? {
+        restAnswers.withLock { $0.generation == generation ? $0.answers[request] : nil }
     }
 
-    /// Remembers the PostgREST answer to `query` for `generation`.
-    func remember(_ body: RESTBody, for query: String, generation: Int) {
-        restBodies.withLock { memo in
+    /// Remembers the PostgREST answer to `request` for `generation`.
+    func remember(_ answer: PostgRESTReadAnswer, for request: String, generation: Int) {
+        restAnswers.withLock { memo in
             if generation < memo.generation { return }
             if generation > memo.generation { memo = (generation, [:]) }
-            if memo.bodies.count < Self.restBodyLimit { memo.bodies[query] = body }
+            if memo.answers.count < Self.restAnswerLimit { memo.answers[request] = answer }
         }
     }
 

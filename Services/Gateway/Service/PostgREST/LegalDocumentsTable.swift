@@ -3,12 +3,22 @@ import Contracts
 import Foundation
 
 /// The `legal_documents` table as Supabase clients see it: one row per document type, the
-/// version in effect now (what seeds 000 and 001 read with `.eq("type", …).single()`).
+/// version in effect now (what seeds 000 and 001 read with `.eq("type", …).single()`). Its rows
+/// are the gateway's copy of the texts (``LegalTexts``); a query runs over them with the meaning
+/// the other tables' SQL gives it (``InMemoryTable``).
 ///
-/// Columns: `id` (`<type>:<version>`), `type`, `version`, `content`, `last_updated`,
+/// Columns: `id` (`<type>:<version>`, the key), `type`, `version`, `content`, `last_updated`,
 /// `effective_at`, `content_sha256`, `requires_reacceptance`.
 enum LegalDocumentsTable {
-    static let columns = ["id", "type", "version", "content", "last_updated", "effective_at", "content_sha256", "requires_reacceptance"]
+    static let schema = RestTableSchema(
+        name: "legal_documents",
+        columns: [
+            RestColumn("id", .text),
+            RestColumn("type", .text, allowedValues: LegalDocumentType.allCases.map(\.rawValue), enumName: "legal_document_type"),
+            RestColumn("version", .text), RestColumn("content", .text), RestColumn("last_updated", .timestamp),
+            RestColumn("effective_at", .timestamp), RestColumn("content_sha256", .text), RestColumn("requires_reacceptance", .boolean),
+        ])
+    static let table = InMemoryTable(schema: schema, key: "id")
 
     static func row(_ document: LegalDocument) -> [String: JSONValue] {
         let summary = document.summary
@@ -22,10 +32,6 @@ enum LegalDocumentsTable {
             "content_sha256": .string(summary.digest),
             "requires_reacceptance": .bool(summary.material),
         ]
-    }
-
-    static func apply(_ query: PostgRESTQuery, to rows: [[String: JSONValue]]) throws(PostgRESTError) -> [[String: JSONValue]] {
-        try PostgRESTTable.apply(query, to: rows, table: "legal_documents", columns: columns)
     }
 }
 

@@ -186,14 +186,10 @@ struct PostgRESTQuery: Sendable, Equatable {
         return query
     }
 
-    /// The `eq.` filters, when the query has no other kind (the in-memory `legal_documents`).
-    func equalities(table: String) throws(PostgRESTError) -> [(column: String, value: String)] {
-        try filters.map { filter throws(PostgRESTError) in
-            guard case .condition(let condition) = filter, condition.op == .eq, !condition.negated else {
-                throw .badQuery("\(table) supports eq. filters only", hint: "its two rows are the documents in effect: filter by type=eq.")
-            }
-            return (condition.column, condition.values[0])
-        }
+    /// `rows` with the columns `select` names only (every column without one).
+    func project(_ rows: [[String: JSONValue]]) -> [[String: JSONValue]] {
+        guard let select else { return rows }
+        return rows.map { row in row.filter { select.contains($0.key) } }
     }
 }
 

@@ -8,10 +8,13 @@ import Hummingbird
 /// Supabase client: reading `legal_documents`, the caller's `documents` and `legal_acceptances`,
 /// and inserting into `legal_acceptances`.
 ///
-/// Reads of users' tables are done by the service that owns them (``PostgRESTQuery`` parsed and
-/// checked here, `documents.select` / `audit.select` there): only the rows of the answer cross
-/// the bus. At most ``RestQuery/maximumRows`` rows per answer; `Content-Range` always says which
-/// rows came (and of how many, with `Prefer: count=exact`; 206 when that is not all of them).
+/// Every read is parsed and checked here the same way (``PostgRESTQuery``, against the table's
+/// ``RestTableSchema``) and answered the same way (``PostgRESTReadAnswer``). Users' tables are
+/// read by the service that owns them (`documents.select` / `audit.select`, in its SQL): only the
+/// rows of the answer cross the bus. `legal_documents` runs over the gateway's copy of the texts
+/// in effect (``InMemoryTable``). At most ``RestQuery/maximumRows`` rows per answer;
+/// `Content-Range` always says which rows came (and of how many, with `Prefer: count=exact`; 206
+/// when that is not all of them).
 ///
 /// Keys: Supabase clients send `apikey` and `Authorization: Bearer`. The `apikey` must be the
 /// deployment's anon key or a session token (401 otherwise); the bearer token decides who the
@@ -39,9 +42,7 @@ struct PostgRESTRoutes {
 
     /// Where the family's routes are (its router group's path).
     static let prefix = "/rest/v1"
-    static let objectMediaType = "application/vnd.pgrst.object+json"
     static let apiKeyHeader = HTTPField.Name("apikey")!
-    static let contentRangeHeader = HTTPField.Name("Content-Range")!
 
     struct AcceptanceRow: Decodable {
         let user_id: UUID
@@ -57,7 +58,8 @@ struct PostgRESTRoutes {
     func register(on family: RouteFamily) {
         family.add(
             .get, "/legal_documents",
-            "PostgREST: the legal documents in effect (select, type=eq., order, limit; object media type for .single()).", public: true
+            "PostgREST: the legal documents in effect, filtered, ordered, paged and counted (object media type for .single()).",
+            public: true
         ) { request, context in
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
@@ -96,10 +98,7 @@ struct PostgRESTRoutes {
         _ request: Request, _ context: GatewayContext, schema: RestTableSchema, select: Select, needsTerms: Bool = false,
         present: (@Sendable ([String: JSONValue]) -> [String: JSONValue])? = nil
     ) async throws -> Response {
-        let parsed = try PostgRESTQuery(rawQuery: request.uri.query)
-        let preferences = PostgRESTPreferences(request.headers)
-        let range = ItemRange(header: request.headers[.range])
-        let query = try parsed.restQuery(for: schema, range: range, count: preferences.count)
+        let (parsed, query) = try Self.query(request, schema: schema)
         var rows: [[String: JSONValue]] = []
         var total: Int? = query.count ? 0 : nil
         if case .session(let userId?, _, _) = try await caller(request, context) {
@@ -107,32 +106,17 @@ struct PostgRESTRoutes {
             (rows, total) = try await select(query, userId, services, context)
         }
         if let present { rows = rows.map(present) }
-        if let select = parsed.select {
-            rows = rows.map { row in row.filter { select.contains($0.key) } }
-        }
-        return try respondRead(rows, offset: query.offset, total: total, request: request)
+        return try PostgRESTReadAnswer(
+            parsed.project(rows), offset: query.offset, total: total, wantsObject: PostgRESTReadAnswer.wantsObject(request)
+        ).response
     }
 
-    /// PostgREST's answer to a read: `Content-Range: first-last/total` (`*/total` when empty,
-    /// `*` for an uncounted total), 206 when a counted total holds more rows than came, 416
-    /// (PGRST103) for an offset past a counted total; one object for `.single()`.
-    func respondRead(_ rows: [[String: JSONValue]], offset: Int, total: Int?, request: Request) throws -> Response {
-        let totalText = total.map(String.init) ?? "*"
-        let contentRange = rows.isEmpty || total == 0 ? "*/\(totalText)" : "\(offset)-\(offset + rows.count - 1)/\(totalText)"
-        var status = HTTPResponse.Status.ok
-        if let total {
-            if offset > total { throw PostgRESTError.rangeNotSatisfiable(offset: offset, total: total) }
-            if rows.count < total { status = .partialContent }
-        }
-        var response: Response
-        if request.headers[.accept]?.contains(Self.objectMediaType) == true {
-            guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
-            response = try JSONBodies.response(JSONValue.object(rows[0]), status: .ok, headers: [.contentType: Self.objectMediaType])
-        } else {
-            response = try JSONBodies.response(JSONValue.array(rows.map { .object($0) }), status: status)
-        }
-        response.headers[Self.contentRangeHeader] = contentRange
-        return response
+    /// The request's query, parsed and checked against `schema`, with its `Range` header and
+    /// `Prefer: count=exact` folded in.
+    static func query(_ request: Request, schema: RestTableSchema) throws -> (parsed: PostgRESTQuery, query: RestQuery) {
+        let parsed = try PostgRESTQuery(rawQuery: request.uri.query)
+        let count = PostgRESTPreferences(request.headers).count
+        return (parsed, try parsed.restQuery(for: schema, range: ItemRange(header: request.headers[.range]), count: count))
     }
 
     /// `POST /rest/v1/legal_acceptances`: each row is the caller's act, recorded once per key.
@@ -178,7 +162,7 @@ struct PostgRESTRoutes {
     }
 
     /// Records one row: a terms accept through the ``AcceptanceBatcher`` (Accounts, as the native
-    /// accept), a terms decline through `accounts.decline_terms`, anything else (the privacy
+    /// accept), a terms decline through ``TermsRecording/decline(_:sessionId:key:context:)``, anything else (the privacy
     /// policy) through Audit, whose receipt comes back. Nil when Accounts recorded it.
     func record(
         _ action: AcceptanceAction, _ row: AcceptanceRow, key: String, user: UUID, session: UUID, request: Request, context: GatewayContext
@@ -189,11 +173,8 @@ struct PostgRESTRoutes {
             _ = try await acceptances.accept(.init(request: terms, idempotencyKey: key), traceparent: context.traceparent)
             return nil
         case (.termsOfService, .decline):
-            _ = try await services.call(
-                .accounts, AccountsDeclineTerms.self, terms, principal: .service("gateway"), context: context, idempotencyKey: key)
-            // Declining signed the user out everywhere: this session is refused here at once; the
-            // others by Accounts' `session.revoked` events.
-            authenticator.sessions.revoked(SessionRevoked(sessionId: session, userId: user, revokedAt: Date()))
+            try await TermsRecording(services: services, sessions: authenticator.sessions).decline(
+                terms, sessionId: session, key: key, context: context)
             return nil
         default:
             return try await services.call(
@@ -205,40 +186,43 @@ struct PostgRESTRoutes {
         }
     }
 
-    /// `legal_documents` from the gateway's copy of the texts in effect; the answer to each query
-    /// is made once per set of texts and then served from memory. Before the copy is loaded, the
-    /// rows are asked of Legal (only the types a `type=eq.` filter can match).
+    /// `legal_documents` from the gateway's copy of the texts in effect; the answer to each
+    /// request (its query, `Range`, `Prefer: count=exact` and media type) is made once per set of
+    /// texts and then served from memory. Before the copy is loaded, the rows are asked of Legal.
     func legalDocuments(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        let wantsObject = request.headers[.accept]?.contains(Self.objectMediaType) == true
         guard let snapshot = texts.snapshot() else {
-            let query = try PostgRESTQuery(rawQuery: request.uri.query)
             var rows: [[String: JSONValue]] = []
             for type in LegalDocumentType.allCases {
-                if let wanted = try query.equalities(table: "legal_documents").first(where: { $0.column == "type" })?.value, wanted != type.rawValue {
-                    continue
+                do {
+                    let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
+                    rows.append(LegalDocumentsTable.row(document))
+                } catch let error as BusError where error.code == .notFound {
+                    continue  // no version of this type in effect: no row
                 }
-                let document = try await services.call(.legal, LegalCurrent.self, .init(type: type), principal: .anonymous, context: context)
-                rows.append(LegalDocumentsTable.row(document))
             }
-            return try respondRead(try LegalDocumentsTable.apply(query, to: rows), offset: query.offset, total: nil, request: request)
+            return try Self.legalDocumentsAnswer(request, rows: rows).response
         }
-        let key = (wantsObject ? "object?" : "array?") + (request.uri.query ?? "")
-        let answer: LegalTexts.RESTBody
-        if let memoised = texts.restBody(key, generation: snapshot.generation) {
+        let key = [
+            PostgRESTReadAnswer.wantsObject(request) ? "object" : "array", PostgRESTPreferences(request.headers).count ? "count" : "",
+            request.headers[.range] ?? "", request.uri.query ?? "",
+        ].joined(separator: "\n")
+        let answer: PostgRESTReadAnswer
+        if let memoised = texts.restAnswer(key, generation: snapshot.generation) {
             answer = memoised
         } else {
-            let query = try PostgRESTQuery(rawQuery: request.uri.query)
-            let rows = try LegalDocumentsTable.apply(query, to: snapshot.texts.map(\.restRow))
-            if wantsObject {
-                guard rows.count == 1 else { throw PostgRESTError.notOneRow(rows.count) }
-                answer = .init(body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.object(rows[0]))), contentType: Self.objectMediaType)
-            } else {
-                answer = .init(
-                    body: ByteBuffer(bytes: try BusJSON.encode(JSONValue.array(rows.map { .object($0) }))), contentType: LegalResponses.json)
-            }
+            answer = try Self.legalDocumentsAnswer(request, rows: snapshot.texts.map(\.restRow))
             texts.remember(answer, for: key, generation: snapshot.generation)
         }
-        return LegalResponses.respond(request, body: answer.body, contentType: answer.contentType, stale: snapshot.stale)
+        var response = answer.response
+        if snapshot.stale { response.headers[LegalResponses.staleHeader] = "true" }
+        return response
+    }
+
+    static func legalDocumentsAnswer(_ request: Request, rows: [[String: JSONValue]]) throws -> PostgRESTReadAnswer {
+        let (parsed, query) = try Self.query(request, schema: LegalDocumentsTable.schema)
+        let (selected, total) = LegalDocumentsTable.table.select(query, from: rows)
+        return try PostgRESTReadAnswer(
+            parsed.project(selected), offset: query.offset, total: total, wantsObject: PostgRESTReadAnswer.wantsObject(request))
     }
 
     /// Checks `apikey` and the bearer token; the bearer token's credential (the anon key when none).
