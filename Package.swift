@@ -237,8 +237,9 @@ let package = Package(
             ], path: "Benchmarks/AuditBench", swiftSettings: strict),
 
         // MARK: Tests
+        // ServiceKit: a test database's service roles are made as `compass db roles` makes them.
         .target(
-            name: "TestSupport", dependencies: ["Postgres", "Bus"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["Postgres", "Bus", "ServiceKit"], path: "Tests/TestSupport",
             swiftSettings: strict),
         // The bus's parsers under libFuzzer (`deploy/fuzz`); built normally, it replays the corpus.
         .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),

@@ -118,6 +118,66 @@ import Testing
         }
     }
 
+    @Test func onlyTheProvisionedRolesConnectAndNoneMakesTemporaryTables() async throws {
+        try await Self.withTwoServices { database, alpha, _, alphaEnvironment in
+            // A login role of the same cluster that was granted nothing: with CONNECT taken from
+            // PUBLIC, the server turns it away. Its name has the database's prefix, so it is dropped
+            // with the database's roles; the password is hex digits, safe in DDL (no parameters).
+            let stranger = "\(database.name)_stranger"
+            let password = ServiceRoles.generatePassword()
+            try await database.pool.withConnection { db in try db.executeScript("CREATE ROLE \(stranger) LOGIN PASSWORD '\(password)'") }
+            let strangerURL = try #require(ServiceRoles.url(database.url, user: stranger, password: password))
+            let strangerConfiguration = try PostgresConfiguration(url: strangerURL)
+            do {
+                let connection = try await PostgresConnection.connect(configuration: strangerConfiguration, logger: TestDatabase.logger())
+                await connection.close()
+                Issue.record("a role without CONNECT on the database connected")
+            } catch let error as PostgresError {
+                #expect(error.message.contains("permission denied for database"), "\(error)")
+            }
+            // Granted CONNECT, the same role and password get in: what refused it was the privilege.
+            try await database.pool.withConnection { db in
+                try db.executeScript("GRANT CONNECT ON DATABASE \(database.name) TO \(stranger)")
+            }
+            let admitted = try await PostgresConnection.connect(configuration: strangerConfiguration, logger: TestDatabase.logger())
+            await admitted.close()
+            // Neither the runtime role nor the owner may make temporary tables.
+            await Self.expectRefused(alpha, "CREATE TEMP TABLE scratch (id int)")
+            let owner = try database.runtimePool(["DATABASE_URL": try #require(alphaEnvironment["DATABASE_MIGRATION_URL"])])
+            await Self.expectRefused(owner, "CREATE TEMP TABLE scratch (id int)")
+            await owner.close()
+        }
+    }
+
+    @Test func appendOnlyTablesTakeRowsButNeverChangeThem() async throws {
+        try await TestDatabase.withDatabase { database in
+            let roles = try ServiceRoles(schema: "delta", prefix: database.name, appendOnlyTables: ["items", "not_made_yet"])
+            let environment = try await database.serviceEnvironment("delta")
+            // What a service does at start with an owner: migrate, then apply its grants.
+            let owner = try await PostgresConnection.connect(
+                configuration: try PostgresConfiguration(url: environment["DATABASE_MIGRATION_URL"]!), logger: TestDatabase.logger())
+            try await owner.run { connection in
+                try Migrator(schema: "delta", migrations: Self.migrations, logger: connection.logger).run(on: connection)
+                try connection.executeScript(roles.runtimeGrants)
+            }
+            await owner.close()
+            let pool = try database.runtimePool(environment)
+            let id = try await pool.withConnection { db in
+                try db.query("INSERT INTO delta.items (body) VALUES ($1) RETURNING id", "kept")[0].decode(Int.self, column: 0)
+            }
+            for sql in ["UPDATE delta.items SET body = 'changed'", "DELETE FROM delta.items", "TRUNCATE delta.items"] {
+                await Self.expectRefused(pool, sql)
+            }
+            let body = try await pool.withConnection { db in
+                try db.query("SELECT body FROM delta.items WHERE id = $1", id)[0].decode(String.self, column: 0)
+            }
+            #expect(body == "kept")
+            // The schema's other tables keep UPDATE and DELETE (schema_migrations, written by the owner only, stands in).
+            try await pool.withConnection { db in try db.execute("UPDATE delta.schema_migrations SET name = name WHERE false") }
+            await pool.close()
+        }
+    }
+
     @Test func theRuntimeRoleStartsWithoutDDLWhenNothingIsPendingAndIsRefusedOtherwise() async throws {
         try await Self.withTwoServices { _, alpha, _, _ in
             let current = Migrator(schema: "alpha", migrations: Self.migrations, logger: TestDatabase.logger())

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ServiceKit
 
 /// One test's private database: for tests of service code and executables that use their fixed
 /// schema names (`audit`, `legal`), which a per-test schema cannot isolate.
@@ -14,15 +15,20 @@ public struct TestDatabaseInstance: Sendable {
     /// runtime role's `DATABASE_URL` and its owner's `DATABASE_MIGRATION_URL`. The roles
     /// (`<database>_<schema>` and `<database>_<schema>_owner`) are made on first use with new
     /// passwords, which the local cluster checks (`deploy/pg` trusts only the admin), and dropped
-    /// with the database. `password`, when given, is both roles' (for tests that look for it in
-    /// logs). Call it once per schema: a second call sets new passwords.
+    /// with the database. A service's schema (`audit`, …) gets what `compass db roles` gives it
+    /// (``ServiceName/provisionDatabaseRoles(ownerPassword:runtimePassword:on:)``); any other
+    /// schema the plain ``ServiceRoles``. `password`, when given, is both roles' (for tests that
+    /// look for it in logs). Call it once per schema: a second call sets new passwords.
     public func serviceEnvironment(_ schema: String, password: String? = nil) async throws -> [String: String] {
-        let roles = try ServiceRoles(schema: schema, prefix: name)
         let owner = password ?? ServiceRoles.generatePassword()
         let runtime = password ?? ServiceRoles.generatePassword()
-        try await pool.withConnection { db in
-            // Accounts' migrations make the operator's view public.users.
-            try roles.provision(ownerPassword: owner, runtimePassword: runtime, createsInPublic: schema == "accounts", on: db)
+        let roles = try await pool.withConnection { db in
+            if let service = ServiceName(rawValue: schema) {
+                return try service.provisionDatabaseRoles(ownerPassword: owner, runtimePassword: runtime, on: db)
+            }
+            let roles = try ServiceRoles(schema: schema, prefix: name)
+            try roles.provision(ownerPassword: owner, runtimePassword: runtime, on: db)
+            return roles
         }
         guard let runtimeURL = ServiceRoles.url(url, user: roles.runtime, password: runtime),
             let ownerURL = ServiceRoles.url(url, user: roles.owner, password: owner)

@@ -19,8 +19,11 @@ struct DatabaseCommand: AsyncParsableCommand {
                 characters of A-Z a-z 0-9 . _ ~ + / = -; `compass keys generate` makes them). In a database named D,
                 service S gets the role D_S_owner, which owns schema S and runs its migrations
                 (DATABASE_MIGRATION_URL), and D_S, which the service serves as (DATABASE_URL): USAGE on S and the
-                rows of its tables, nothing on any other schema. Safe to run again: it resets the passwords and
-                re-applies ownership and grants. Passwords are sent hashed (SCRAM-SHA-256), never printed.
+                rows of its tables, nothing on any other schema; Audit's records, checkpoints, subjects, erasures
+                and versions only INSERT and SELECT (erasure goes through audit.erase_subject). CONNECT and
+                TEMPORARY on D are revoked from PUBLIC: only these roles (with D's owner and superusers) connect.
+                Safe to run again: it resets the passwords and re-applies ownership and grants. Passwords are sent
+                hashed (SCRAM-SHA-256), never printed.
                 """)
 
         @Option(help: "Only these services (comma-separated); all four by default.")

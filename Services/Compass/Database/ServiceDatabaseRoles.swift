@@ -5,9 +5,9 @@ import ServiceKit
 
 /// The database roles of every service of a deployment, made on one admin connection: per
 /// service an owner that migrates (`<prefix>_<service>_owner`) and a runtime role
-/// (`<prefix>_<service>`) that reads and writes that service's rows only (``ServiceRoles``). The
-/// prefix is the database's name, so two databases on one cluster (a test's, a second stack's)
-/// never share roles.
+/// (`<prefix>_<service>`) that reads and writes that service's rows only. The prefix is the
+/// database's name, so two databases on one cluster (a test's, a second stack's) never share
+/// roles. What each role may do is ServiceKit's (``ServiceName/provisionDatabaseRoles(ownerPassword:runtimePassword:on:)``).
 struct ServiceDatabaseRoles {
     /// One service's two passwords.
     struct Passwords: Sendable {
@@ -28,16 +28,11 @@ struct ServiceDatabaseRoles {
         let connection = try await PostgresConnection.connect(configuration: configuration, logger: logger)
         do {
             let roles = try await connection.run { connection in
-                let database = try connection.query("SELECT current_database()")[0].decode(String.self, column: 0)
                 var roles: [ServiceName: ServiceRoles] = [:]
                 for service in services {
                     guard let password = passwords[service] else { throw CLIError("no passwords for \(service.rawValue)") }
-                    let serviceRoles = try ServiceRoles(schema: service.rawValue, prefix: database)
-                    try serviceRoles.provision(
-                        ownerPassword: password.owner, runtimePassword: password.runtime, createsInPublic: service.createsInPublicSchema,
-                        on: connection)
-                    if service.storesLargeObjects { try connection.executeScript(Self.largeObjectTransfer(to: serviceRoles.runtime)) }
-                    roles[service] = serviceRoles
+                    roles[service] = try service.provisionDatabaseRoles(
+                        ownerPassword: password.owner, runtimePassword: password.runtime, on: connection)
                 }
                 return roles
             }
@@ -50,30 +45,7 @@ struct ServiceDatabaseRoles {
     }
 }
 
-extension ServiceDatabaseRoles {
-    /// Gives Documents' runtime role the large objects made before it existed (a deployment first
-    /// run with one URL, whose bytes the admin owns): only their owner may read or unlink them.
-    /// Only Documents stores large objects in a deployment's database. `role` is a checked plain
-    /// identifier (``ServiceRoles``).
-    static func largeObjectTransfer(to role: String) -> String {
-        """
-        DO $transfer$
-        DECLARE item record;
-        BEGIN
-            FOR item IN SELECT oid FROM pg_largeobject_metadata WHERE lomowner <> '\(role)'::regrole LOOP
-                EXECUTE format('ALTER LARGE OBJECT %s OWNER TO %I', item.oid, '\(role)');
-            END LOOP;
-        END
-        $transfer$;
-        """
-    }
-}
-
 extension ServiceName {
-    /// Documents keeps its bytes as large objects, which belong to the role that made them.
-    var storesLargeObjects: Bool { self == .documents }
-    /// Accounts' migrations make the operator's read-only view `public.users`.
-    var createsInPublicSchema: Bool { self == .accounts }
     /// Where `compass db roles` reads this service's runtime role's password.
     var databasePasswordVariable: String { "\(variablePrefix)_DATABASE_PASSWORD" }
     /// Where `compass db roles` reads this service's owner role's password.

@@ -7,11 +7,13 @@ import Foundation
 ///
 /// Least privilege for a service that holds minors' data: a flaw in one service (an injected
 /// statement, a stolen connection string) reaches that service's rows and nothing else. The
-/// runtime role has `USAGE` on its own schema and `SELECT, INSERT, UPDATE, DELETE` on its tables,
-/// `USAGE, SELECT` on its sequences and `EXECUTE` on its functions; no `CREATE`, no ownership (so
-/// no DDL, no `TRUNCATE`, no triggers), nothing on any other schema, and neither superuser nor
-/// `CREATEROLE` nor `CREATEDB`. Large objects belong to whoever creates them, so the runtime role
-/// of Documents owns the bytes it stores and no other role can read them.
+/// runtime role has `USAGE` on its own schema and `SELECT, INSERT, UPDATE, DELETE` on its tables
+/// (only `SELECT, INSERT` on its ``appendOnlyTables``), `USAGE, SELECT` on its sequences and
+/// `EXECUTE` on its functions; no `CREATE`, no ownership (so no DDL, no `TRUNCATE`, no triggers),
+/// nothing on any other schema, and neither superuser nor `CREATEROLE` nor `CREATEDB`. Only the
+/// two roles may connect to the database (besides its owner and superusers), and neither may make
+/// temporary tables. Large objects belong to whoever creates them, so the runtime role of
+/// Documents owns the bytes it stores and no other role can read them.
 public struct ServiceRoles: Sendable, Hashable {
     /// The service's schema, e.g. `accounts`.
     public let schema: String
@@ -19,23 +21,28 @@ public struct ServiceRoles: Sendable, Hashable {
     public let owner: String
     /// What the service connects as to serve requests.
     public let runtime: String
+    /// Tables of the schema whose rows the runtime role may add and read but never change or
+    /// delete (Audit's records). What must still change in them goes through a `SECURITY DEFINER`
+    /// function of the owner's that changes that and nothing else.
+    public let appendOnlyTables: [String]
 
     /// The roles of `schema` under a deployment's `prefix`: `<prefix>_<schema>` at run time and
     /// `<prefix>_<schema>_owner` for migrations (`compass_accounts`, `compass_accounts_owner`).
     /// Both are checked to be plain identifiers, since DDL cannot take them as parameters.
-    public init(schema: String, prefix: String = "compass") throws {
+    public init(schema: String, prefix: String = "compass", appendOnlyTables: [String] = []) throws {
         let runtime = "\(prefix)_\(schema)"
-        try self.init(schema: schema, owner: runtime + "_owner", runtime: runtime)
+        try self.init(schema: schema, owner: runtime + "_owner", runtime: runtime, appendOnlyTables: appendOnlyTables)
     }
 
-    public init(schema: String, owner: String, runtime: String) throws {
-        for name in [schema, owner, runtime] where !Self.isPlainIdentifier(name) {
+    public init(schema: String, owner: String, runtime: String, appendOnlyTables: [String] = []) throws {
+        for name in [schema, owner, runtime] + appendOnlyTables where !Self.isPlainIdentifier(name) {
             throw DatabaseRoleError.invalidName(name)
         }
         guard owner != runtime else { throw DatabaseRoleError.sameRole(owner) }
         self.schema = schema
         self.owner = owner
         self.runtime = runtime
+        self.appendOnlyTables = appendOnlyTables
     }
 
     /// `[a-z_][a-z0-9_]*`, at most 63 bytes: safe to splice into DDL unquoted.
@@ -47,18 +54,33 @@ public struct ServiceRoles: Sendable, Hashable {
 
     /// The grants the runtime role gets on what the owner made in the schema, now and later.
     /// Run by the owner after its migrations (it owns every object, so it may grant them) and by
-    /// ``provision(ownerPassword:runtimePassword:createsInPublic:on:)``.
+    /// ``provision(ownerPassword:runtimePassword:createsInPublic:on:)``. One script, so one
+    /// transaction: the append-only tables are never writable in between. Those not made yet
+    /// (roles provisioned before the first migration) are skipped; the service applies this again
+    /// after migrating.
     public var runtimeGrants: String {
-        """
-        GRANT USAGE ON SCHEMA \(schema) TO \(runtime);
-        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(runtime);
-        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(runtime);
-        GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema) TO \(runtime);
-        ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema)
-            GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(runtime);
-        ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema) GRANT USAGE, SELECT ON SEQUENCES TO \(runtime);
-        ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema) GRANT EXECUTE ON FUNCTIONS TO \(runtime);
-        """
+        let appendOnly = appendOnlyTables.map { "'\($0)'" }.joined(separator: ", ")
+        return """
+            GRANT USAGE ON SCHEMA \(schema) TO \(runtime);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(runtime);
+            GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(runtime);
+            GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema) TO \(runtime);
+            ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema)
+                GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(runtime);
+            ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema) GRANT USAGE, SELECT ON SEQUENCES TO \(runtime);
+            ALTER DEFAULT PRIVILEGES FOR ROLE \(owner) IN SCHEMA \(schema) GRANT EXECUTE ON FUNCTIONS TO \(runtime);
+            DO $append_only$
+            DECLARE item record;
+            BEGIN
+                FOR item IN
+                    SELECT c.relname FROM pg_class c
+                    WHERE c.relnamespace = '\(schema)'::regnamespace AND c.relname = ANY (ARRAY[\(appendOnly)]::name[])
+                LOOP
+                    EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON %I.%I FROM %I', '\(schema)', item.relname, '\(runtime)');
+                END LOOP;
+            END
+            $append_only$;
+            """
     }
 }
 
@@ -89,6 +111,11 @@ extension ServiceRoles {
     /// it (a database first run in single-URL mode, with everything owned by the admin), and
     /// applies the grants.
     ///
+    /// `CONNECT` and `TEMPORARY` on the database are taken from `PUBLIC`: only the roles provisioned
+    /// here connect (with the database's owner and superusers, who keep both), and none makes
+    /// temporary tables, which no service uses. Any other role that must connect (a monitoring
+    /// agent) needs its own `GRANT CONNECT`.
+    ///
     /// Passwords never travel in plain text: each is hashed here with libpq's
     /// `PQencryptPasswordConn` (SCRAM-SHA-256), so the statement a server may log carries only the
     /// verifier, as psql's `\password` does.
@@ -113,6 +140,8 @@ extension ServiceRoles {
             guard ServiceRoles.isPlainIdentifier(database) else { throw DatabaseRoleError.invalidName(database) }
             try connection.executeScript(
                 """
+                REVOKE CONNECT, TEMPORARY ON DATABASE \(database) FROM PUBLIC;
+                REVOKE TEMPORARY ON DATABASE \(database) FROM \(owner), \(runtime);
                 GRANT CONNECT ON DATABASE \(database) TO \(owner), \(runtime);
                 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
                 CREATE SCHEMA IF NOT EXISTS \(schema) AUTHORIZATION \(owner);

@@ -5,7 +5,8 @@ import Postgres
 ///
 /// - **Per-service roles** (`DATABASE_MIGRATION_URL` set): the migrations run on one connection
 ///   as the schema's owner, which then grants the runtime role (`DATABASE_URL`'s) the rows of this
-///   schema and nothing more (``ServiceRoles/runtimeGrants``). Before that, the runtime role is
+///   schema and nothing more (``ServiceRoles/runtimeGrants``, with the service's append-only
+///   tables from ``ServiceName/appendOnlyTables``). Before that, the runtime role is
 ///   checked: a superuser, `CREATEROLE` or `CREATEDB` role, or one that owns the schema, would make
 ///   the separation pointless, so the service refuses to start.
 /// - **Single URL** (development): `DATABASE_URL` migrates. A least-privileged runtime role
@@ -35,7 +36,9 @@ enum ServiceMigration {
             do {
                 let applied = try await owner.run { connection in
                     let ownerRole = try connection.query("SELECT current_user::text")[0].decode(String.self, column: 0)
-                    let roles = try ServiceRoles(schema: schema, owner: ownerRole, runtime: runtime)
+                    let roles =
+                        try ServiceName(rawValue: schema)?.databaseRoles(owner: ownerRole, runtime: runtime)
+                        ?? ServiceRoles(schema: schema, owner: ownerRole, runtime: runtime)
                     let applied = try migrator.run(on: connection)
                     try connection.executeScript(roles.runtimeGrants)
                     return applied

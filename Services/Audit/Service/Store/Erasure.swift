@@ -20,18 +20,12 @@ struct Erasure: Sendable {
         return try await pool.withTransaction { db in try Self.erase(user, on: db) }
     }
 
-    /// The same inside the caller's transaction (the `account.deleted` consumer's).
+    /// The same inside the caller's transaction (the `account.deleted` consumer's). The runtime
+    /// role may not update or delete records or subjects: `audit.erase_subject` (migration 0120),
+    /// which runs as the schema's owner, is the one statement that may, and it changes only what
+    /// an erasure must.
     private static func erase(_ user: UUID, on db: isolated PostgresConnection) throws -> Int {
-        guard
-            let pseudonym = try db.query("DELETE FROM audit.subjects WHERE user_id = $1 RETURNING pseudonym", user)
-                .first.map({ try $0.decode(UUID.self, column: 0) })
-        else { return 0 }
-        let erased = try db.execute(
-            """
-            UPDATE audit.records SET client_ip = NULL, user_agent = NULL, idempotency_hash = NULL WHERE subject = $1
-            """, pseudonym)
-        try db.execute("INSERT INTO audit.erasures (pseudonym, records) VALUES ($1, $2)", pseudonym, erased)
-        return erased
+        try db.query("SELECT audit.erase_subject($1)", user)[0].decode(Int.self, column: 0)
     }
 
     /// Applies one `account.deleted` event (Accounts' outbox; caught up after downtime), exactly
