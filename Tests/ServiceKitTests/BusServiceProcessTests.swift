@@ -4,6 +4,10 @@ import Postgres
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// A real service process built with `BusServiceMain`: start-up against PostgreSQL, a write with
 /// its outbox event, graceful shutdown on SIGTERM with a request in flight, configuration errors.
 @Suite(.serialized) struct BusServiceProcessTests {
@@ -95,6 +99,32 @@ import Testing
 
         await subscriber.close()
         await client.close()
+    }
+
+    /// A log collector that reads `LOG_FORMAT=json` output rejects a line that is not JSON: the
+    /// ready handshake is a JSON object then, and so is every other line from start to exit.
+    @Test func jsonLogFormatWritesOnlyJSONLinesTheReadyLineIncluded() async throws {
+        try await TestDatabase.withSchema { _ in
+            var environment = try environment(rpc: ipcEndpoint(), events: ipcEndpoint())
+            environment["LOG_FORMAT"] = "json"
+            let service = try await PeerProcess("ExampleService", environment: environment)
+            let port = try #require(service.healthPort, "ready fields: \(service.readyLine)")
+            let (_, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            service.signal(SIGTERM)
+            #expect(await service.waitForExit(timeout: .seconds(15)) == 0, "output:\n\(service.output)")
+
+            let lines = service.output.split(separator: "\n").filter { !$0.isEmpty }
+            #expect(lines.count >= 2, "output:\n\(service.output)")
+            for line in lines {
+                let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+                #expect(object != nil, "not a JSON object: \(line)")
+            }
+            let ready = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+                .first { $0["message"] as? String == "ready" }
+            #expect(ready?["health"] as? String == String(port))
+            #expect(ready?["service"] as? String == "example")
+        }
     }
 
     @Test func helpEnvListsEveryVariable() async throws {

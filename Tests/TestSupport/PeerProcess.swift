@@ -46,7 +46,7 @@ public final class PeerProcess: Sendable {
                     for byte in chunk {
                         if byte == UInt8(ascii: "\n") {
                             let text = String(decoding: line, as: UTF8.self)
-                            if text.hasPrefix("ready ") { resume(String(text.dropFirst("ready ".count))) }
+                            if let ready = Self.readyFields(text) { resume(ready) }
                             line.removeAll()
                         } else {
                             line.append(byte)
@@ -65,6 +65,19 @@ public final class PeerProcess: Sendable {
             throw PeerProcessError.notReady(name: name, output: collected.text)
         }
         readyLine = ready
+    }
+
+    /// The fields of a ready line, as text (`ready http=8080 health=5750` gives `http=8080 health=5750`)
+    /// or as a `LOG_FORMAT=json` process writes it (one log object whose `message` is `ready`: its
+    /// `http` and `health` fields, in that order, in the same `key=value` form); nil for any other line.
+    static func readyFields(_ line: String) -> String? {
+        if line.hasPrefix("ready ") { return String(line.dropFirst("ready ".count)) }
+        guard line.hasPrefix("{"),
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+            object["message"] as? String == "ready"
+        else { return nil }
+        return ["http", "health"].compactMap { key in (object[key] as? String).map { "\(key)=\($0)" } }
+            .joined(separator: " ")
     }
 
     /// SIGKILL: no handler runs, no reply goes out, sockets die with the process.

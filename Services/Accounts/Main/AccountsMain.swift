@@ -10,7 +10,7 @@ struct AccountsMain {
     static func main() async {
         await BusServiceMain.run(AccountsServiceDescription.self, settings: AccountsSettings.self) { context, settings in
             try await AccountsServiceDescription.configure(context, settings: settings)
-            FileHandle.standardOutput.write(Data("ready health=\(context.runtime.healthPort)\n".utf8))
+            context.runtime.announceReady(["health": context.runtime.healthPort])
         }
     }
 }

@@ -8,7 +8,7 @@ struct AuditMain {
     static func main() async {
         await BusServiceMain.run(AuditServiceDescription.self, settings: AuditSettings.self) { context, settings in
             try await AuditService.configure(context, settings: settings)
-            FileHandle.standardOutput.write(Data("ready health=\(context.runtime.healthPort)\n".utf8))
+            context.runtime.announceReady(["health": context.runtime.healthPort])
         }
     }
 }

@@ -11,7 +11,7 @@ struct DocumentsMain {
     static func main() async {
         await BusServiceMain.run(DocumentsServiceDescription.self, settings: DocumentsSettings.self) { context, settings in
             try await DocumentsServiceDescription.configure(context, settings: settings)
-            FileHandle.standardOutput.write(Data("ready health=\(context.runtime.healthPort)\n".utf8))
+            context.runtime.announceReady(["health": context.runtime.healthPort])
         }
     }
 }

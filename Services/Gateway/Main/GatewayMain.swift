@@ -24,7 +24,7 @@ struct GatewayMain {
         }
         await ServiceMain.run(name: "gateway", defaultHealthPort: 5750, settings: GatewaySettings.self) { @Sendable runtime, settings in
             try await GatewayApplication.configure(runtime, settings: settings) { port in
-                FileHandle.standardOutput.write(Data("ready http=\(port) health=\(runtime.healthPort)\n".utf8))
+                runtime.announceReady(["http": port, "health": runtime.healthPort])
             }
         }
     }

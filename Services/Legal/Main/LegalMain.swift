@@ -10,7 +10,7 @@ struct LegalMain {
     static func main() async {
         await BusServiceMain.run(LegalServiceDescription.self) { context in
             try await LegalServiceDescription.configure(context)
-            FileHandle.standardOutput.write(Data("ready health=\(context.runtime.healthPort)\n".utf8))
+            context.runtime.announceReady(["health": context.runtime.healthPort])
         }
     }
 }

@@ -50,7 +50,7 @@ struct ExampleServiceMain {
                 return NoteReply(id: id)
             }
             // Tell a test harness where everything is (the binds may be ephemeral).
-            FileHandle.standardOutput.write(Data("ready health=\(context.runtime.healthPort)\n".utf8))
+            context.runtime.announceReady(["health": context.runtime.healthPort])
         }
     }
 }
