@@ -10,6 +10,9 @@ import Testing
     let waiter = IdempotencyCache.Waiter(route: [Data("peer".utf8)], requestId: UUID())
     let ok = IdempotencyCache.Outcome(payload: Array("{}".utf8), attachments: [], error: nil)
 
+    /// The moment every call here happens at, unless a test moves time on.
+    let start = ContinuousClock.now
+
     /// The digest of a body other than the one (7) every other admission here carries.
     let otherBody = 8
 
@@ -18,21 +21,21 @@ import Testing
     }
 
     @Test func runsOnceJoinsWhileRunningAndReplaysWhenDone() {
-        let cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
-        guard case .run = cache.admit(key: key("a"), digest: 7, waiter: waiter) else {
+        var cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
+        guard case .run = cache.admit(key: key("a"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("first admission must run")
             return
         }
-        guard case .joined = cache.admit(key: key("a"), digest: 7, waiter: waiter) else {
+        guard case .joined = cache.admit(key: key("a"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("a retry while running joins")
             return
         }
-        guard case .joined = cache.admit(key: key("a"), digest: 7, waiter: waiter) else {
+        guard case .joined = cache.admit(key: key("a"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("and so does another")
             return
         }
-        #expect(cache.complete(key("a"), ok).count == 2)
-        guard case .replay(let outcome) = cache.admit(key: key("a"), digest: 7, waiter: waiter) else {
+        #expect(cache.complete(key("a"), ok, now: start).count == 2)
+        guard case .replay(let outcome) = cache.admit(key: key("a"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("done replays")
             return
         }
@@ -40,9 +43,9 @@ import Testing
     }
 
     @Test func keysAreScopedByTypeAndPrincipal() {
-        let cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
+        var cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
         for scoped in [key("a"), key("a", type: "audit.other"), key("a", principal: .user("v")), key("a", principal: nil)] {
-            guard case .run = cache.admit(key: scoped, digest: 7, waiter: waiter) else {
+            guard case .run = cache.admit(key: scoped, digest: 7, waiter: waiter, now: start) else {
                 Issue.record("\(scoped) is a new request")
                 return
             }
@@ -52,7 +55,7 @@ import Testing
     }
 
     @Test func transientFailuresAreForgottenAndExpiredOutcomesRunAgain() {
-        let cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
+        var cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
         let start = ContinuousClock.now
         _ = cache.admit(key: key("t"), digest: 7, waiter: waiter, now: start)
         _ = cache.complete(key("t"), .init(payload: nil, attachments: [], error: BusError(.unavailable, "read-only")), now: start)
@@ -73,32 +76,32 @@ import Testing
     }
 
     @Test func evictsTheOldestDoneKeysButNotRunningOnes() {
-        let cache = IdempotencyCache(limits: .init(entries: 3, bytes: 1 << 20, age: .seconds(60)))
-        _ = cache.admit(key: key("running"), digest: 7, waiter: waiter)
+        var cache = IdempotencyCache(limits: .init(entries: 3, bytes: 1 << 20, age: .seconds(60)))
+        _ = cache.admit(key: key("running"), digest: 7, waiter: waiter, now: start)
         for name in ["d1", "d2", "d3", "d4", "d5"] {
-            _ = cache.admit(key: key(name), digest: 7, waiter: waiter)
-            _ = cache.complete(key(name), ok)
+            _ = cache.admit(key: key(name), digest: 7, waiter: waiter, now: start)
+            _ = cache.complete(key(name), ok, now: start)
         }
         #expect(cache.count == 3)  // "running" (it counts too) and the two newest
-        guard case .run = cache.admit(key: key("d1"), digest: 7, waiter: waiter) else {
+        guard case .run = cache.admit(key: key("d1"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("d1 was evicted")
             return
         }
-        guard case .joined = cache.admit(key: key("running"), digest: 7, waiter: waiter) else {
+        guard case .joined = cache.admit(key: key("running"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("still running")
             return
         }
-        guard case .replay = cache.admit(key: key("d5"), digest: 7, waiter: waiter) else {
+        guard case .replay = cache.admit(key: key("d5"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("d5 is kept")
             return
         }
         // Once done and old again, the running one goes too.
-        _ = cache.complete(key("running"), ok)
+        _ = cache.complete(key("running"), ok, now: start)
         for name in ["e1", "e2", "e3", "e4"] {
-            _ = cache.admit(key: key(name), digest: 7, waiter: waiter)
-            _ = cache.complete(key(name), ok)
+            _ = cache.admit(key: key(name), digest: 7, waiter: waiter, now: start)
+            _ = cache.complete(key(name), ok, now: start)
         }
-        guard case .run = cache.admit(key: key("running"), digest: 7, waiter: waiter) else {
+        guard case .run = cache.admit(key: key("running"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("evicted once done")
             return
         }
@@ -124,30 +127,30 @@ import Testing
     }
 
     @Test func aReusedKeyWithAnotherBodyIsRefusedWhileRunningAndOnceDone() {
-        let cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
-        _ = cache.admit(key: key("m"), digest: 7, waiter: waiter)
-        guard case .mismatch = cache.admit(key: key("m"), digest: otherBody, waiter: waiter) else {
+        var cache = IdempotencyCache(limits: .init(entries: 10, bytes: 1 << 20, age: .seconds(60)))
+        _ = cache.admit(key: key("m"), digest: 7, waiter: waiter, now: start)
+        guard case .mismatch = cache.admit(key: key("m"), digest: otherBody, waiter: waiter, now: start) else {
             Issue.record("another body under a running key is refused")
             return
         }
-        #expect(cache.complete(key("m"), ok).isEmpty, "the refused one did not join")
-        guard case .mismatch = cache.admit(key: key("m"), digest: otherBody, waiter: waiter) else {
+        #expect(cache.complete(key("m"), ok, now: start).isEmpty, "the refused one did not join")
+        guard case .mismatch = cache.admit(key: key("m"), digest: otherBody, waiter: waiter, now: start) else {
             Issue.record("another body under a done key is refused")
             return
         }
-        guard case .replay = cache.admit(key: key("m"), digest: 7, waiter: waiter) else {
+        guard case .replay = cache.admit(key: key("m"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("the same body still replays")
             return
         }
         // The same key from another caller is another request, whatever its body.
-        guard case .run = cache.admit(key: key("m", principal: .user("v")), digest: otherBody, waiter: waiter) else {
+        guard case .run = cache.admit(key: key("m", principal: .user("v")), digest: otherBody, waiter: waiter, now: start) else {
             Issue.record("scoped by principal")
             return
         }
     }
 
     @Test func expiredOutcomesAreDroppedWithoutBeingAskedFor() {
-        let cache = IdempotencyCache(limits: .init(entries: 1000, bytes: 1 << 20, age: .seconds(60)))
+        var cache = IdempotencyCache(limits: .init(entries: 1000, bytes: 1 << 20, age: .seconds(60)))
         let start = ContinuousClock.now
         for index in 0..<100 {
             _ = cache.admit(key: key("old\(index)"), digest: 7, waiter: waiter, now: start)
@@ -164,27 +167,27 @@ import Testing
         let big = IdempotencyCache.Outcome(payload: Array(repeating: 0x20, count: 10_000), attachments: [Data(count: 20_000)], error: nil)
         #expect(big.cost == 30_000 + IdempotencyCache.Outcome.entryOverhead)
         let bound = 4 * big.cost + 100
-        let cache = IdempotencyCache(limits: .init(entries: 1000, bytes: bound, age: .seconds(60)))
+        var cache = IdempotencyCache(limits: .init(entries: 1000, bytes: bound, age: .seconds(60)))
         for index in 0..<10 {
-            _ = cache.admit(key: key("b\(index)"), digest: 7, waiter: waiter)
-            _ = cache.complete(key("b\(index)"), big)
+            _ = cache.admit(key: key("b\(index)"), digest: 7, waiter: waiter, now: start)
+            _ = cache.complete(key("b\(index)"), big, now: start)
             #expect(cache.bytes <= bound)
         }
         #expect(cache.count == 4, "only as many as fit in the bound")
-        guard case .replay(let kept) = cache.admit(key: key("b9"), digest: 7, waiter: waiter) else {
+        guard case .replay(let kept) = cache.admit(key: key("b9"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("the newest is kept")
             return
         }
         #expect(kept.attachments == big.attachments)
-        guard case .run = cache.admit(key: key("b0"), digest: 7, waiter: waiter) else {
+        guard case .run = cache.admit(key: key("b0"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("the oldest went")
             return
         }
         // One reply larger than the whole bound is not kept at all (its call still completes).
         let huge = IdempotencyCache.Outcome(payload: nil, attachments: [Data(count: bound + 1)], error: nil)
-        _ = cache.admit(key: key("huge"), digest: 7, waiter: waiter)
-        _ = cache.complete(key("huge"), huge)
-        guard case .run = cache.admit(key: key("huge"), digest: 7, waiter: waiter) else {
+        _ = cache.admit(key: key("huge"), digest: 7, waiter: waiter, now: start)
+        _ = cache.complete(key("huge"), huge, now: start)
+        guard case .run = cache.admit(key: key("huge"), digest: 7, waiter: waiter, now: start) else {
             Issue.record("too large to keep")
             return
         }

@@ -1,5 +1,4 @@
 import Foundation
-import Locks
 
 /// Remembers, per idempotency key, a request in progress and its outcome for a while, so that a
 /// client retrying a call whose reply was lost gets the original answer and the handler runs once.
@@ -11,7 +10,10 @@ import Locks
 /// on completion, and the eviction order is a ring (no array shifting). Measured before this, with
 /// the hash recomputed on every dictionary access and the order array shifted every 4,096
 /// admissions, the cache was about a sixth of an idempotent call's CPU.
-final class IdempotencyCache: Sendable {
+///
+/// A pure value with time passed in: ``RPCAdmission`` keeps it under the server's state lock, and
+/// it is tested without sockets or clocks.
+struct IdempotencyCache {
     /// What a key is scoped by: the same key from another caller or for another method is another
     /// request. Its hash is computed once, when it is made: a dictionary hashes a key on every
     /// access, and hashing three strings was the cache's largest cost.
@@ -78,103 +80,91 @@ final class IdempotencyCache: Sendable {
         case done(Outcome, digest: Int, cost: Int, expires: ContinuousClock.Instant)
     }
 
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        /// Keys in the order they were first admitted, oldest first, for eviction.
-        var order: KeyRing
-        /// The sum of the costs of the outcomes kept.
-        var bytes = 0
-    }
-
-    private let state: LockedValue<State>
+    private var entries: [Key: Entry] = [:]
+    /// Keys in the order they were first admitted, oldest first, for eviction.
+    private var order = KeyRing()
+    /// Bytes the outcomes kept are charged (see ``Outcome/cost``), for tests and metrics.
+    private(set) var bytes = 0
     let limits: IdempotencyLimits
 
     init(limits: IdempotencyLimits) {
         self.limits = limits
-        state = LockedValue(State(order: KeyRing()))
     }
 
     /// Admits one (re)try of the request whose payload (and attachments) hash to `digest`.
-    func admit(key: Key, digest: Int, waiter: Waiter, now: ContinuousClock.Instant = .now) -> Admission {
-        state.withLock { state in
-            if let index = state.entries.index(forKey: key) {
-                switch state.entries.values[index] {
-                case .running(var waiters, let first):
-                    guard first == digest else { return .mismatch }
-                    // Emptied first so that appending does not copy the array.
-                    state.entries.values[index] = .running([], digest: first)
-                    waiters.append(waiter)
-                    state.entries.values[index] = .running(waiters, digest: first)
-                    return .joined
-                case .done(let outcome, let first, _, let expires) where expires > now:
-                    return first == digest ? .replay(outcome) : .mismatch
-                case .done(_, _, let cost, _):
-                    // Expired: run again; the key keeps its place in the eviction order.
-                    state.bytes -= cost
-                    state.entries.values[index] = .running([], digest: digest)
-                    return .run
-                }
+    mutating func admit(key: Key, digest: Int, waiter: Waiter, now: ContinuousClock.Instant) -> Admission {
+        if let index = entries.index(forKey: key) {
+            switch entries.values[index] {
+            case .running(var waiters, let first):
+                guard first == digest else { return .mismatch }
+                // Emptied first so that appending does not copy the array.
+                entries.values[index] = .running([], digest: first)
+                waiters.append(waiter)
+                entries.values[index] = .running(waiters, digest: first)
+                return .joined
+            case .done(let outcome, let first, _, let expires) where expires > now:
+                return first == digest ? .replay(outcome) : .mismatch
+            case .done(_, _, let cost, _):
+                // Expired: run again; the key keeps its place in the eviction order.
+                bytes -= cost
+                entries.values[index] = .running([], digest: digest)
+                return .run
             }
-            state.entries[key] = .running([], digest: digest)
-            state.order.append(key)
-            evict(&state, now: now)
-            return .run
         }
+        entries[key] = .running([], digest: digest)
+        order.append(key)
+        evict(now: now)
+        return .run
     }
 
     /// Records the outcome and returns the waiters that joined while it ran. Transient failures
     /// (`unavailable`, `internal`, `deadline_exceeded`) are not remembered: a retry runs again;
     /// nor is an outcome larger than the whole byte bound.
-    func complete(_ key: Key, _ outcome: Outcome, now: ContinuousClock.Instant = .now) -> [Waiter] {
-        state.withLock { state in
-            guard let index = state.entries.index(forKey: key), case .running(let waiters, let digest) = state.entries.values[index] else {
-                return []
-            }
-            let cost = outcome.cost
-            switch outcome.error?.code {
-            case .unavailable, .internal, .deadlineExceeded:
-                state.entries.remove(at: index)
-            case _ where cost > limits.bytes:
-                state.entries.remove(at: index)
-            default:
-                state.entries.values[index] = .done(outcome, digest: digest, cost: cost, expires: now + limits.age)
-                state.bytes += cost
-                evict(&state, now: now)
-            }
-            return waiters
+    mutating func complete(_ key: Key, _ outcome: Outcome, now: ContinuousClock.Instant) -> [Waiter] {
+        guard let index = entries.index(forKey: key), case .running(let waiters, let digest) = entries.values[index] else {
+            return []
         }
+        let cost = outcome.cost
+        switch outcome.error?.code {
+        case .unavailable, .internal, .deadlineExceeded:
+            entries.remove(at: index)
+        case _ where cost > limits.bytes:
+            entries.remove(at: index)
+        default:
+            entries.values[index] = .done(outcome, digest: digest, cost: cost, expires: now + limits.age)
+            bytes += cost
+            evict(now: now)
+        }
+        return waiters
     }
 
     /// Keys remembered (running or done), for tests.
-    var count: Int { state.withLock { $0.entries.count } }
-
-    /// Bytes the outcomes kept are charged (see ``Outcome/cost``), for tests and metrics.
-    var bytes: Int { state.withLock { $0.bytes } }
+    var count: Int { entries.count }
 
     /// Forgets the oldest keys while there are more than `limits.entries`, their outcomes cost
     /// more than `limits.bytes`, or the oldest has expired. Those done are forgotten; one still
     /// running goes to the back of the order, to be forgotten once it is done and old again.
     /// Keys are ordered by admission and expire a fixed age after completion, so the oldest is
     /// (nearly) the first to expire: looking at the front alone keeps this O(1) per call.
-    private func evict(_ state: inout State, now: ContinuousClock.Instant) {
-        var rotations = state.order.count
-        while let oldest = state.order.first {
-            let over = state.order.count > limits.entries || state.bytes > limits.bytes
-            guard let index = state.entries.index(forKey: oldest) else {
-                _ = state.order.removeFirst()
+    private mutating func evict(now: ContinuousClock.Instant) {
+        var rotations = order.count
+        while let oldest = order.first {
+            let over = order.count > limits.entries || bytes > limits.bytes
+            guard let index = entries.index(forKey: oldest) else {
+                _ = order.removeFirst()
                 continue
             }
-            switch state.entries.values[index] {
+            switch entries.values[index] {
             case .done(_, _, let cost, let expires):
                 guard over || expires <= now else { return }
-                _ = state.order.removeFirst()
-                state.entries.remove(at: index)
-                state.bytes -= cost
+                _ = order.removeFirst()
+                entries.remove(at: index)
+                bytes -= cost
             case .running:
                 guard over, rotations > 0 else { return }
                 rotations -= 1
-                _ = state.order.removeFirst()
-                state.order.append(oldest)
+                _ = order.removeFirst()
+                order.append(oldest)
             }
         }
     }

@@ -6,7 +6,9 @@ import Metrics
 
 /// The request/reply side of a service: one ROUTER socket bound to one or more endpoints, and
 /// handlers registered by message type that run concurrently as tasks. A slow handler holds up
-/// nobody else; the socket's own thread only splits frames, reads headers and sends replies.
+/// nobody else; the socket's own thread splits frames, reads headers, sends replies and starts
+/// each handler, which runs there until its first suspension: a handler must not do long
+/// synchronous work before its first `await`. Which request runs is ``RPCAdmission``'s decision.
 public final class RPCServer: Sendable {
     public typealias RawHandler = @Sendable (Envelope, BusRequestContext) async throws -> (payload: Data?, attachments: [Data])
 
@@ -16,7 +18,6 @@ public final class RPCServer: Sendable {
     private let options: RPCServerOptions
     private let logger: Logger
     private let metrics: BusMetrics
-    private let idempotency: IdempotencyCache
     private let handlers = LockedValue<[String: Registered]>([:])
 
     /// A handler and its success counter, made once at registration rather than per request.
@@ -32,14 +33,12 @@ public final class RPCServer: Sendable {
         /// The digest that tells a retry from another request under the same key.
         var digest: @Sendable (Envelope, [Data]) -> Int = { IdempotencyKeyRule.digest(payload: $0.payload, attachments: $1) }
     }
-    private let state = LockedValue(State())
+    private let state: LockedValue<State>
     private let loop = LockedValue<SocketLoop?>(nil)
 
     private struct State {
-        var inFlight = 0
-        /// Requests in progress by id, so a client's retry of one joins it (see ``RunningRequests``).
-        var running = RunningRequests()
-        var draining = false
+        /// Every decision about which request runs (see ``RPCAdmission``).
+        var admission: RPCAdmission<Registered>
         var boundEndpoints: [String] = []
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -54,7 +53,8 @@ public final class RPCServer: Sendable {
         self.options = options
         self.logger = logger
         self.metrics = BusMetrics(component: "rpc-server.\(name)")
-        self.idempotency = IdempotencyCache(limits: options.idempotency)
+        self.state = LockedValue(
+            State(admission: RPCAdmission(name: name, maxInFlight: options.maxInFlight, idempotency: options.idempotency)))
     }
 
     // MARK: Registration
@@ -118,6 +118,8 @@ public final class RPCServer: Sendable {
         let (endpoints, security, options) = (self.endpoints, self.security, self.options)
         let bound = LockedValue<[String]>([])
         if case .plaintext = security {
+            // A warning, once at start: swift-log's guidance lets a library warn at start-up of
+            // a safer configuration the operator can choose, and nothing else says it.
             logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
         }
         _ = try await SocketLoop.start(
@@ -127,7 +129,7 @@ public final class RPCServer: Sendable {
                 onMonitorEvent: { [weak self] event in self?.observe(event) },
                 onDropped: { [metrics, logger, name] _, error in
                     metrics.increment("bus_replies_dropped_total", [("reason", error == nil ? "blocked" : "unroutable")])
-                    logger.warning("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
+                    logger.debug("reply dropped", metadata: ["server": "\(name)", "reason": "\(error.map { "\($0)" } ?? "peer not reading")"])
                 }),
             // Held before the socket binds: a request may arrive, and be answered, at once.
             created: { [self] loop in self.loop.withLock { $0 = loop } },
@@ -147,7 +149,7 @@ public final class RPCServer: Sendable {
                 }
             })
         state.withLock { $0.boundEndpoints = bound.withLock { $0 } }
-        logger.info("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
+        logger.debug("bus server listening", metadata: ["server": "\(name)", "endpoints": "\(boundEndpoints)"])
     }
 
     /// The endpoints actually bound (a `*` port resolved), for tests and logs.
@@ -157,15 +159,12 @@ public final class RPCServer: Sendable {
     public var loopStatistics: LoopStatistics { loop.withLock { $0 }?.counters.snapshot ?? LoopStatistics() }
 
     /// Requests currently running.
-    public var inFlight: Int { state.withLock { $0.inFlight } }
+    public var inFlight: Int { state.withLock { $0.admission.inFlight } }
 
     /// Stops taking requests (new ones are answered `unavailable`), waits for running handlers up
     /// to the drain timeout so their replies go out, then closes the socket.
     public func shutdown() async {
-        let idle = state.withLock { state -> Bool in
-            state.draining = true
-            return state.inFlight == 0
-        }
+        let idle = state.withLock { $0.admission.drain() }
         if !idle {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.waitForDrain() }
@@ -181,7 +180,7 @@ public final class RPCServer: Sendable {
     private func waitForDrain() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state -> Bool in
-                if state.inFlight == 0 { return true }
+                if state.admission.inFlight == 0 { return true }
                 state.drainWaiters.append(continuation)
                 return false
             }
@@ -200,9 +199,49 @@ public final class RPCServer: Sendable {
     // MARK: Receiving (on the socket's thread)
 
     /// One request, read in place from libzmq's buffers (only the route, the payload and any
-    /// attachments are copied out).
+    /// attachments are copied out), admitted or refused by ``RPCAdmission``.
     private func receive(_ frames: ReceivedFrames) {
         let arrived = ContinuousClock.now
+        guard let (envelope, routed) = decode(frames) else { return }
+        let registered = handlers.withLock { $0[envelope.type] }
+        // Only methods whose replies are worth repeating are remembered: a read answered again
+        // costs a read, while remembering every read's reply let any caller grow the server's
+        // memory with fresh keys.
+        let idempotency = registered.flatMap { registered -> RPCAdmission<Registered>.Idempotency? in
+            guard registered.cachesReply, let key = envelope.idempotencyKey else { return nil }
+            return .init(
+                key: IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key),
+                digest: registered.digest(envelope, routed.attachments))
+        }
+        let peer = frames.peerUserId
+        let arrival = RPCAdmission.Arrival(
+            envelope: envelope, route: routed.route, peer: peer, attachments: routed.attachments, method: registered,
+            idempotency: idempotency)
+        let sender = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
+        switch state.withLock({ $0.admission.admit(arrival, now: arrived, date: Date()) }) {
+        case .reject(let error, let countedAs):
+            if let countedAs { metrics.increment("bus_rpc_rejected_total", [("code", countedAs)]) }
+            send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
+        case .joinRun:
+            metrics.increment("bus_rpc_joined_total")
+        case .joinKey:
+            break
+        case .replay(let outcome):
+            metrics.increment("bus_rpc_replayed_total")
+            reply(to: sender, type: envelope.type, outcome)
+            answered()
+        case .refuseReusedKey(let error):
+            metrics.increment("bus_rpc_rejected_total", [("code", error.code.rawValue)])
+            reply(to: sender, type: envelope.type, .init(payload: nil, attachments: [], error: error))
+            answered()
+        case .run(let admitted):
+            run(admitted, envelope, routed, peer, arrived: arrived)
+        }
+    }
+
+    /// The request's frames and envelope, or `nil` when they are malformed (answered here when
+    /// the sender can be told).
+    private func decode(_ frames: ReceivedFrames) -> (Envelope, Frames.RoutedView)? {
         let routed: Frames.RoutedView
         switch Frames.splitRouted(frames) {
         case .success(let split): routed = split
@@ -214,161 +253,68 @@ public final class RPCServer: Sendable {
                 let error = BusError(.invalidArgument, "expected frames [empty][envelope][attachments…]")
                 send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: [frames.data(0)])
             }
-            return
+            return nil
         }
-        let envelope: Envelope
         do {
-            envelope = try EnvelopeCodec.decode(routed.envelope)
+            return (try EnvelopeCodec.decode(routed.envelope), routed)
         } catch {
             metrics.increment("bus_malformed_total", [("reason", "envelope")])
             send(Envelope(kind: .reply, type: "error", error: error), attachments: [], to: routed.route)
-            return
-        }
-        if let rejection = check(envelope) {
-            metrics.increment("bus_rpc_rejected_total", [("code", rejection.code.rawValue)])
-            send(envelope.reply(payload: nil, error: rejection), attachments: [], to: routed.route)
-            return
-        }
-        guard let registered = handlers.withLock({ $0[envelope.type] }) else {
-            metrics.increment("bus_rpc_rejected_total", [("code", "unknown_type")])
-            let error = BusError(.invalidArgument, "unknown message type \(envelope.type) for \(name)")
-            send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
-            return
-        }
-        let peer = frames.peerUserId
-        let request = RunningRequests.Request(
-            type: envelope.type, principal: envelope.principal, peer: peer, payload: envelope.payload, attachments: routed.attachments,
-            route: routed.route)
-        let admission = state.withLock { state -> Result<RunningRequests.Admission, BusError> in
-            if state.draining { return .failure(BusError(.unavailable, "\(name) is shutting down")) }
-            let admission = state.running.admit(envelope.id, request)
-            guard admission == .run else { return .success(admission) }
-            if state.inFlight >= options.maxInFlight {
-                _ = state.running.finish(envelope.id)
-                return .failure(BusError(.unavailable, "\(name) is at capacity"))
-            }
-            state.inFlight += 1
-            return .success(.run)
-        }
-        switch admission {
-        case .success(.run):
-            break
-        case .success(.joined):
-            metrics.increment("bus_rpc_joined_total")
-            return
-        case .success(.conflict):
-            metrics.increment("bus_rpc_rejected_total", [("code", "request_id_in_use")])
-            let error = BusError(.invalidArgument, "another request with this id is running; every request needs its own id")
-            send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
-            return
-        case .failure(let refusal):
-            send(envelope.reply(payload: nil, error: refusal), attachments: [], to: routed.route)
-            return
-        }
-        // Only methods whose replies are worth repeating are remembered: a read answered again
-        // costs a read, while remembering every read's reply let any caller grow the server's
-        // memory with fresh keys.
-        if registered.cachesReply, let key = envelope.idempotencyKey {
-            let scoped = IdempotencyCache.Key(type: envelope.type, principal: envelope.principal, key: key)
-            let waiter = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
-            let digest = registered.digest(envelope, routed.attachments)
-            switch idempotency.admit(key: scoped, digest: digest, waiter: waiter) {
-            case .run:
-                break
-            case .joined:
-                finishOne(releasing: envelope.id)
-                return
-            case .replay(let outcome):
-                metrics.increment("bus_rpc_replayed_total")
-                reply(to: waiter, type: envelope.type, outcome)
-                finishOne(releasing: envelope.id)
-                return
-            case .mismatch:
-                metrics.increment("bus_rpc_rejected_total", [("code", ErrorCode.idempotencyKeyReused.rawValue)])
-                let error = BusError(
-                    .idempotencyKeyReused,
-                    "this idempotency key was used for a different request; use a new key for a new action")
-                reply(to: waiter, type: envelope.type, .init(payload: nil, attachments: [], error: error))
-                finishOne(releasing: envelope.id)
-                return
-            }
-            run(registered, envelope, routed, peer, idempotencyKey: scoped, arrived: arrived)
-        } else {
-            run(registered, envelope, routed, peer, idempotencyKey: nil, arrived: arrived)
+            return nil
         }
     }
 
-    /// Rejections that need no handler: a newer protocol, a non-request, an expired deadline.
-    private func check(_ envelope: Envelope) -> BusError? {
-        if envelope.v > Envelope.protocolVersion {
-            return BusError(
-                .invalidArgument, "protocol version \(envelope.v) is not supported; \(name) speaks \(Envelope.protocolVersion)",
-                details: ["supportedVersion": String(Envelope.protocolVersion)])
-        }
-        if envelope.kind != .request { return BusError(.invalidArgument, "expected a request, got \(envelope.kind.rawValue)") }
-        if let key = envelope.idempotencyKey, !IdempotencyKeyRule.isValidBusKey(key) {
-            return BusError(
-                .invalidArgument, "the idempotency key must be 1 to \(IdempotencyKeyRule.busKeyMaximumBytes) bytes",
-                details: ["maximumBytes": String(IdempotencyKeyRule.busKeyMaximumBytes)])
-        }
-        if let deadline = envelope.deadline, deadline < Date() {
-            return BusError(.deadlineExceeded, "request arrived after its deadline")
-        }
-        return nil
-    }
-
+    /// Starts the handler on the socket's own thread (`Task.immediate`): it runs there up to its
+    /// first suspension, so one that does not suspend (decode, compute, encode) replies with no
+    /// thread hand-off at all, about half the wake-ups per call; one that awaits resumes on the
+    /// global executor. While a handler runs there the socket receives nothing, so handlers must
+    /// not do long synchronous work before their first `await`.
     private func run(
-        _ registered: Registered, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
-        idempotencyKey: IdempotencyCache.Key?, arrived: ContinuousClock.Instant
+        _ admitted: RPCAdmission<Registered>.Run, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
+        arrived: ContinuousClock.Instant
     ) {
+        let registered = admitted.method
         let context = BusRequestContext(
             envelope: envelope, peer: peer, principal: trustedPrincipal(envelope.principal, peer: peer),
             attachments: routed.attachments, servicesActingForUsers: options.servicesActingForUsers, logger: logger)
         let route = routed.route
         // The caller's deadline, on this process's clock: calls the handler makes end before it.
         let deadline = envelope.deadline.map { ContinuousClock.now + .milliseconds(Int64($0.timeIntervalSinceNow * 1000)) }
-        let work: @Sendable () async -> Void = { [self] in
-            let outcome: IdempotencyCache.Outcome
-            do {
-                let (payload, attachments) = try await CallDeadline.$current.withValue(deadline) {
-                    try await registered.handler(envelope, context)
-                }
-                outcome = .init(payload: payload, attachments: attachments, error: nil)
-            } catch let error as BusError {
-                outcome = .init(payload: nil, attachments: [], error: error)
-            } catch let error as any BusErrorConvertible {
-                context.logger.warning("handler failed", metadata: ["error": "\(error)"])
-                outcome = .init(payload: nil, attachments: [], error: error.busError)
-            } catch {
-                // Never leak internals to the caller; the log has them.
-                context.logger.error("handler failed", metadata: ["error": "\(error)"])
-                outcome = .init(payload: nil, attachments: [], error: BusError(.internal, "internal error in \(name)"))
-            }
-            // Ended before the reply goes out: a retry arriving later runs again rather than
-            // joining a run whose reply has already been sent.
-            let joined = state.withLock { $0.running.finish(envelope.id) }
+        Task.immediate { [self] in
+            let outcome = await outcome(of: registered, envelope, context, deadline: deadline)
+            let ended = ContinuousClock.now
+            let others = state.withLock { $0.admission.complete(admitted, outcome, now: ended) }
             reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
             registered.duration.record(duration: ContinuousClock.now - arrived)
-            for route in joined { reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome) }
-            if let idempotencyKey {
-                for waiter in idempotency.complete(idempotencyKey, outcome) {
-                    reply(to: waiter, type: envelope.type, outcome)
-                }
-            }
+            for waiter in others { reply(to: waiter, type: envelope.type, outcome) }
             if let error = outcome.error {
                 metrics.increment("bus_rpc_handled_total", [("type", envelope.type), ("code", error.code.rawValue)])
             } else {
                 registered.succeeded.increment()
             }
-            finishOne()
+            answered()
         }
-        if options.startsHandlersOnSocketThread {
-            // Runs here, on the socket thread, up to the handler's first suspension: a handler
-            // that does not suspend replies without any thread hand-off; one that awaits resumes
-            // on the global executor as before.
-            Task.immediate { await work() }
-        } else {
-            Task { await work() }
+    }
+
+    /// What the handler answered, a thrown error made a reply.
+    private func outcome(
+        of registered: Registered, _ envelope: Envelope, _ context: BusRequestContext, deadline: ContinuousClock.Instant?
+    ) async -> IdempotencyCache.Outcome {
+        do {
+            let (payload, attachments) = try await CallDeadline.$current.withValue(deadline) {
+                try await registered.handler(envelope, context)
+            }
+            return .init(payload: payload, attachments: attachments, error: nil)
+        } catch let error as BusError {
+            return .init(payload: nil, attachments: [], error: error)
+        } catch let error as any BusErrorConvertible {
+            context.logger.debug("handler failed", metadata: ["error": "\(error)"])
+            return .init(payload: nil, attachments: [], error: error.busError)
+        } catch {
+            // Never leak internals to the caller; the log has them. Info, not debug: it is the only
+            // report of what went wrong (the caller sees `internal`, the metric a count).
+            context.logger.info("handler failed", metadata: ["error": "\(error)"])
+            return .init(payload: nil, attachments: [], error: BusError(.internal, "internal error in \(name)"))
         }
     }
 
@@ -387,13 +333,11 @@ public final class RPCServer: Sendable {
         return claimed
     }
 
-    /// Ends a request that was admitted: `releasing` names one that ended before its run (answered
-    /// from the idempotency record, or joined to a run under its key), whose id is free again.
-    private func finishOne(releasing id: UUID? = nil) {
+    /// A run's, replay's or refusal's replies are sent: frees its place, and lets a shutdown
+    /// waiting for the last one go on.
+    private func answered() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if let id { _ = state.running.finish(id) }
-            state.inFlight -= 1
-            guard state.inFlight == 0 else { return [] }
+            guard state.admission.answered() else { return [] }
             defer { state.drainWaiters = [] }
             return state.drainWaiters
         }
@@ -409,7 +353,7 @@ public final class RPCServer: Sendable {
         let body = Frames.packBytes(EnvelopeCodec.encodeBytes(envelope, payload: payload), attachments)
         guard let loop = loop.withLock({ $0 }), loop.send(OutgoingMessage(route: route, body: body, expiresAt: nil)) else {
             metrics.increment("bus_replies_dropped_total", [("reason", "closed")])
-            logger.warning("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
+            logger.debug("reply dropped: socket closed", metadata: ["server": "\(name)", "type": "\(envelope.type)"])
             return
         }
     }
@@ -417,7 +361,7 @@ public final class RPCServer: Sendable {
     private func observe(_ event: MonitorEvent) {
         if event.kind == .handshakeFailed {
             metrics.increment("bus_handshakes_refused_total")
-            logger.info("bus handshake refused", metadata: ["server": "\(name)", "endpoint": "\(event.endpoint)"])
+            logger.debug("bus handshake refused", metadata: ["server": "\(name)", "endpoint": "\(event.endpoint)"])
         }
     }
 }

@@ -21,12 +21,6 @@ public struct RPCServerOptions: Sendable {
     public var servicesActingForUsers: Set<String>? = nil
     /// How long ``RPCServer/shutdown()`` waits for running handlers before closing anyway.
     public var drainTimeout: Duration = .seconds(10)
-    /// Start each handler on the socket's own thread (`Task.immediate`) rather than enqueueing a
-    /// task on the cooperative pool. The handler runs there until its first `await` that suspends;
-    /// one that never suspends (decode, compute, encode) replies with no thread hand-off at all,
-    /// which roughly halves the wake-ups per call. Turn it off for handlers that do long
-    /// synchronous work before their first `await`: while one runs, the socket receives nothing.
-    public var startsHandlersOnSocketThread = true
 
     public init() {}
 }
