@@ -70,7 +70,12 @@ extension GatewayIntegration {
                 let badRef = try await http.get("/api/documents/not-a-reference", headers: user.auth)
                 #expect(badRef.status == 400 && badRef.json["error"] as? String == "invalid_argument")
                 #expect(try await http.get("/api/documents?type=bogus", headers: user.auth).status == 400)
-                #expect(try await http.get("/api/documents?limit=0", headers: user.auth).status == 400)
+                // The gateway checks a page size with Documents' own limit and wording.
+                for limit in ["0", "201", "ten"] {
+                    let refused = try await http.get("/api/documents?limit=\(limit)", headers: user.auth)
+                    #expect(refused.status == 400 && refused.json["message"] as? String == "limit must be between 1 and 200", "\(limit)")
+                }
+                #expect(try await http.get("/api/documents?limit=200", headers: user.auth).status == 200)
                 let badType = try await http.send("POST", "/api/documents", json: ["type": "poem", "title": "x", "length": 1], headers: user.auth)
                 #expect(badType.status == 400)
                 let noTitle = try await http.send("POST", "/api/documents", json: ["type": "resume", "length": 1], headers: user.auth)

@@ -164,7 +164,10 @@ extension GatewayIntegration {
                 let history = try await harness.http.get("/api/me/consents/history?documentType=terms_of_service&limit=2", headers: bearer)
                 let records = try #require(history.json["records"] as? [[String: Any]])
                 #expect(records.count == 2 && (records[0]["receipt"] as? [String: Any])?["action"] as? String == "accept")
-                #expect(try await harness.http.get("/api/me/consents/history?limit=0", headers: bearer).status == 400)
+                for limit in ["0", "501"] {
+                    let refused = try await harness.http.get("/api/me/consents/history?limit=\(limit)", headers: bearer)
+                    #expect(refused.status == 400 && refused.json["message"] as? String == "limit must be between 1 and 500", "\(limit)")
+                }
                 // Receipts verify; a tampered one does not.
                 let verified = try await harness.http.send(
                     "POST", "/api/receipts/verify", body: accept.body, headers: ["Content-Type": "application/json"])
