@@ -22,7 +22,7 @@ extension BusRequestContext {
             switch principal.kind {
             case .user:
                 guard let id = MessageID.parse(principal.id) else {
-                    throw BusError(.unauthenticated, "the user principal \(principal.id) is not a user id")
+                    throw BusError(.unauthenticated, "the user principal is not a user id (a UUID)")
                 }
                 return .user(id)
             case .service:
