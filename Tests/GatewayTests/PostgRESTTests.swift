@@ -101,6 +101,9 @@ extension GatewayIntegration {
                 // rows out is a 206; an offset past the total a 416.
                 let all = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: counted)
                 #expect(all.status == 200 && all.jsonArray.count == 2 && all.header("Content-Range") == "0-1/2")
+                // HEAD (supabase-js `{count: 'exact', head: true}`): the same headers, no body.
+                let head = try await harness.http.send("HEAD", "/rest/v1/legal_documents?select=version", headers: counted)
+                #expect(head.status == 200 && head.header("Content-Range") == "0-1/2" && head.body.isEmpty, "\(head.status)")
                 let uncounted = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: keys)
                 #expect(uncounted.status == 200 && uncounted.header("Content-Range") == "0-1/*")
                 let first = try await harness.http.get(
