@@ -44,6 +44,7 @@ import Testing
         #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"x","deadline":"yesterday"}"#,
         #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"x"} trailing"#,
         "{\"v\":1,\"type\":\"\u{01}\"}",
+        #"{"v":1,"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","kind":"request","type":"\u+041"}"#,
     ])
     func rejectsMalformedEnvelopesWithInvalidArgument(_ text: String) {
         #expect(throws: BusError.self) { try EnvelopeCodec.decode(Data(text.utf8)) }

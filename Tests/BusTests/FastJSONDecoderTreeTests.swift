@@ -140,6 +140,8 @@ import Testing
     @Test(arguments: [
         #"{"a":1,"a":2}"#, #"{"é":1,"e\u0301":2}"#, #"{"\u0061":1,"a":2}"#, #"{"x":[1,{"y":2,"y":3}]}"#,
         #"{"a":{"b":{"c":[[[]]]}}}"#, "[1,2,3", "{\"a\":1 \"b\":2}", #"["\ud800"]"#, "[\"\u{7F}\"]",
+        // A sign is not a hex digit (the scanner once let `UInt32(_:radix:)` read these).
+        #"["\u+041"]"#, #"["\u-000"]"#, #"{"a":"x\u+041"}"#,
     ])
     func edgeDocumentsDecodeLikeFoundation(_ json: String) {
         Self.expectSame(Tree.self, json)

@@ -234,7 +234,12 @@ struct JSONScanner {
                 return text
             case UInt8(ascii: "\\"): try readEscape(into: &scalars)
             case 0..<0x20: throw Malformed(reason: "control character in string", offset: index - 1)
-            default: scalars.append(byte)
+            default:
+                // The run up to the next quote, escape or control character in one copy: a legal
+                // text is long runs between newlines.
+                let run = index - 1
+                while let next = peek(), next != UInt8(ascii: "\""), next != UInt8(ascii: "\\"), next >= 0x20 { index += 1 }
+                scalars.append(contentsOf: bytes[run..<index])
             }
         }
         throw Malformed(reason: "unterminated string", offset: start)
@@ -266,12 +271,28 @@ struct JSONScanner {
         }
     }
 
+    /// Four hex digits and nothing else: `UInt32(_:radix:)` would also take a sign (`\u+041`),
+    /// which JSON and Foundation's decoder refuse.
     private mutating func readHex4() throws(Malformed) -> UInt32 {
         guard index + 4 <= bytes.count else { throw Malformed(reason: "short \\u escape", offset: index) }
-        guard let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
-            throw Malformed(reason: "invalid \\u escape", offset: index)
-        }
+        guard let value = Self.hex4(bytes, at: index) else { throw Malformed(reason: "invalid \\u escape", offset: index) }
         index += 4
+        return value
+    }
+
+    /// The four hex digits at `index` (the caller checked they are there), or `nil`.
+    static func hex4<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> UInt32? where Bytes.Index == Int {
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
         return value
     }
 }
