@@ -64,6 +64,12 @@ final class Stack: Sendable {
         }
     }
 
+    /// The same on a database made elsewhere (``StandbyPair/withDatabase(maxConnections:_:)``), whose
+    /// maker holds whatever gate it needs.
+    static func run(on database: TestDatabaseInstance, _ body: (Stack) async throws -> Void) async throws {
+        try await run(database, false, [:], defaultClientOptions, body)
+    }
+
     static var defaultClientOptions: RPCClientOptions {
         var options = RPCClientOptions()
         options.defaultTimeout = .seconds(30)

@@ -194,13 +194,22 @@ extension ServiceRoles {
         return (0..<24).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
     }
 
-    /// `url` (a `postgresql://` URL) with its user and password replaced: the same server and
-    /// database, reached as `role`. Nil when `url` is not a URL.
+    /// `url` (a `postgresql://` URL) with its user and password replaced: the same servers and
+    /// database, reached as `role`. Nil when `url` is not a URL. libpq's multi-host form
+    /// (`postgresql://u@h1:p1,h2:p2/db?target_session_attrs=read-write`, what a failover pair is
+    /// given) is no RFC 3986 URL, which `URLComponents` rejects, so only the user information
+    /// before the hosts is rewritten; the rest is kept as it is.
     public static func url(_ url: String, user role: String, password: String) -> String? {
-        guard var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true else { return nil }
-        components.user = role
-        components.password = password
-        return components.string
+        guard let separator = url.range(of: "://"), url[..<separator.lowerBound].hasPrefix("postgres"),
+            let user = role.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed),
+            let password = password.addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed)
+        else { return nil }
+        let rest = url[separator.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        // No host is libpq's default (the local socket): `postgresql://role:pw@/db`.
+        let hosts = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        return url[..<separator.upperBound] + "\(user):\(password)@" + hosts + rest[authorityEnd...]
     }
 }
 
