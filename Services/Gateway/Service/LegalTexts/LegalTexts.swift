@@ -35,8 +35,9 @@ public final class LegalTexts: Sendable {
     private let hits = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "hit")])
     private let misses = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "miss")])
 
-    /// At most this many distinct PostgREST queries are memoised per generation (clients send a
-    /// handful; anything beyond is computed per request rather than grow memory).
+    /// At most this many distinct PostgREST requests (query, `Range`, `Prefer: count`, media
+    /// type) are memoised per generation (clients send a handful; anything beyond is computed per
+    /// request rather than grow memory).
     static let restAnswerLimit = 64
 
     /// `isLegalConnected` says whether the gateway's bus connection to Legal is up now: while it
