@@ -123,6 +123,21 @@ import Testing
         }
     }
 
+    /// Escapes, valid and not, in random strings: the parser checks them without unescaping and the
+    /// scanner unescapes them once; together they must accept and refuse what Foundation does.
+    @Test func randomEscapesDecodeLikeFoundation() {
+        let pool = [
+            "a", "é", #"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u00e9"#, #"\u0000"#, #"\uFFFF"#,
+            #"\uD83D\uDE00"#, #"\uDBFF\uDFFF"#, #"\ud83d"#, #"\ude00"#, #"\ud83d\u0041"#, #"\u+041"#, #"\u-000"#, #"\u12"#,
+            #"\x"#, #"\U00E9"#, #"\u00G0"#,
+        ]
+        var rng = SplitMix64(seed: 13)
+        for _ in 0..<2000 {
+            let text = (0..<Int.random(in: 1...4, using: &rng)).map { _ in pool.randomElement(using: &rng)! }.joined()
+            Self.expectSame([String].self, "[\"\(text)\"]")
+        }
+    }
+
     /// UUIDs are parsed on the fast path (Foundation's parser makes 16 `sscanf` calls); every text
     /// Foundation's would judge otherwise must fall back and get Foundation's value or error.
     @Test(arguments: [
