@@ -43,6 +43,10 @@ extension ReliabilityTests {
                 while load.acknowledgedCount < 500 { try await Task.sleep(for: .milliseconds(5)) }
             }
             let primaryPort = try await serverPort(stack)
+            // Commits on the primary wait for the standby: what makes an acknowledged write survive the primary.
+            let synchronous = try await stack.count(
+                "SELECT count(*)::bigint FROM pg_stat_replication WHERE sync_state = 'sync' AND current_setting('synchronous_commit') = 'on'")
+            #expect(synchronous == 1, "the primary has no synchronous standby")
             // The clock starts once every process of the primary is gone (deploy/pg kill waits for that).
             try await pair.killPrimary()
             let killedAt = ContinuousClock.now

@@ -28,12 +28,17 @@ public final class StandbyPair: Sendable {
         try await ClusterGate.holding(.exclusive) {
             let folder = TestDatabase.repositoryRoot.appendingPathComponent(".local/failover-\(UUID().uuidString.prefix(8).lowercased())")
             let result: Result<T, any Error>
+            // As root, a folder the postgres user cannot reach is replaced by one under /var/tmp
+            // (deploy/pg prints where: COMPASS_PG_DIR); removed with the requested one.
+            let relocated = Locked<[String]>([])
             do {
-                try await script(["start", "--dir", folder.appendingPathComponent("primary").path, "--fresh"])
+                let primaryOutput = try await script(["start", "--dir", folder.appendingPathComponent("primary").path, "--fresh"])
+                relocated.withLock { $0.append(contentsOf: Self.dataFolders(primaryOutput)) }
                 let output = try await script([
                     "start-standby", "--dir", folder.appendingPathComponent("standby").path,
                     "--primary-dir", folder.appendingPathComponent("primary").path, "--fresh",
                 ])
+                relocated.withLock { $0.append(contentsOf: Self.dataFolders(output)) }
                 guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("export DATABASE_URL=") }) else {
                     throw TestSupportError("deploy/pg start-standby printed no DATABASE_URL: \(output)")
                 }
@@ -49,8 +54,14 @@ public final class StandbyPair: Sendable {
                 _ = try? await script(["stop", "--dir", folder.appendingPathComponent("primary").path])
             }
             try? FileManager.default.removeItem(at: folder)
+            for path in relocated.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
             return try result.get()
         }
+    }
+
+    /// The cluster folders `deploy/pg` printed (`export COMPASS_PG_DIR=…`).
+    static func dataFolders(_ output: String) -> [String] {
+        output.split(separator: "\n").filter { $0.hasPrefix("export COMPASS_PG_DIR=") }.map { String($0.dropFirst("export COMPASS_PG_DIR=".count)) }
     }
 
     /// `kill -9` of the primary's postmaster and every process of it, as a crashed host.
@@ -107,4 +118,11 @@ private final class LockedFlag: Sendable {
     private let value = LockedValue(false)
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
+}
+
+/// A value the pair's set-up and clean-up share.
+private final class Locked<Value: Sendable>: Sendable {
+    private let value: LockedValue<Value>
+    init(_ initial: Value) { value = LockedValue(initial) }
+    func withLock<T: Sendable>(_ body: (inout sending Value) -> sending T) -> T { value.withLock(body) }
 }
