@@ -121,7 +121,7 @@ import Testing
                 #expect(object != nil, "not a JSON object: \(line)")
             }
             let ready = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-                .first { $0["message"] as? String == "ready" }
+                .first { $0["message"] as? String == "ready" && $0["health"] != nil }
             #expect(ready?["health"] as? String == String(port))
             #expect(ready?["service"] as? String == "example")
         }

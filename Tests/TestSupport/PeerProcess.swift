@@ -68,13 +68,14 @@ public final class PeerProcess: Sendable {
     }
 
     /// The fields of a ready line, as text (`ready http=8080 health=5750` gives `http=8080 health=5750`)
-    /// or as a `LOG_FORMAT=json` process writes it (one log object whose `message` is `ready`: its
-    /// `http` and `health` fields, in that order, in the same `key=value` form); nil for any other line.
+    /// or as a `LOG_FORMAT=json` process writes it (the log object whose `message` is `ready` and
+    /// that has a `health` field: its `http` and `health` fields, in that order, in the same
+    /// `key=value` form; ServiceKit's own `ready` log line has no `health`); nil for any other line.
     static func readyFields(_ line: String) -> String? {
         if line.hasPrefix("ready ") { return String(line.dropFirst("ready ".count)) }
         guard line.hasPrefix("{"),
             let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-            object["message"] as? String == "ready"
+            object["message"] as? String == "ready", object["health"] != nil
         else { return nil }
         return ["http", "health"].compactMap { key in (object[key] as? String).map { "\(key)=\($0)" } }
             .joined(separator: " ")
