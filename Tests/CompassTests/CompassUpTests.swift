@@ -63,6 +63,22 @@ import Testing
             }
             let status = try run("compass", ["status", "--base-port", String(base)], cli)
             #expect(status.output.contains("legal      ready"), "\(status.output)")
+            // A deployment that is not this layout (compose, Kubernetes) names each health server,
+            // and the bus endpoints come from the variables; one server that does not answer is DOWN.
+            let named = try run(
+                "compass",
+                [
+                    "status", "--health", "legal=http://127.0.0.1:\(base + 21)", "--health",
+                    "gateway=http://127.0.0.1:\(base + 20)/",
+                ], cli)
+            #expect(named.status == 0, "\(named.output)")
+            #expect(named.output.contains("legal      ready"), "\(named.output)")
+            #expect(named.output.contains("rpc tcp://127.0.0.1:\(base + 1) events tcp://127.0.0.1:\(base + 11)"), "\(named.output)")
+            #expect(named.output.contains("gateway    ready"), "\(named.output)")
+            let oneDown = try run("compass", ["status", "--health", "audit=http://127.0.0.1:\(base + 29)"], cli)
+            #expect(oneDown.status == 1 && oneDown.output.contains("audit      DOWN"), "\(oneDown.output)")
+            let malformed = try run("compass", ["status", "--health", "legal"], cli)
+            #expect(malformed.status != 0 && malformed.output.contains("--health takes name=URL"), "\(malformed.output)")
             let current = try run("compass", ["call", "legal.current", #"{"type":"terms_of_service"}"#], cli)
             #expect(current.status == 0)
             #expect(current.output.contains(#""version" : "2025-12-12""#), "\(current.output)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ServiceKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -15,16 +16,55 @@ struct Status: AsyncParsableCommand {
     @Option(help: "The base port the stack was started with (`compass up --base-port`); DESIGN.md defaults otherwise.")
     var basePort: Int?
 
+    @Option(
+        name: .customLong("health"),
+        help: ArgumentHelp(
+            "A process's health server as name=URL (e.g. legal=http://legal:8081), once per process: for a deployment "
+                + "that is not `compass up`'s layout (compose, Kubernetes). Bus endpoints are then the *_RPC_ENDPOINTS "
+                + "and *_EVENTS_ENDPOINTS variables.",
+            valueName: "name=url"))
+    var health: [String] = []
+
+    /// What to probe: each process's name, health server and bus endpoints (for the listing).
+    struct Target {
+        let name: String
+        let healthURL: String
+        let bus: String
+    }
+
+    func targets() throws -> [Target] {
+        guard !health.isEmpty else {
+            let layout = StackLayout(basePort: basePort)
+            return layout.members.map { member in
+                let endpoints = [layout.rpcEndpoint(member), layout.eventsEndpoint(member)].compactMap { $0 }
+                let url = "http://\(layout.host):\(member.healthPort)"
+                return Target(
+                    name: member.name, healthURL: url,
+                    bus: endpoints.isEmpty ? url : "rpc \(endpoints[0]) events \(endpoints[1])")
+            }
+        }
+        let environment = ProcessInfo.processInfo.environment
+        return try health.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, let url = URL(string: parts[1]), url.scheme?.hasPrefix("http") == true
+            else { throw ValidationError("--health takes name=URL (e.g. legal=http://legal:8081), not \"\(entry)\"") }
+            let base = parts[1].hasSuffix("/") ? String(parts[1].dropLast()) : parts[1]
+            let prefix = ServiceName(rawValue: parts[0])?.variablePrefix
+            let rpc = prefix.flatMap { environment["\($0)_RPC_ENDPOINTS"] }
+            let events = prefix.flatMap { environment["\($0)_EVENTS_ENDPOINTS"] }
+            let bus = rpc.map { "rpc \($0)" + (events.map { " events \($0)" } ?? "") } ?? base
+            return Target(name: parts[0], healthURL: base, bus: bus)
+        }
+    }
+
     func run() async throws {
-        let layout = StackLayout(basePort: basePort)
         var healthy = true
-        for member in layout.members {
-            let health = await HTTPProbe.get("http://\(layout.host):\(member.healthPort)/healthz")
-            let ready = await HTTPProbe.get("http://\(layout.host):\(member.healthPort)/readyz")
-            let endpoints = [layout.rpcEndpoint(member), layout.eventsEndpoint(member)].compactMap { $0 }
-            let bus = endpoints.isEmpty ? "http://\(layout.host):\(member.healthPort)" : "rpc \(endpoints[0]) events \(endpoints[1])"
+        for target in try targets() {
+            let health = await HTTPProbe.get("\(target.healthURL)/healthz")
+            let ready = await HTTPProbe.get("\(target.healthURL)/readyz")
+            let bus = target.bus
             guard let health, health.status == 200, let body = health.json else {
-                print("\(member.name.padding(toLength: 10, withPad: " ", startingAt: 0)) DOWN       \(bus)")
+                print("\(target.name.padding(toLength: 10, withPad: " ", startingAt: 0)) DOWN       \(bus)")
                 healthy = false
                 continue
             }
@@ -32,7 +72,7 @@ struct Status: AsyncParsableCommand {
             let uptime = body["uptimeSeconds"] as? Int ?? 0
             let isReady = ready?.status == 200
             healthy = healthy && isReady
-            var line = "\(member.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(isReady ? "ready    " : "NOT READY") "
+            var line = "\(target.name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(isReady ? "ready    " : "NOT READY") "
             line += " version \(version), up \(uptime) s, \(bus)"
             print(line)
             // `{"ready":false,"status":"running","checks":{"database":"ok","bus":"unreachable: …"}}`
