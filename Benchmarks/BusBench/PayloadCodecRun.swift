@@ -57,12 +57,7 @@ enum PayloadCodecRun {
         let plainDecoder = JSONDecoder()
         let plainData = try plainEncoder.encode(value)
         guard try plainDecoder.decode(T.self, from: plainData) == value else { throw BusError(.internal, "\(name): plain dates differ") }
-        let iterations = max(20, 2_000_000 / max(data.count, 100))
-        func time(_ body: () throws -> Void) rethrows -> Double {
-            let start = ContinuousClock.now
-            for _ in 0..<iterations { try body() }
-            return (ContinuousClock.now - start).inSeconds * 1e6 / Double(iterations)
-        }
+        let time = timer(bytes: data.count, perSecond: 1e6)
         var figures: [String: [Double]] = [:]
         for _ in 0..<rounds {
             figures["encode generic", default: []].append(try time { _ = try BusJSON.encodedWithoutHandCoder(value) })
@@ -93,20 +88,7 @@ enum PayloadCodecRun {
             try foundationDecoder.decode(T.self, from: data) == value
         else { throw BusError(.internal, "\(name): the codecs disagree") }
         let fast = BusJSON.fastPathHandles(value)
-        // About 20 ms of work per timed block whatever the payload's size.
-        // Dates as Foundation writes them by default: what the payload would cost without the
-        // custom date strategy (different bytes, so only a bound).
-        let plainEncoder = JSONEncoder()
-        plainEncoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let plainDecoder = JSONDecoder()
-        let plainData = try plainEncoder.encode(value)
-        guard try plainDecoder.decode(T.self, from: plainData) == value else { throw BusError(.internal, "\(name): plain dates differ") }
-        let iterations = max(20, 2_000_000 / max(data.count, 100))
-        func time(_ body: () throws -> Void) rethrows -> Double {
-            let start = ContinuousClock.now
-            for _ in 0..<iterations { try body() }
-            return (ContinuousClock.now - start).inSeconds * 1e9 / Double(iterations)
-        }
+        let time = timer(bytes: data.count, perSecond: 1e9)
         var figures: [String: [Double]] = [:]
         for _ in 0..<rounds {
             figures["encode bus", default: []].append(try time { _ = try BusJSON.encode(value) })
@@ -124,6 +106,17 @@ enum PayloadCodecRun {
                 name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%7d", data.count)
                     + "   " + (fast ? "yes " : "no  ") + "   " + op
                     + String(format: "   %10.0f   %10.0f   %11.0f   %5.2f   %5.2f", bus, generic, foundation, foundation / bus, generic / bus))
+        }
+    }
+
+    /// A timer for one payload: it runs a body enough times for about 20 ms of work whatever the
+    /// payload's size and answers the time of one run in 1/`perSecond` s (1e6: µs, 1e9: ns).
+    private static func timer(bytes: Int, perSecond: Double) -> (() throws -> Void) throws -> Double {
+        let iterations = max(20, 2_000_000 / max(bytes, 100))
+        return { body in
+            let start = ContinuousClock.now
+            for _ in 0..<iterations { try body() }
+            return (ContinuousClock.now - start).inSeconds * perSecond / Double(iterations)
         }
     }
 }

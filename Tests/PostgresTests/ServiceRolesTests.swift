@@ -52,14 +52,7 @@ import Testing
 
     /// Expects `sql` run by `pool`'s role to be refused for want of privilege (42501).
     static func expectRefused(_ pool: PostgresPool, _ sql: String, sourceLocation: SourceLocation = #_sourceLocation) async {
-        do {
-            try await pool.withConnection { db in try db.executeScript(sql) }
-            Issue.record("\(sql) was allowed", sourceLocation: sourceLocation)
-        } catch let error as PostgresError {
-            #expect(error.sqlState == "42501", "\(sql): \(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("\(sql): \(error)", sourceLocation: sourceLocation)
-        }
+        #expect(await PrivilegeCheck.run(pool, sql) == .refused, "\(sql)", sourceLocation: sourceLocation)
     }
 
     @Test func aRuntimeRoleReadsAndWritesItsOwnRowsOnly() async throws {
