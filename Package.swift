@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "bus-bench", targets: ["BusBench"]),
         .executable(name: "audit-bench", targets: ["AuditBench"]),
         .executable(name: "compass", targets: ["compass"]),
+        .executable(name: "recruiting-compass", targets: ["MultiCall"]),
         .executable(name: "documents-bench", targets: ["DocumentsBench"]),
         .executable(name: "identity-bench", targets: ["IdentityBench"]),
     ],
@@ -159,13 +160,24 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Operator CLI
-        .executableTarget(
-            name: "compass",
+        // The commands live in a library so the multicall binary can hold them too.
+        .target(
+            name: "CompassCLI",
             dependencies: [
                 "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ], path: "Services/Compass", swiftSettings: strict),
+            ], path: "Services/Compass", exclude: ["Main"], swiftSettings: strict),
+        .executableTarget(name: "compass", dependencies: ["CompassCLI"], path: "Services/Compass/Main", swiftSettings: strict),
+
+        // MARK: The image's one binary
+        // Every shipped executable in one binary that its name picks (`recruiting-compass`;
+        // deploy/Dockerfile says why). The per-executable products stay: `compass up`,
+        // `deploy/run` and the tests start them by name from the build folder.
+        .executableTarget(
+            name: "MultiCall",
+            dependencies: ["LegalService", "AuditService", "AccountsService", "DocumentsService", "GatewayService", "CompassCLI"],
+            path: "Services/MultiCall", swiftSettings: strict),
         // MARK: Documents
         .target(
             name: "DocumentsService",

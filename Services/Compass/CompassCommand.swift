@@ -8,7 +8,6 @@ import ArgumentParser
 /// `BUS_SECRET_KEY`, `AUDIT_PUBLIC_KEY`, …; `compass --help-env` lists them), so pointing the CLI
 /// at a deployment is the same as configuring a service for it. With CURVE on, the CLI's key must
 /// be admitted under the name `operator`.
-@main
 struct Compass: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compass",
@@ -18,4 +17,12 @@ struct Compass: AsyncParsableCommand {
             DatabaseCommand.self,
             HelpEnvironment.self,
         ])
+}
+
+/// The `compass` executable's entry point. Its own executable (`Services/Compass/Main`) and the
+/// image's multicall `recruiting-compass` (`Services/MultiCall`) both call it.
+public enum CompassExecutable {
+    public static func main() async {
+        await Compass.main()
+    }
 }
