@@ -1,0 +1,346 @@
+"""The packaged product: the image docker-compose.yml builds, brought up through deploy/compose,
+checked against the published gateway port, operated with `compass` from the image, and faulted
+from the host (deploy/test-containers runs it; the tests run in this file's order).
+"""
+import hashlib
+import io
+import os
+import secrets
+import signal
+import time
+import urllib.parse
+import urllib.request
+import uuid
+
+import pytest
+from supabase import create_client
+from tusclient import client as tus_client
+
+from deployment import IMAGE, MOUNT, SERVICES, AcceptanceLoad, podman
+
+UID = GID = 10001
+
+
+# The deployment as it comes up ------------------------------------------------------------------
+
+def test_every_container_comes_up_healthy(deployment):
+    print(f"containers: up and healthy in {deployment.up_seconds:.1f} s")
+    assert deployment.wait_healthy(timeout=5) < 5
+    # db-roles ran once and succeeded; only the gateway is published.
+    roles = deployment.state("db-roles")
+    assert not roles["Running"] and roles["ExitCode"] == 0
+    for service in SERVICES + ("postgres",):
+        ports = podman("port", deployment.container(service))
+        if service == "gateway":
+            assert ports.split() == ["8080/tcp", "->", f"0.0.0.0:{deployment.port}"], ports
+        else:
+            assert ports == "", f"{service} publishes {ports}"
+
+
+def test_the_image_runs_as_its_non_root_user(deployment):
+    assert podman("image", "inspect", "-f", "{{.Config.User}}", IMAGE) == f"{UID}:{GID}"
+    # The uid and gid have entries: a process sees names, not bare numbers.
+    assert podman("run", "--rm", "--network", "none", IMAGE, "id") == \
+        f"uid={UID}(compass) gid={GID}(compass) groups={GID}(compass)"
+    for service in SERVICES:
+        status = deployment.compose("exec", "-T", service, "cat", "/proc/1/status").stdout
+        ids = {line.split(":")[0]: line.split()[1:] for line in status.splitlines() if line.startswith(("Uid:", "Gid:"))}
+        assert ids == {"Uid": [str(UID)] * 4, "Gid": [str(GID)] * 4}, f"{service}: {ids}"
+
+
+def test_every_service_runs_with_a_read_only_root_filesystem(deployment):
+    for service in SERVICES:
+        assert deployment.inspect(service, "{{.HostConfig.ReadonlyRootfs}}") == "true", service
+        probe = deployment.compose("exec", "-T", service, "sh", "-c", "touch /app/probe", check=False)
+        assert probe.returncode != 0 and "Read-only file system" in probe.stderr + probe.stdout, service
+
+
+# Seed 004, the legal pages, the API description ------------------------------------------------
+
+def test_seed_004_routes(deployment, shared):
+    status, terms, _ = deployment.get("/api/terms")
+    assert status == 200 and terms["content"].startswith("# ") and terms["version"]
+    apple_id = "containers." + uuid.uuid4().hex
+    body = {"apple_id": apple_id, "email": apple_id + "@example.com", "name": "Seed", "state": "AL",
+            "eligibility_certified": True, "tos_version": terms["version"]}
+    # Without credentials: refused, nothing made.
+    status, error, _ = deployment.request("POST", "/api/users", body)
+    assert status == 401 and "error" in error
+    apple = {"Authorization": "Bearer " + deployment.apple.token(apple_id)}
+    # A restricted state: 403 with the seed's {"error": …}, and no user.
+    status, error, _ = deployment.request("POST", "/api/users", dict(body, state="NV"), apple)
+    assert status == 403 and isinstance(error["error"], str) and error["error"]
+    status, user, _ = deployment.request("POST", "/api/users", body, apple)
+    assert status == 200 and user["state"] == "AL" and user["hasConfirmedEligibility"] and user["tos_version"] == terms["version"]
+    # An existing user skips eligibility: the same account back.
+    status, again, _ = deployment.request("POST", "/api/users", {"apple_id": apple_id, "email": None, "name": None}, apple)
+    assert status == 200 and again["id"] == user["id"]
+    status, accepted, _ = deployment.request("PUT", f"/api/users/{user['id']}/accept-tos", {"tos_version": terms["version"]}, apple)
+    assert status == 200 and accepted["has_accepted_tos"] is True and accepted["needs_to_accept_tos"] is False
+    # Someone else's id: refused.
+    status, error, _ = deployment.request("PUT", f"/api/users/{uuid.uuid4()}/accept-tos", {"tos_version": terms["version"]}, apple)
+    assert status == 403 and "error" in error
+    shared["seed_user"] = (user["id"].lower(), apple_id, body["email"])
+
+
+@pytest.mark.parametrize("path, heading", [("/legal/privacy", "Privacy Policy"), ("/legal/terms", "Terms")])
+def test_legal_pages(deployment, path, heading):
+    status, page, headers = deployment.get(path, raw=True)
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert b"<h1" in page and heading.encode() in page
+
+
+def test_openapi_describes_the_seed_routes(deployment):
+    status, document, headers = deployment.get("/openapi.json")
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    assert document["openapi"].startswith("3.")
+    assert {"/api/terms", "/api/users", "/api/users/{id}/accept-tos"} <= set(document["paths"])
+    assert "put" in document["paths"]["/api/users/{id}/accept-tos"]
+
+
+# compass from the image, on the containerized bus, with the operator's key ---------------------
+
+def test_compass_audit_verify_and_users_find(deployment, shared):
+    verified = deployment.compass("audit", "verify", check=False)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    user_id, apple_id, email = shared["seed_user"]
+    for who in (email, apple_id, user_id):
+        found = deployment.compass("users", "find", who)
+        assert user_id in found.stdout.lower(), (who, found.stdout)
+    missing = deployment.compass("users", "find", "nobody-" + uuid.uuid4().hex + "@example.com", check=False)
+    assert user_id not in missing.stdout.lower()
+
+
+def test_compass_legal_publish_reaches_the_gateway(deployment, shared):
+    _, terms, _ = deployment.get("/api/terms")
+    version = time.strftime("%Y-%m-%d", time.gmtime()) + "-ct" + secrets.token_hex(3)
+    marker = "Container test " + uuid.uuid4().hex
+    text = terms["content"].rstrip() + f"\n\n## {marker}\n\nPublished by deploy/test-containers.\n"
+    (deployment.mount / "terms.md").write_text(text)
+    os.chmod(deployment.mount / "terms.md", 0o644)
+    published = deployment.compass("legal", "publish", "--type", "terms_of_service", "--version", version,
+                                   "--file", f"{MOUNT}/terms.md", check=False)
+    assert published.returncode == 0, published.stdout + published.stderr
+    # The gateway learns it from Legal's event: the JSON route and the page.
+    deadline = time.monotonic() + 15
+    while deployment.get("/api/terms")[1]["version"] != version:
+        assert time.monotonic() < deadline, "the published version did not reach /api/terms"
+        time.sleep(0.2)
+    _, current, _ = deployment.get("/api/terms")
+    assert marker in current["content"]
+    _, page, _ = deployment.get("/legal/terms", raw=True)
+    assert marker.encode() in page
+    shown = deployment.compass("legal", "show", "--type", "terms_of_service", "--history")
+    assert version in shown.stdout
+    # The same version with another text is refused and changes nothing.
+    (deployment.mount / "other.md").write_text(text + "\nAnother line.\n")
+    os.chmod(deployment.mount / "other.md", 0o644)
+    refused = deployment.compass("legal", "publish", "--type", "terms_of_service", "--version", version,
+                                 "--file", f"{MOUNT}/other.md", check=False)
+    assert refused.returncode != 0
+    assert deployment.get("/api/terms")[1]["content"] == current["content"]
+    shared["published"] = (version, marker)
+
+
+# The Supabase client: sign-in, a tus upload, its file_url ---------------------------------------
+
+def test_supabase_sign_in_tus_upload_and_file_url(deployment, shared):
+    apple_id = "containers." + uuid.uuid4().hex
+    raw_nonce = secrets.token_urlsafe(24)
+    supabase = create_client(deployment.url, deployment.anon_key)
+    signed_in = supabase.auth.sign_in_with_id_token({
+        "provider": "apple", "nonce": raw_nonce,
+        "token": deployment.apple.token(apple_id, nonce=hashlib.sha256(raw_nonce.encode()).hexdigest(), email="ct@example.com")})
+    token = signed_in.session.access_token
+    assert signed_in.user.app_metadata["provider"] == "apple" and signed_in.session.token_type == "bearer"
+    status, user, _ = deployment.request(
+        "POST", "/api/users", {"apple_id": apple_id, "email": "ct@example.com", "name": "Ct", "state": "AL",
+                               "eligibility_certified": True, "tos_version": deployment.terms_version()},
+        {"Authorization": "Bearer " + token})
+    assert status == 200, user
+    assert str(uuid.UUID(supabase.auth.get_user().user.id)) == user["id"].lower()
+
+    data = os.urandom(1_500_000)
+    uploader = tus_client.TusClient(deployment.url + "/api/uploads", headers={"Authorization": "Bearer " + token})
+    upload = uploader.uploader(file_stream=io.BytesIO(data), chunk_size=512 * 1024, metadata={
+        "type": "transcript", "filename": "grades.bin", "filetype": "application/octet-stream", "title": "Grades"})
+    upload.upload()
+    assert upload.offset == len(data)
+    document_id = upload.url.rstrip("/").rsplit("/", 1)[-1]
+    supabase.postgrest.auth(token)
+    row = supabase.from_("documents").select("id, title, file_url").eq("id", document_id).single().execute().data
+    assert row["title"] == "Grades"
+    file_url = row["file_url"]
+    assert file_url.startswith(deployment.url + "/storage/v1/object/sign/documents/" + document_id + "/")
+    with urllib.request.urlopen(file_url, timeout=30) as response:  # no headers at all
+        assert response.status == 200 and response.read() == data
+    with urllib.request.urlopen(urllib.request.Request(file_url, headers={"Range": "bytes=1000-1999"}), timeout=30) as response:
+        assert response.status == 206 and response.read() == data[1000:2000]
+        assert response.headers["Content-Range"] == f"bytes 1000-1999/{len(data)}"
+    shared["document"] = (apple_id, document_id, hashlib.sha256(data).hexdigest(), len(data))
+
+
+# Faults under acceptance load -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def users(deployment):
+    return [deployment.sign_up() for _ in range(8)]
+
+
+def accept_counts(deployment, users) -> dict[str, int]:
+    return {user.id: sum(1 for record in deployment.accept_records(user) if record["receipt"]["action"] == "accept")
+            for user in users}
+
+
+def ready(deployment, service) -> bool:
+    """The new process answers its own readiness (what the health check asks)."""
+    if service == "postgres":
+        probe = podman("exec", deployment.container(service), "pg_isready", "-U", "compass", "-d", "compass", check=False, timeout=10)
+        return "accepting connections" in probe
+    try:
+        podman("exec", deployment.container(service), "curl", "-fsS", "http://127.0.0.1:8081/readyz", timeout=10)
+        return True
+    except (RuntimeError, TimeoutError):
+        return False
+
+
+def longest_pause(load: AcceptanceLoad, start: float, end: float) -> float:
+    """The longest time without an acknowledged acceptance between start and end."""
+    with load.lock:
+        times = sorted(t for t in load.acks if start <= t <= end)
+    points = [start, *times, end]
+    return max(b - a for a, b in zip(points, points[1:]))
+
+
+def under_load(deployment, users, faults, name, inject):
+    """Runs `inject` (which returns once the system recovered, with its figures) under acceptance
+    load; checks every acknowledged acceptance is in Audit once and the chain verifies."""
+    baseline = accept_counts(deployment, users)
+    load = AcceptanceLoad(deployment, users, deployment.terms_version()).start()
+    started = time.monotonic()
+    load.wait_acks_after(started, 100, 60)
+    t0 = time.monotonic()
+    figures = inject(t0)
+    recovered = time.monotonic()
+    during_fault = load.acknowledged_since(t0)
+    load.wait_acks_after(recovered, 100, 120)
+    pause = longest_pause(load, t0, recovered)
+    load.stop()
+    after = accept_counts(deployment, users)
+    lost = duplicated = 0
+    for index, user in enumerate(users):
+        difference = after[user.id] - baseline[user.id] - load.acknowledged[index]
+        if difference < 0:
+            lost -= difference
+        else:
+            duplicated += difference
+    verified = deployment.compass("audit", "verify", check=False)
+    row = dict(fault=name, acknowledged=load.total, during_fault=during_fault, lost=lost, duplicated=duplicated,
+               abandoned=load.abandoned, longest_pause=round(pause, 2), failed_attempts=dict(load.failures),
+               chain_verifies=verified.returncode == 0, **figures)
+    faults.append(row)
+    print("RELIABILITY containers", " ".join(f"{key}={value}" for key, value in row.items()))
+    assert load.abandoned == 0, f"{load.abandoned} acceptances never acknowledged"
+    assert lost == 0 and duplicated == 0, f"{lost} acknowledged acceptances lost, {duplicated} doubled"
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    return row
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_kill_9_of_a_service_process_is_restarted_and_loses_nothing(deployment, users, faults, service):
+    def inject(t0):
+        container = deployment.container(service)
+        pid = int(deployment.inspect(service, "{{.State.Pid}}"))
+        restarts = int(deployment.inspect(service, "{{.RestartCount}}"))
+        assert pid > 0
+        os.kill(pid, signal.SIGKILL)  # from the host: a crash, not a user stop
+        killed = time.monotonic()
+        while True:
+            state = deployment.state(service)
+            if state["Running"] and state["Pid"] not in (0, pid):
+                break
+            assert time.monotonic() - killed < 60, f"{service} was not restarted: {state}"
+            time.sleep(0.05)
+        restarted = time.monotonic()
+        while not ready(deployment, service):
+            assert time.monotonic() - killed < 90, f"{service} did not become ready again"
+            time.sleep(0.1)
+        ready_at = time.monotonic()
+        assert deployment.container(service) == container, "a new container, not a restart"
+        assert int(deployment.inspect(service, "{{.RestartCount}}")) == restarts + 1
+        return dict(restarted_s=round(restarted - killed, 2), ready_s=round(ready_at - killed, 2))
+
+    row = under_load(deployment, users, faults, f"kill -9 {service}", inject)
+    deployment.wait_healthy(timeout=60)
+    assert row["ready_s"] < 60
+
+
+def test_postgres_stopped_for_20_s_services_recover_without_restart(deployment, users, faults):
+    def inject(t0):
+        before = {service: deployment.inspect(service, "{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}") for service in SERVICES}
+        postgres = deployment.container("postgres")
+        stop = time.monotonic()
+        podman("stop", "-t", "10", postgres)
+        stopped = time.monotonic()
+        time.sleep(max(0.0, 20 - (stopped - stop)))
+        podman("start", postgres)
+        started = time.monotonic()
+        while not ready(deployment, "postgres"):
+            assert time.monotonic() - started < 60, "PostgreSQL did not accept connections again"
+            time.sleep(0.1)
+        pg_ready = time.monotonic()
+        # The services find it again by themselves: every one ready, none restarted.
+        for service in SERVICES:
+            while not ready(deployment, service):
+                assert time.monotonic() - started < 90, f"{service} did not become ready again"
+                time.sleep(0.2)
+        services_ready = time.monotonic()
+        after = {service: deployment.inspect(service, "{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}") for service in SERVICES}
+        assert after == before, f"services were restarted: {before} -> {after}"
+        return dict(stopped_s=round(started - stop, 1), pg_ready_after_start_s=round(pg_ready - started, 2),
+                    services_ready_after_start_s=round(services_ready - started, 2))
+
+    row = under_load(deployment, users, faults, "postgres stopped 20 s", inject)
+    deployment.wait_healthy(timeout=60)
+    assert row["services_ready_after_start_s"] < 60
+
+
+def test_down_then_up_keeps_every_row_and_document(deployment, users, shared, faults):
+    counts = accept_counts(deployment, users)
+    version, marker = shared["published"]
+    ids = {service: deployment.container(service) for service in SERVICES + ("postgres",)}
+    down = time.monotonic()
+    deployment.down()
+    assert podman("ps", "-a", "-q", "--filter", "label=com.docker.compose.project=" + deployment.env["COMPOSE_PROJECT_NAME"]) == ""
+    up_seconds = deployment.up()
+    recovered = time.monotonic() - down
+    assert all(deployment.container(service) != ids[service] for service in ids), "the containers were not made anew"
+    assert accept_counts(deployment, users) == counts
+    _, terms, _ = deployment.get("/api/terms")
+    assert terms["version"] == version and marker in terms["content"]
+    user_id, apple_id, email = shared["seed_user"]
+    assert user_id in deployment.compass("users", "find", email).stdout.lower()
+    # The document: its bytes through a fresh file_url.
+    apple_id, document_id, digest, length = shared["document"]
+    token = deployment.sign_in(apple_id)["sessionToken"]
+    supabase = create_client(deployment.url, deployment.anon_key)
+    supabase.postgrest.auth(token)
+    file_url = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data["file_url"]
+    with urllib.request.urlopen(file_url, timeout=30) as response:
+        body = response.read()
+    assert len(body) == length and hashlib.sha256(body).hexdigest() == digest
+    verified = deployment.compass("audit", "verify", check=False)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    row = dict(fault="down, then up", acknowledged=sum(counts.values()), lost=0, duplicated=0, up_s=round(up_seconds, 1),
+               recovered_s=round(recovered, 1), chain_verifies=True)
+    faults.append(row)
+    print("RELIABILITY containers", " ".join(f"{key}={value}" for key, value in row.items()))
+
+
+def test_nothing_written_outside_the_database(deployment):
+    """podman gives a read-only container tmpfs at /tmp, /var/tmp and /run (Kubernetes does not):
+    none of the services may have written a file there either."""
+    for service in SERVICES:
+        found = deployment.compose("exec", "-T", service, "sh", "-c",
+                                   f"find /tmp /var/tmp /run /dev/shm -type f ! -path '{MOUNT}/*' ! -name .containerenv 2>/dev/null").stdout
+        assert found.strip() == "", f"{service} wrote {found.split()}"
