@@ -1,7 +1,8 @@
 """docker-compose.yml brought up through deploy/compose as a project of its own, for the container
 tests (deploy/test-containers): its own COMPOSE_PROJECT_NAME, .env (COMPASS_ENV_FILE), gateway
 port and a compose override that mounts a test Apple key set into Accounts and the gateway and
-runs every Recruiting Compass container with a read-only root filesystem (as deploy/k8s asks).
+runs every Recruiting Compass container with a read-only root filesystem, no capabilities and no
+privilege escalation (as deploy/k8s's securityContext asks).
 
 Everything the tests check goes through the published gateway port, `deploy/compose compass …`
 (the CLI in the gateway's container with the operator's key) or podman itself (faults).
@@ -93,7 +94,8 @@ class Deployment:
         return apple
 
     def _override(self) -> str:
-        services = {name: {"read_only": True} for name in SERVICES}
+        # As deploy/k8s runs them: read-only root, no capabilities, no privilege escalation.
+        services = {name: {"read_only": True, "cap_drop": ["ALL"], "security_opt": ["no-new-privileges:true"]} for name in SERVICES}
         volume = [f"{self.mount}:{MOUNT}:ro"]
         services["accounts"].update(volumes=volume, environment={"ACCOUNTS_APPLE_JWKS": f"{MOUNT}/jwks.json"})
         services["gateway"].update(volumes=volume, environment=dict(

@@ -46,6 +46,9 @@ def test_the_image_runs_as_its_non_root_user(deployment):
         status = deployment.compose("exec", "-T", service, "cat", "/proc/1/status").stdout
         ids = {line.split(":")[0]: line.split()[1:] for line in status.splitlines() if line.startswith(("Uid:", "Gid:"))}
         assert ids == {"Uid": [str(UID)] * 4, "Gid": [str(GID)] * 4}, f"{service}: {ids}"
+        # deploy/k8s's securityContext, as the override asks: no capabilities, no new privileges.
+        fields = {line.split(":")[0]: line.split()[1] for line in status.splitlines() if line.startswith(("CapEff:", "CapPrm:", "NoNewPrivs:"))}
+        assert fields == {"CapEff": "0" * 16, "CapPrm": "0" * 16, "NoNewPrivs": "1"}, f"{service}: {fields}"
 
 
 def test_every_service_runs_with_a_read_only_root_filesystem(deployment):
