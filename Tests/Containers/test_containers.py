@@ -24,7 +24,7 @@ UID = GID = 10001
 # The deployment as it comes up ------------------------------------------------------------------
 
 def test_every_container_comes_up_healthy(deployment):
-    print(f"containers: up and healthy in {deployment.up_seconds:.1f} s")
+    print(f"test-containers: up and healthy in {deployment.up_seconds:.1f} s")
     assert deployment.wait_healthy(timeout=5) < 5
     # db-roles ran once and succeeded; only the gateway is published.
     roles = deployment.state("db-roles")
