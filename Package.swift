@@ -93,6 +93,14 @@ let package = Package(
         .target(
             name: "Contracts", dependencies: ["BusCore", "Hex"], path: "Shared/Contracts",
             swiftSettings: strict),
+        // Documents' bytes in S3-compatible storage: SigV4 over Foundation's URLSession (libcurl),
+        // no SwiftNIO and no new package (Shared/ObjectStorage/README.md says why).
+        .target(
+            name: "ObjectStorage",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Shared/ObjectStorage", exclude: ["README.md"], swiftSettings: strict),
         .target(
             name: "ServiceKit",
             dependencies: [
@@ -164,7 +172,7 @@ let package = Package(
         .target(
             name: "CompassCLI",
             dependencies: [
-                "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres",
+                "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres", "Identity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", exclude: ["Main"], swiftSettings: strict),
@@ -182,7 +190,7 @@ let package = Package(
         .target(
             name: "DocumentsService",
             dependencies: [
-                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit", "Hex",
+                "Bus", "Contracts", "Identity", "Postgres", "ServiceKit", "Hex", "ObjectStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

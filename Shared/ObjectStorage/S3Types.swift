@@ -1,0 +1,88 @@
+import Foundation
+
+/// What a HEAD of an object tells.
+public struct S3ObjectHead: Sendable, Equatable {
+    public let size: Int64
+    /// As S3 sends it, quotes included (`"9b2cf5…"`; a multipart object's ends in `-N`).
+    public let etag: String
+    public let contentType: String?
+    public let lastModified: Date?
+}
+
+/// One object of a listing.
+public struct S3ObjectSummary: Sendable, Equatable {
+    public let key: String
+    public let size: Int64
+    public let etag: String
+    public let lastModified: Date?
+}
+
+/// One page of ListObjectsV2: pass `nextContinuationToken` back for the next, nil on the last page.
+public struct S3ListPage: Sendable, Equatable {
+    public let objects: [S3ObjectSummary]
+    public let nextContinuationToken: String?
+}
+
+/// A key a multi-object delete could not remove, with S3's reason.
+public struct S3DeleteFailure: Sendable, Equatable {
+    public let key: String
+    public let code: String
+    public let message: String
+}
+
+/// A part to name in CompleteMultipartUpload: its number (1…10000) and the ETag UploadPart returned.
+public struct S3CompletedPart: Sendable, Equatable {
+    public let partNumber: Int
+    public let etag: String
+    public init(partNumber: Int, etag: String) {
+        self.partNumber = partNumber
+        self.etag = etag
+    }
+}
+
+/// A part already stored in an unfinished multipart upload (ListParts), for resuming.
+public struct S3PartInfo: Sendable, Equatable {
+    public let partNumber: Int
+    public let etag: String
+    public let size: Int64
+}
+
+/// An unfinished multipart upload (ListMultipartUploads).
+public struct S3MultipartUpload: Sendable, Equatable {
+    public let key: String
+    public let uploadId: String
+    public let initiated: Date?
+}
+
+/// The dates S3 sends: ISO 8601 in XML (`2026-11-27T12:15:04.000Z`) and IMF-fixdate in headers
+/// (`Fri, 27 Nov 2026 12:15:04 GMT`). Parsed by hand: `DateFormatter` is not Sendable.
+enum S3Dates {
+    static func iso8601(_ text: String) -> Date? {
+        let digits = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard digits.count >= 6 else { return nil }
+        return date(year: digits[0], month: digits[1], day: digits[2], hour: digits[3], minute: digits[4], second: digits[5])
+    }
+
+    static func httpDate(_ text: String) -> Date? {
+        let fields = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard fields.count == 6, let day = Int(fields[1]), let month = months.firstIndex(of: String(fields[2])),
+            let year = Int(fields[3])
+        else { return nil }
+        let time = fields[4].split(separator: ":").compactMap { Int($0) }
+        guard time.count == 3 else { return nil }
+        return date(year: year, month: month + 1, day: day, hour: time[0], minute: time[1], second: time[2])
+    }
+
+    /// Days from the civil date (Howard Hinnant's days_from_civil), then seconds.
+    static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146097 + dayOfEra - 719468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86400 + hour * 3600 + minute * 60 + second))
+    }
+}
