@@ -100,6 +100,28 @@ def test_compose_tls_proxy_is_opt_in_and_fronts_the_gateway(compose):
     assert "{$COMPASS_DOMAIN}" in text and caddy["environment"]["COMPASS_DOMAIN"]
 
 
+def test_compose_s3_profile_runs_seaweedfs_with_documents_credentials(compose):
+    # Not part of a plain `docker compose up`: only with --profile s3 (deploy/compose then keeps
+    # DOCUMENTS_STORAGE=s3 and the endpoint in .env).
+    services = compose["services"]
+    seaweedfs, documents = services["seaweedfs"], services["documents"]["environment"]
+    assert seaweedfs["profiles"] == ["s3"] and "seaweedfs" not in default_services(compose)
+    assert seaweedfs["image"].split("/")[-1].startswith("seaweedfs:") and "chrislusf/" in seaweedfs["image"]
+    assert not seaweedfs.get("ports"), "the object store stays on the compose network"
+    # SeaweedFS's admin identity is Documents' own key pair, made by `compass keys generate`.
+    assert seaweedfs["environment"]["AWS_ACCESS_KEY_ID"] == documents["DOCUMENTS_S3_ACCESS_KEY_ID"] != ""
+    assert seaweedfs["environment"]["AWS_SECRET_ACCESS_KEY"] == documents["DOCUMENTS_S3_SECRET_ACCESS_KEY"] != ""
+    assert seaweedfs["environment"]["S3_BUCKET"] == documents["DOCUMENTS_S3_BUCKET"]
+    # Without the profile Documents names no endpoint, so it never waits for a store that is not there.
+    assert not documents["DOCUMENTS_S3_ENDPOINT"] and not documents["DOCUMENTS_STORAGE"]
+    assert any(volume.endswith(":/data:rw") or volume.endswith(":/data") for volume in seaweedfs["volumes"])
+    script = next(v.split(":")[0] for v in seaweedfs["volumes"] if v.split(":")[1] == seaweedfs["entrypoint"][-1])
+    text = pathlib.Path(script).read_text()
+    assert "s3.bucket.create" in text and "compass-bucket-ready" in " ".join(seaweedfs["healthcheck"]["test"])
+    compose_script = (ROOT / "deploy/compose").read_text()
+    assert "DOCUMENTS_S3_ENDPOINT=http://seaweedfs:8333" in compose_script and "DOCUMENTS_STORAGE=s3" in compose_script
+
+
 def test_compose_refuses_to_start_without_keys(tmp_path):
     result = compose_config(tmp_path, leave_out=("AUDIT_SIGNING_KEY",))
     assert result.returncode != 0

@@ -35,6 +35,13 @@ struct Keys: ParsableCommand {
                 "# The gateways sign documents' file_url download links with this (all gateways need the same).",
                 "GATEWAY_FILE_URL_KEYS=\(randomBase64URL(bytes: 32))",
             ]
+            // SeaweedFS takes any key id; one that names the deployment reads well in its logs.
+            let accessKeyID = "compass-" + randomBytes(8).map { String(format: "%02x", $0) }.joined()
+            lines += [
+                "# Documents' S3 credentials (DOCUMENTS_STORAGE=s3): compose's s3 profile makes them SeaweedFS's admin identity.",
+                "DOCUMENTS_S3_ACCESS_KEY_ID=\(accessKeyID)",
+                "DOCUMENTS_S3_SECRET_ACCESS_KEY=\(randomBase64URL(bytes: 32))",
+            ]
             lines.append("# Each service's database roles (`compass db roles`): the owner migrates, the runtime role serves.")
             for service in ["legal", "accounts", "documents", "audit"] {
                 lines.append("\(service.uppercased())_DATABASE_OWNER_PASSWORD=\(randomBase64URL(bytes: 24))")

@@ -7,10 +7,14 @@ final class ChildProcess: Sendable {
     let name: String
     let process: Process
 
-    init(name: String, executable: URL, environment: [String: String], colour: Int, onExit: @escaping @Sendable (Int32) -> Void) throws {
+    init(
+        name: String, executable: URL, arguments: [String] = [], environment: [String: String], colour: Int,
+        onExit: @escaping @Sendable (Int32) -> Void
+    ) throws {
         self.name = name
         process = Process()
         process.executableURL = executable
+        process.arguments = arguments
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe

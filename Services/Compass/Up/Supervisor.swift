@@ -10,6 +10,9 @@ actor Supervisor {
         let environment: [String: String]
         let readyURL: String
         let colour: Int
+        var arguments: [String] = []
+        /// How long a stop waits after SIGTERM before SIGKILL.
+        var stopGrace: Duration = .seconds(35)
     }
 
     private var children: [String: ChildProcess] = [:]
@@ -39,7 +42,7 @@ actor Supervisor {
     private func launch(_ spec: Spec) throws {
         let supervisor = self
         let child = try ChildProcess(
-            name: spec.name, executable: spec.executable, environment: spec.environment, colour: spec.colour
+            name: spec.name, executable: spec.executable, arguments: spec.arguments, environment: spec.environment, colour: spec.colour
         ) { status in
             Task { await supervisor.exited(spec.name, status: status) }
         }
@@ -62,13 +65,14 @@ actor Supervisor {
         }
     }
 
-    /// SIGTERM to every child in reverse start order, each given `grace` to finish (services drain
-    /// their requests and flush their outboxes), then SIGKILL.
-    func stopAll(grace: Duration = .seconds(35)) async {
+    /// SIGTERM to every child in reverse start order, each given its spec's grace to finish
+    /// (services drain their requests and flush their outboxes), then SIGKILL.
+    func stopAll() async {
         stopping = true
         for name in order.reversed() {
             guard let child = children[name], child.isRunning else { continue }
             child.signal(SIGTERM)
+            let grace = specs[name]?.stopGrace ?? .seconds(35)
             let deadline = ContinuousClock.now + grace
             while child.isRunning, ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(50))

@@ -11,7 +11,9 @@ struct Up: AsyncParsableCommand {
         abstract: "Run every service and the gateway locally, on a throwaway PostgreSQL unless DATABASE_URL is set.",
         discussion: """
             Without DATABASE_URL it starts a cluster in .local/pg-run (kept between runs unless --fresh)
-            through deploy/pg. Children's logs are prefixed by service; a crashed child is restarted
+            through deploy/pg. With --s3, documents' bytes go to a SeaweedFS started first (weed server -s3,
+            data in .local/s3-run, emptied by --fresh too; S3 on base+40, default 5840) and stopped last;
+            without it, DOCUMENTS_STORAGE and DOCUMENTS_S3_* pass through from the environment. Children's logs are prefixed by service; a crashed child is restarted
             with backoff. Ctrl-C or SIGTERM stops the children, then the cluster.
             Keys for local use (audit receipts, session tokens) are made once in .local/keys.
             DATABASE_URL is used as the admin: each service gets roles of its own (`compass db roles`), the
@@ -24,6 +26,8 @@ struct Up: AsyncParsableCommand {
     @Option(help: "Folder holding the executables; the one compass runs from by default.") var bin: String?
     @Flag(help: "Every service connects with DATABASE_URL itself, without roles of its own (a server where it may not create roles).")
     var singleDatabaseRole = false
+    @Flag(help: "Keep documents' bytes in a local SeaweedFS (weed, in .local/s3-run) instead of PostgreSQL large objects.")
+    var s3 = false
 
     func run() async throws {
         let executable = URL(
@@ -47,6 +51,8 @@ struct Up: AsyncParsableCommand {
         let root = database?.projectRoot ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         try LocalKeys(folder: root.appendingPathComponent(".local/keys")).fill(&environment)
         environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "info"
+        let objectStore = try s3 ? Self.objectStore(root: root, basePort: basePort, fresh: fresh) : nil
+        if let objectStore { environment.merge(objectStore.store.documentsEnvironment(keys: objectStore.keys)) { _, store in store } }
         environment.merge(layout.peerEnvironment) { _, stack in stack }
         let databaseEnvironments =
             singleDatabaseRole
@@ -56,6 +62,11 @@ struct Up: AsyncParsableCommand {
         let signals = SignalWaiter(SIGINT, SIGTERM)
         let colours = [32, 33, 34, 35, 36, 31]
         do {
+            if let (store, keys) = objectStore {
+                try await supervisor.start(store.spec(keys: keys, colour: 37))
+                try await store.ensureBucket()
+                ConsoleOutput.say("seaweedfs ready: bucket \(store.bucket) at \(store.endpoint)")
+            }
             for (index, member) in members.enumerated() {
                 let spec = Supervisor.Spec(
                     name: member.name, executable: binFolder.appendingPathComponent(member.executable),
@@ -72,7 +83,7 @@ struct Up: AsyncParsableCommand {
             await database?.stop()
             throw ExitCode(1)
         }
-        ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? ""))
+        ConsoleOutput.say(Self.summary(layout, members, databaseURL: environment["DATABASE_URL"] ?? "", objectStore: objectStore?.store))
         ConsoleOutput.say(
             Self.hints(databaseURL: needsLocalDatabase ? environment["DATABASE_URL"] : nil, corsOrigins: environment["GATEWAY_CORS_ORIGINS"] ?? ""))
         if members.contains(where: { $0.httpPort != nil }), let anonKey = try? await Self.anonKey(binFolder, environment) {
@@ -132,6 +143,15 @@ struct Up: AsyncParsableCommand {
         return environments
     }
 
+    /// The local SeaweedFS for `--s3` and its credentials (kept in .local/keys), emptied with `--fresh`.
+    static func objectStore(root: URL, basePort: Int?, fresh: Bool) throws -> (store: LocalObjectStore, keys: S3Keys) {
+        guard let store = LocalObjectStore.locate(projectRoot: root, basePort: basePort) else {
+            throw CLIError("--s3 needs SeaweedFS's weed on PATH or in .local/py/seaweedfs: run deploy/lib/install-deps")
+        }
+        if fresh { try store.wipe() }
+        return (store, try S3Keys.load(folder: root.appendingPathComponent(".local/keys")))
+    }
+
     /// The gateway's Supabase-style anon key, made from the same secret the gateway runs with.
     static func anonKey(_ bin: URL, _ environment: [String: String]) async throws -> String {
         let gateway = bin.appendingPathComponent("Gateway").path
@@ -158,7 +178,7 @@ struct Up: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    static func summary(_ layout: StackLayout, _ members: [StackLayout.Member], databaseURL: String) -> String {
+    static func summary(_ layout: StackLayout, _ members: [StackLayout.Member], databaseURL: String, objectStore: LocalObjectStore?) -> String {
         var lines = ["up. Ctrl-C stops everything."]
         if let gateway = members.first(where: { $0.httpPort != nil }), let port = gateway.httpPort {
             let base = "http://\(layout.host):\(port)"
@@ -175,6 +195,9 @@ struct Up: AsyncParsableCommand {
         // The URL may carry a password; show where, not who.
         let shown = URLComponents(string: databaseURL).map { "\($0.host ?? "?"):\($0.port.map(String.init) ?? "5432")\($0.path)" } ?? "(set)"
         lines.append("  PostgreSQL      \(shown)")
+        if let objectStore {
+            lines.append("  S3 (SeaweedFS)  \(objectStore.endpoint)/\(objectStore.bucket)  data \(objectStore.directory.path)")
+        }
         return lines.joined(separator: "\n")
     }
 }
