@@ -33,7 +33,11 @@ SERVICES = {
     "accounts": ("Accounts", "Deployment", 2, 2, 6, "64Mi", "256Mi", {
         "ACCOUNTS_SESSION_SIGNING_KEY": "ACCOUNTS_SESSION_SIGNING_KEY",
     }),
-    "documents": ("Documents", "Deployment", 2, 2, 6, "128Mi", "512Mi", {}),
+    # The bucket's keys, when DOCUMENTS_S3_STORAGE below names one (see there).
+    "documents": ("Documents", "Deployment", 2, 2, 6, "128Mi", "512Mi", {
+        "DOCUMENTS_S3_ACCESS_KEY_ID": "DOCUMENTS_S3_ACCESS_KEY_ID",
+        "DOCUMENTS_S3_SECRET_ACCESS_KEY": "DOCUMENTS_S3_SECRET_ACCESS_KEY",
+    }),
     # Audit instances each write their own hash chains (AUDIT_CHAIN_OFFSET from the pod's ordinal),
     # so they are a StatefulSet: a stable ordinal per instance.
     "audit": ("Audit", "StatefulSet", 2, 2, 4, "128Mi", "512Mi", {
@@ -46,6 +50,24 @@ SERVICES = {
     }),
 }
 PEERS = ["legal", "accounts", "documents", "audit"]
+
+# Where Documents keeps new documents' bytes. As rendered: PostgreSQL large objects, no bucket (an
+# empty endpoint is no S3 at all). To use an external S3-compatible bucket (AWS S3, GCS's XML API,
+# MinIO, SeaweedFS…), set here (or `kubectl -n recruiting-compass edit configmap compass-config`):
+#   DOCUMENTS_STORAGE: s3, DOCUMENTS_S3_ENDPOINT: https://s3.eu-west-1.amazonaws.com,
+#   DOCUMENTS_S3_REGION: eu-west-1, DOCUMENTS_S3_BUCKET: <bucket>, DOCUMENTS_S3_PATH_STYLE: "false" (AWS)
+# and put the bucket's keys into the compass-secrets Secret as DOCUMENTS_S3_ACCESS_KEY_ID and
+# DOCUMENTS_S3_SECRET_ACCESS_KEY (`compass keys generate` writes placeholders of its own there: replace
+# them with the bucket's), then `kubectl -n recruiting-compass rollout restart deployment/documents`.
+# Documents checks the bucket before it reports ready, so a wrong key stops the rollout, not an
+# upload. Existing documents keep their bytes where they are: deploy/OPERATIONS.md, "S3".
+DOCUMENTS_S3_STORAGE = {
+    "DOCUMENTS_STORAGE": "postgres",
+    "DOCUMENTS_S3_ENDPOINT": "",
+    "DOCUMENTS_S3_REGION": "us-east-1",
+    "DOCUMENTS_S3_BUCKET": "compass-documents",
+    "DOCUMENTS_S3_PATH_STYLE": "true",
+}
 
 
 def labels(name):
@@ -71,6 +93,7 @@ def config():
         # the cluster's pod network (adjust to yours).
         "GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8",
         "GATEWAY_HSTS": HSTS,
+        **DOCUMENTS_S3_STORAGE,
     }
     for peer in PEERS:
         data[f"{peer.upper()}_RPC_ENDPOINTS"] = f"tcp://{peer}:{RPC_PORT}"
