@@ -11,19 +11,31 @@ struct CleanupCounts: Sendable, Equatable {
 }
 
 extension DocumentsStore {
-    /// Deletes one document: its row, its share links (cascade) and its large object, in one
-    /// transaction. Returns how many share links went with it.
+    /// Deletes one document: its row, its share links (cascade) and its bytes (a large object
+    /// unlinked; an object queued in `object_removals`), in one transaction. Returns how many share
+    /// links went with it.
     func delete(_ id: UUID, access: Access) async throws -> Int {
-        let (documents, shareLinks) = (self.documents, self.shareLinks)
+        let (documents, shareLinks, store) = (self.documents, self.shareLinks, self)
         let removed = try await pool.withTransaction { db in
             let document = try Self.locked(id, access, table: documents, on: db)
             let links = try db.query("SELECT count(*)::bigint FROM \(shareLinks) WHERE document_id = $1", id)[0].decode(Int.self, column: 0)
             try db.execute("DELETE FROM \(documents) WHERE id = $1", id)
-            if try Self.largeObjectExists(document.largeObject, on: db) { try db.unlinkLargeObject(document.largeObject) }
+            try store.removeBytes(of: document, on: db)
             return links
         }
         hashes.forget(id)
         return removed
+    }
+
+    /// Removes (or queues) a deleted row's bytes, on the deleting transaction. An object is only
+    /// queued, so without a bucket configured it still waits safely in the queue.
+    func removeBytes(of document: StoredDocument, on db: isolated PostgresConnection) throws {
+        switch document.location {
+        case .largeObject: try largeObjects.remove(document, on: db)
+        case .object(let key):
+            try db.execute(
+                "INSERT INTO \(objectRemovals) (object_key, multipart_upload_id) VALUES ($1, $2)", key, document.multipartUploadId)
+        }
     }
 
     /// What `documents.usage` reports for one user.
@@ -45,7 +57,9 @@ extension DocumentsStore {
 
     /// Deletes every document of `owner` (rows and, by cascade, links) on the caller's transaction
     /// (the event consumer's, which also advances its cursor), queues their large objects in
-    /// `large_object_removals` for ``unlinkQueuedLargeObjects(limit:)`` and records the counts once
+    /// `large_object_removals` for ``unlinkQueuedLargeObjects(limit:)`` and their objects in
+    /// `object_removals` for ``ObjectRemovalSweeper``, and records the counts (documents and bytes
+    /// wherever they were kept) once
     /// in `account_cleanups`. Unlinking here would take one lock per large object in this one
     /// transaction: a user with many documents would exceed the lock table.
     func deleteAll(of owner: UUID, deletedAt: Date, on db: isolated PostgresConnection) throws -> CleanupCounts {
@@ -57,8 +71,11 @@ extension DocumentsStore {
         )[0].decode(Int.self, column: 0)
         try db.execute(
             """
-            WITH gone AS (DELETE FROM \(documents) WHERE owner_id = $1 RETURNING lo_oid)
-            INSERT INTO \(removals) (lo_oid) SELECT DISTINCT lo_oid FROM gone ON CONFLICT (lo_oid) DO NOTHING
+            WITH gone AS (DELETE FROM \(documents) WHERE owner_id = $1 RETURNING lo_oid, object_key, multipart_upload_id),
+            unlinks AS (
+                INSERT INTO \(removals) (lo_oid) SELECT DISTINCT lo_oid FROM gone WHERE lo_oid IS NOT NULL ON CONFLICT (lo_oid) DO NOTHING)
+            INSERT INTO \(objectRemovals) (object_key, multipart_upload_id) SELECT object_key, multipart_upload_id FROM gone
+            WHERE object_key IS NOT NULL
             """, owner)
         try db.execute(
             """

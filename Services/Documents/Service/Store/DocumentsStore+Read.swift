@@ -27,9 +27,16 @@ extension DocumentsStore {
         return row
     }
 
-    /// Up to `length` bytes from `offset` of a complete document (empty at or past the end), read
-    /// in one transaction (large object descriptors live in one).
+    /// Up to `length` bytes from `offset` of a complete document (empty at or past the end): the
+    /// access checked, then the bytes read from where the row says.
     func read(_ id: UUID, offset: Int64, length: Int, access: ReadAccess) async throws -> (StoredDocument, Data) {
+        let document = try await readable(id, access: access)
+        guard offset < document.length else { return (document, Data()) }
+        return (document, try await bytes(at: document.location).read(document, offset: offset, length: length))
+    }
+
+    /// The document if `access` may read it now and it is complete.
+    private func readable(_ id: UUID, access: ReadAccess) async throws -> StoredDocument {
         let (documents, shareLinks, shareUses) = (self.documents, self.shareLinks, self.shareUses)
         return try await pool.withTransaction { db in
             let owner: UUID?
@@ -57,11 +64,7 @@ extension DocumentsStore {
             case .available: break
             }
             // `missing` above already covers a large object that is gone (StoredDocument.columns).
-            guard offset < document.length else { return (document, Data()) }
-            let object = try db.openLargeObject(document.largeObject, mode: .read)
-            try object.seek(to: offset)
-            let bytes = try object.read(upTo: Int(min(Int64(length), document.length - offset)))
-            return (document, Data(bytes))
+            return document
         }
     }
 }
