@@ -1,21 +1,21 @@
 import BenchSupport
 import Bus
 import Contracts
-import Crypto
 import Foundation
-import LoadKit
 import Logging
 import TestSupport
 
 /// `documents-bench`: the real Documents executable on a fresh database of the throwaway cluster
-/// (`DATABASE_URL`; `deploy/bench-documents` starts one). Prints upload and download MB/s for one
-/// large file over the bus in 1 MiB chunks (tus-style: one chunk at a time for the upload;
-/// downloads with 1 and 4 chunks in flight), the service's resident memory at idle and its peak
-/// during the transfers (`/proc/<pid>/status` VmRSS and VmHWM, the peak reset through
-/// `/proc/<pid>/clear_refs` first), and random 64 KiB range reads per second (median of rounds).
+/// (`DATABASE_URL`; `deploy/bench-documents` starts one), once per byte store in one run, with the
+/// same file: PostgreSQL large objects, then S3 (a SeaweedFS `weed server -s3` started here).
+/// For each it measures upload and download MB/s for one large file over the bus in 1 MiB chunks
+/// (tus-style: one chunk at a time for the upload; downloads with 1 and 4 chunks in flight,
+/// SHA-256 checked), random 64 KiB range reads per second (median of rounds), and how much every
+/// process in the path grew during the transfers (``MemoryWatch``); then prints both side by side
+/// and fails (exit 1) when any process grew by 64 MiB or more.
 ///
 /// Options: `--size-mb N` (default 1024), `--rounds N` (3), `--seconds N` per range round (5),
-/// `--in-flight N` range reads at once (16).
+/// `--in-flight N` range reads at once (16), `--only postgres|s3`.
 @main
 struct DocumentsBenchMain {
     static func main() async {
@@ -25,84 +25,55 @@ struct DocumentsBenchMain {
         }
     }
 
-    static func option(_ name: String, default value: Int) -> Int { BenchArguments.int(name, default: value) }
-
     static let chunk = 1 << 20
+    static let growthLimitMB = 64.0
 
     static func run() async throws {
-        let sizeMB = option("--size-mb", default: 1024)
-        let rounds = option("--rounds", default: 3)
-        let seconds = option("--seconds", default: 5)
-        let inFlight = option("--in-flight", default: 16)
-        let length = Int64(sizeMB) * Int64(chunk)
-        try await TestDatabase.withDatabase { database in
-            let rpc = ipcEndpoint()
-            var environment = ServiceEnvironment.make(
-                databaseURL: database.url, rpc: rpc, logLevel: ProcessInfo.processInfo.environment["BENCH_SERVICE_LOG_LEVEL"] ?? "error")
-            environment["DOCUMENTS_MAX_FILE_SIZE"] = "\(length)"
-            environment["DOCUMENTS_USER_QUOTA"] = "\(length * 2)"
-            environment["ACCOUNTS_RPC_ENDPOINTS"] = ipcEndpoint()
-            environment["ACCOUNTS_EVENTS_ENDPOINTS"] = ipcEndpoint()
-            let service = try await PeerProcess("Documents", environment: environment)
-            defer {
-                service.signal(SIGTERM)
-                service.process.waitUntilExit()
-            }
-            let memory = ProcessMemory(pid: service.process.processIdentifier)
-            var logger = Logger(label: "documents-bench")
-            logger.logLevel = .error
-            var options = RPCClientOptions()
-            options.defaultTimeout = .seconds(120)
-            let client = try await RPCClient.connect(to: "documents", endpoints: [rpc], options: options, logger: logger)
-            let owner = UUID()
-            let principal = Principal.user(owner.uuidString.lowercased())
-            let transfer = Transfer(client: client, principal: principal, chunk: chunk)
-
-            // Warm up (connections, prepared paths), then measure idle memory.
-            let warm = try await transfer.upload(owner: owner, length: 8 * Int64(chunk))
-            _ = try await transfer.download(warm.id, length: 8 * Int64(chunk), inFlight: 1)
-            try await Task.sleep(for: .seconds(1))
-            let idle = try memory.residentKB()
-            try memory.resetPeak()
-
-            print("documents-bench: \(sizeMB) MiB file, \(chunk >> 10) KiB chunks, service pid \(service.process.processIdentifier)")
-            let clock = ContinuousClock()
-            var start = clock.now
-            let document = try await transfer.upload(owner: owner, length: length)
-            let uploadSeconds = (clock.now - start).inSeconds
-            start = clock.now
-            let digest1 = try await transfer.download(document.id, length: length, inFlight: 1)
-            let download1 = (clock.now - start).inSeconds
-            start = clock.now
-            let digest4 = try await transfer.download(document.id, length: length, inFlight: 4)
-            let download4 = (clock.now - start).inSeconds
-            let peak = try memory.peakKB()
-            guard digest1 == document.sha256, digest4 == document.sha256 else {
-                throw TestSupportError("downloaded SHA-256 differs from the stored one")
-            }
-            let megabytes = Double(length) / 1_000_000
-            print(
-                String(
-                    format: "upload:   %7.1f MB/s (%.1f s, one chunk at a time, each committed before the next)", megabytes / uploadSeconds,
-                    uploadSeconds))
-            print(
-                String(
-                    format: "download: %7.1f MB/s with 1 chunk in flight, %.1f MB/s with 4 (SHA-256 checked)", megabytes / download1,
-                    megabytes / download4))
-            print(
-                String(
-                    format: "service memory: idle %.1f MB, peak during the transfers %.1f MB: %.1f MB above idle (goal ≤ 64)",
-                    Double(idle) / 1024, Double(peak) / 1024, Double(peak - idle) / 1024))
-
-            var rates: [Double] = []
-            for round in 1...rounds {
-                let rate = try await transfer.randomReads(document.id, length: length, size: 64 << 10, inFlight: inFlight, for: .seconds(seconds))
-                rates.append(rate)
-                print(String(format: "random 64 KiB reads, round %d: %.0f/s (%d in flight)", round, rate, inFlight))
-            }
-            let median = rates.sorted()[rates.count / 2]
-            print(String(format: "random 64 KiB reads: median %.0f/s over %d rounds (%.1f MB/s)", median, rounds, median * 65_536 / 1_000_000))
-            await client.close()
+        let options = BackendRun.Options(
+            length: Int64(BenchArguments.int("--size-mb", default: 1024)) * Int64(chunk), chunk: chunk,
+            rounds: BenchArguments.int("--rounds", default: 3), seconds: BenchArguments.int("--seconds", default: 5),
+            inFlight: BenchArguments.int("--in-flight", default: 16))
+        let only = CommandLine.arguments.firstIndex(of: "--only").flatMap { CommandLine.arguments.dropFirst($0 + 1).first }
+        let backends: [String] = ["postgres", "s3"].filter { only == nil || $0 == only }
+        print("documents-bench: \(options.length >> 20) MiB file, \(chunk >> 10) KiB chunks, backends \(backends.joined(separator: ", "))")
+        var results: [BackendRun.Figures] = []
+        for backend in backends {
+            let figures = try await backend == "s3" ? BackendRun.s3(options) : BackendRun.postgres(options)
+            results.append(figures)
         }
+        let exceeded = printTable(results, options: options)
+        if !exceeded.isEmpty {
+            print("RSS growth over \(Int(growthLimitMB)) MiB: \(exceeded.joined(separator: ", "))")
+            exit(1)
+        }
+        print("RSS growth check: every process under \(Int(growthLimitMB)) MiB on every backend")
     }
+
+    /// The figures side by side; returns the processes that grew past the limit.
+    static func printTable(_ results: [BackendRun.Figures], options: BackendRun.Options) -> [String] {
+        let megabytes = Double(options.length) / 1_000_000
+        func row(_ label: String, _ cell: (BackendRun.Figures) -> String) {
+            print(label.padding(toLength: 42, withPad: " ", startingAt: 0) + results.map { cell($0).leftPad(16) }.joined())
+        }
+        print("")
+        row("figure") { $0.backend }
+        row("upload MB/s (one committed chunk at a time)") { String(format: "%.1f", megabytes / $0.uploadSeconds) }
+        row("download MB/s, 1 chunk in flight") { String(format: "%.1f", megabytes / $0.download1Seconds) }
+        row("download MB/s, 4 chunks in flight") { String(format: "%.1f", megabytes / $0.download4Seconds) }
+        row("random 64 KiB reads/s (median)") { String(format: "%.0f", $0.rangeReadsPerSecond) }
+        var exceeded: [String] = []
+        let names = results.flatMap { $0.growth.map(\.name) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        for name in names {
+            row("RSS growth MiB: \(name)") { figures in
+                guard let growth = figures.growth.first(where: { $0.name == name }) else { return "-" }
+                if growth.growthMB >= growthLimitMB { exceeded.append("\(name) on \(figures.backend)") }
+                return String(format: "%.1f (%.0f→%.0f)", growth.growthMB, growth.idleMB, growth.peakMB)
+            }
+        }
+        return exceeded
+    }
+}
+
+extension String {
+    fileprivate func leftPad(_ width: Int) -> String { count >= width ? " " + self : String(repeating: " ", count: width - count) + self }
 }

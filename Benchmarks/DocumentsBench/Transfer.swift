@@ -99,6 +99,8 @@ struct ProcessMemory {
 
     func residentKB() throws -> Int { try field("VmRSS") }
     func peakKB() throws -> Int { try field("VmHWM") }
+    /// Private memory only (heap, stacks): without the shared buffers a PostgreSQL backend maps.
+    func anonymousKB() throws -> Int { try field("RssAnon") }
 
     /// Resets VmHWM to the current RSS (`echo 5 > /proc/<pid>/clear_refs`, Linux 4.0+).
     func resetPeak() throws {
