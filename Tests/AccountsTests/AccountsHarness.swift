@@ -111,6 +111,13 @@ final class AccountsHarness: Sendable {
         if await process.waitForExit(timeout: .seconds(15)) == nil { process.kill() }
     }
 
+    /// SIGKILL (kill -9: a crash, nothing finished), then waits for the exit.
+    func kill(_ name: String) async {
+        guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }
+        process.kill()
+        _ = await process.waitForExit(timeout: .seconds(15))
+    }
+
     /// Restarts Accounts on the same address and database, with other rules and `extra` settings.
     func restartAccounts(rules: String?, extra: [String: String] = [:]) async throws {
         await stop("Accounts")
@@ -200,9 +207,11 @@ final class AccountsHarness: Sendable {
             principal: Self.operatorPrincipal)
     }
 
-    /// Audit's record of a user's terms, as a service sees it.
+    /// Audit's record of a user's terms, as a service sees it, once Audit has chained every act
+    /// Accounts has stored (``waitForChained()``).
     func auditHistory(_ id: UUID) async throws -> [AcceptanceRecord] {
-        try await auditClient.call(AuditHistory.self, .init(userId: id, documentType: .termsOfService), principal: .service("tests")).records
+        try await waitForChained()
+        return try await auditClient.call(AuditHistory.self, .init(userId: id, documentType: .termsOfService), principal: .service("tests")).records
     }
 
     /// Waits (bounded) until Audit's status of `id` shows `version` as the terms in effect.
@@ -212,6 +221,20 @@ final class AccountsHarness: Sendable {
                 let status = try await auditClient.call(AuditStatus.self, .init(userId: id), principal: .service("tests"))
                 if status.documents.contains(where: { $0.documentType == .termsOfService && $0.currentVersion == version }) { return }
                 try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Waits (bounded) until Accounts' consent stream is empty: Audit has chained every act and
+    /// deletion Accounts stored, and Accounts has pruned them.
+    func waitForChained(timeout: Duration = .seconds(30)) async throws {
+        try await withTimeout(timeout, "audit chaining the consent stream") { [database] in
+            while true {
+                let waiting = try await database.pool.withConnection { db in
+                    try db.query("SELECT count(*)::bigint FROM accounts.consent_outbox")[0].decode(Int.self, column: 0)
+                }
+                if waiting == 0 { return }
+                try await Task.sleep(for: .milliseconds(20))
             }
         }
     }

@@ -8,7 +8,7 @@ import Testing
 
 /// `accounts.accept_terms_batch` through the real Audit and Legal services: each item answered as
 /// `accept_terms` would answer it alone, a bad item failing alone, and a retried batch recording
-/// each acceptance once.
+/// each acceptance once (Audit chains them from the consent stream).
 @Suite(.serialized) struct TermsBatchTests {
     @Test func eachItemIsAnsweredOnItsOwnAndARetryRecordsOnce() async throws {
         try await AccountsHarness.run { harness in
@@ -85,7 +85,12 @@ import Testing
                         var failed = 0
                         for _ in 0..<40 {
                             do {
-                                let stored = try await store.accepted(users.shuffled().map { ($0, version, Date()) })
+                                let stored = try await store.accept(
+                                    users.shuffled().map {
+                                        AcceptanceItem(
+                                            user: $0, version: version, key: UUID().uuidString, clientIP: "198.51.100.7", userAgent: "t",
+                                            recordId: UUID())
+                                    })
                                 if stored.count != users.count { failed += 1 }
                             } catch {
                                 failed += 1

@@ -31,7 +31,15 @@ public enum AccountsServiceDescription: ServiceDescription {
             security: try context.bus.clientSecurity(for: .legal), logger: context.logger)
         context.runtime.addService(
             TermsCatalogFollower(catalog: peers.terms, events: legalEvents, interval: .seconds(5), logger: context.logger))
-        AccountsHandlers(store: store, rules: settings.rules, peers: peers, outbox: context.outbox).register(on: context.server)
+        let signal = ConsentSignal()
+        let backlog = ConsentBacklog(
+            store: store, limit: settings.consents.backlogLimit, interval: settings.consents.backlogInterval, logger: context.logger)
+        context.runtime.addService(backlog)
+        ConsentsSinceHandler(store: store, signal: signal).register(on: context.server)
+        AccountsHandlers(
+            store: store, rules: settings.rules, peers: peers, outbox: context.outbox, backlog: backlog,
+            chained: ChainWait(store: store, limit: settings.consents.receiptWait), signal: signal
+        ).register(on: context.server)
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)
         let documentsClient: (@Sendable () async throws -> RPCClient)? =
@@ -44,11 +52,12 @@ public enum AccountsServiceDescription: ServiceDescription {
             logger: context.logger)
         context.runtime.addService(revoker)
         let deletion = DeletionHandlers(
-            store: store, outbox: context.outbox, erasure: erasure, documents: documents, certifier: certifier, revoker: revoker)
+            store: store, outbox: context.outbox, erasure: erasure, documents: documents, certifier: certifier, revoker: revoker,
+            consents: signal)
         deletion.register(on: context.server)
         let appleKeys = AppleKeyCache(source: settings.appleKeys, logger: context.logger)
         SessionHandlers(
-            store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers),
+            store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers, signal: signal),
             apple: AppleIdentityVerifier(audiences: [settings.appleBundleID], keys: appleKeys, logger: context.logger),
             tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds),
             appleTokens: settings.appleTokens, outbox: context.outbox

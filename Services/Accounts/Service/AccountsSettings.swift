@@ -28,6 +28,8 @@ public struct AccountsSettings: EnvironmentSettings {
     public let appleRevokeBackoff: [Duration]
     /// How often due Apple token revocations are looked for.
     public let appleRevokeSweepInterval: Duration
+    /// The consent stream's backpressure and receipts (``ConsentBacklog``, ``ChainWait``).
+    public let consents: ConsentSettings
 
     public init(environment env: EnvironmentReader) throws {
         let path = env.string(
@@ -57,6 +59,7 @@ public struct AccountsSettings: EnvironmentSettings {
         let previousCertificateKeys = env.string(
             "ACCOUNTS_CERTIFICATE_PREVIOUS_PUBLIC_KEYS", default: "",
             "Public keys of earlier certificate keys, `kid=<base64 public key>` comma-separated, still listed by accounts.public_keys.")
+        consents = try ConsentSettings(environment: env)
         let documentsTimeout = try env.duration(
             "ACCOUNTS_DOCUMENTS_USAGE_TIMEOUT", default: .seconds(2),
             "How long the deletion preview waits for the documents service's counts (0: do not ask it; counts are then unknown).")

@@ -4,7 +4,8 @@ import Foundation
 import ServiceKit
 
 /// Wires the Audit service into a running ``BusServiceContext``: the version catalog fed by
-/// Legal's events, the group committer, the checkpointer and the handlers.
+/// Legal's events, the group committer, the follower of Accounts' consent stream, the
+/// checkpointer and the handlers.
 public enum AuditService {
     public static func configure(_ context: BusServiceContext, settings: AuditSettings) async throws {
         let signer = ReceiptSigner(privateKey: settings.signingKey, previousPublicKeys: settings.previousPublicKeys)
@@ -18,6 +19,11 @@ public enum AuditService {
             pool: context.pool, chains: settings.chainOffset..<(settings.chainOffset + settings.writers), maximumBatch: settings.maximumBatch,
             signer: signer, subjects: subjects, logger: context.logger)
         context.runtime.addService(committer)
+        // Acts reach Audit through Accounts' consent stream; its first chain takes them.
+        context.runtime.addService(
+            ConsentFollower(
+                pool: context.pool, accounts: { try await context.client(for: .accounts) }, catalog: catalog, chain: settings.chainOffset,
+                subjects: subjects, logger: context.logger))
         context.runtime.addService(
             Checkpointer(pool: context.pool, signer: signer, interval: settings.checkpointInterval, logger: context.logger))
         AuditHandlers(

@@ -17,6 +17,8 @@ struct DeletionHandlers: Sendable {
     let certifier: DeletionCertifier
     /// Woken after a deletion so the Apple token is revoked without waiting for the next sweep.
     let revoker: AppleTokenRevoker
+    /// Woken after a deletion so Audit's long poll reads the deletion from the consent stream at once.
+    let consents: ConsentSignal
     /// How long a deletion request may wait for its confirmation.
     static let requestLifetimeSeconds = 15 * 60
 
@@ -72,6 +74,7 @@ struct DeletionHandlers: Sendable {
     @discardableResult
     func afterDeletion(_ id: UUID, logger: Logger) async -> Task<Void, Never> {
         outbox.committed()
+        consents.committed()
         logger.notice("account deleted", metadata: ["user": "\(id)"])
         let revocation = Task { [revoker] in await revoker.sweep() }
         await erasure.eraseNow(id)

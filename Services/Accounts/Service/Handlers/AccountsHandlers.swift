@@ -13,10 +13,14 @@ struct AccountsHandlers: Sendable {
     let peers: Peers
     /// Where declines announce the sessions they end.
     let outbox: Outbox
+    /// The consent stream's backpressure, receipt wait and wake-up of Audit's long poll.
+    let backlog: ConsentBacklog
+    let chained: ChainWait
+    let signal: ConsentSignal
 
     func register(on server: RPCServer) {
-        let signUp = SignUp(store: store, rules: rules, peers: peers)
-        let terms = TermsActions(store: store, peers: peers, outbox: outbox)
+        let signUp = SignUp(store: store, rules: rules, peers: peers, signal: signal)
+        let terms = TermsActions(store: store, peers: peers, outbox: outbox, backlog: backlog, chained: chained, signal: signal)
         let view = UserView(peers: peers)
         server.register(AccountsGetOrCreate.self) { request, context in
             guard context.principal.kind != .user else {
@@ -34,7 +38,7 @@ struct AccountsHandlers: Sendable {
             try context.authorize(actingFor: request.userId)
             return try await terms.act(.accept, request, key: context.idempotencyKey)
         }
-        let batch = TermsBatch(store: store, peers: peers, single: terms)
+        let batch = TermsBatch(store: store, peers: peers, backlog: backlog, signal: signal)
         server.register(AccountsAcceptTermsBatch.self) { request, context in
             guard context.principal.kind == .service || context.principal.kind == .operator else {
                 throw BusError(.forbidden, "accept_terms_batch is for the gateway; a user calls accept_terms")

@@ -2,7 +2,8 @@ import Bus
 import Contracts
 import Foundation
 
-/// How Accounts reaches Legal (the terms in effect) and Audit (consent records and status).
+/// How Accounts reaches Legal (the terms in effect) and Audit (erasures). Acts are not sent to
+/// Audit: Audit reads them from the consent stream (``ConsentsSinceHandler``).
 /// Clients are made on first use, so the service starts while its peers are still starting.
 struct Peers: Sendable {
     let legal: @Sendable () async throws -> RPCClient
@@ -21,27 +22,5 @@ struct Peers: Sendable {
     /// any other answer comes from Legal.
     func currentTermsVersion(expecting expected: String?) async throws -> String {
         try await terms.current(expecting: expected)
-    }
-
-    /// Records `action` on terms `version` for `user`. `key` makes a retry record once.
-    func record(_ action: AcceptanceAction, user: UUID, version: String, key: String, clientIP: String?, userAgent: String?)
-        async throws -> ConsentReceipt
-    {
-        try await audit().call(
-            AuditRecord.self,
-            .init(userId: user, documentType: .termsOfService, version: version, action: action, clientIP: clientIP, userAgent: userAgent),
-            principal: .user(user.uuidString.lowercased()), idempotencyKey: key)
-    }
-
-    /// Records many acts in one Audit call, each with its own key and outcome. The receipts come
-    /// back unsigned: Accounts keeps only their version and time.
-    func recordBatch(_ items: [AuditRecordBatch.Item]) async throws -> [ItemOutcome<ConsentReceipt>] {
-        try await audit().call(AuditRecordBatch.self, .init(items: items, signReceipts: false), principal: .service("accounts")).outcomes
-    }
-
-    /// Where `user` stands with the terms, as Audit knows it.
-    func termsStatus(of user: UUID) async throws -> AcceptanceStatus? {
-        let reply = try await audit().call(AuditStatus.self, .init(userId: user), principal: .user(user.uuidString.lowercased()))
-        return reply.documents.first { $0.documentType == .termsOfService }
     }
 }

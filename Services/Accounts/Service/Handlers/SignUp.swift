@@ -6,19 +6,18 @@ import Foundation
 /// - an existing Apple id: the user, unchanged but for a blank email or name being filled;
 /// - a new one without `state`: an unconfirmed user, not stored (no account before eligibility);
 /// - a new one with `state`: the state must be a jurisdiction and not restricted, eligibility
-///   certified; then the user and the eligibility confirmation are stored in one transaction and,
-///   when `tosVersion` is the version in effect, the acceptance recorded through Audit. Any other
-///   `tosVersion` (an older one an app hard-codes, or none) records no acceptance: the user is
-///   created needing to accept the terms in effect (`needsToAcceptTOS`).
+///   certified; then the user, the eligibility confirmation and, when `tosVersion` is the version
+///   in effect, the acceptance (an entry of the consent stream, for Audit to chain) are stored in
+///   one transaction. Any other `tosVersion` (an older one an app hard-codes, or none) records no
+///   acceptance: the user is created needing to accept the terms in effect (`needsToAcceptTOS`).
 ///
-/// The Audit call comes after the commit, with a key derived from the new user's id: if it fails
-/// the user exists with `signupReceiptId` nil, and the next get_or_create of that Apple id (or the
-/// user's next accept/decline) records it, with that call's client address (same key, so Audit
-/// never holds it twice; the sign-up's own address is in `eligibility_confirmations`).
+/// A user stored by the two-writer path whose sign-up acceptance Audit never recorded
+/// (`signupReceiptId` nil) has it streamed at their next get_or_create, with that call's client address.
 struct SignUp: Sendable {
     let store: AccountsStore
     let rules: EligibilityRules
     let peers: Peers
+    let signal: ConsentSignal
 
     func getOrCreate(_ request: AccountsGetOrCreate.Request) async throws -> AccountUser {
         try SignUpValidation.checkIdentity(request)
@@ -42,8 +41,8 @@ struct SignUp: Sendable {
             userAgent: request.userAgent)
         let (user, created) = try await store.insert(new)
         if !created { return try await returning(user, request) }
-        let recorded = try await Self.recordSignup(user, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
-        return try await UserView(peers: peers).present(recorded)
+        if user.signupReceiptId != nil { signal.committed() }
+        return try await UserView(peers: peers).present(user)
     }
 
     /// An existing user: blanks filled, a sign-up acceptance not yet recorded finished.
@@ -51,19 +50,12 @@ struct SignUp: Sendable {
         var user = existing
         let fills = (user.email ?? "").isEmpty && !(request.email ?? "").isEmpty || (user.name ?? "").isEmpty && !(request.name ?? "").isEmpty
         if fills, let filled = try await store.fillBlanks(user.id, email: request.email, name: request.name) { user = filled }
-        user = try await Self.recordSignup(user, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
+        if user.signupReceiptId == nil && user.tosVersion != nil,
+            let streamed = try await store.streamSignup(user.id, clientIP: request.clientIP, userAgent: request.userAgent)
+        {
+            user = streamed
+            signal.committed()
+        }
         return try await UserView(peers: peers).present(user)
-    }
-
-    /// Records the sign-up acceptance through Audit unless it already is (`signupReceiptId`). Also
-    /// called before a later accept or decline, so Audit's order of events stays the user's.
-    static func recordSignup(_ user: StoredUser, store: AccountsStore, peers: Peers, clientIP: String?, userAgent: String?)
-        async throws -> StoredUser
-    {
-        guard user.signupReceiptId == nil, let version = user.tosVersion else { return user }
-        let receipt = try await peers.record(
-            .accept, user: user.id, version: version, key: "accounts.signup:\(user.id.uuidString.lowercased())",
-            clientIP: clientIP, userAgent: userAgent)
-        return try await store.signupRecorded(user.id, receipt: receipt.recordId, at: receipt.recordedAt) ?? user
     }
 }

@@ -4,42 +4,54 @@ import Foundation
 import ServiceKit
 
 /// `accounts.accept_terms` and `accounts.decline_terms`: the version must be the one in effect;
-/// the act is recorded through Audit first (answered only after it commits), then an acceptance
-/// is stored on the user, and the reply's flags follow from that acceptance (Audit is not asked
-/// again). Audit's idempotency key comes from the caller's, so a retry of one
-/// call records once while a later, separate acceptance records again.
+/// the act is stored in one transaction with the user's standing and, as an entry of the consent
+/// stream, for Audit to chain (Accounts is the one synchronous writer of an act). The caller's
+/// idempotency key, scoped to the user, makes a retry of one call write once, while a later,
+/// separate act writes again. These two calls then wait (``ChainWait``, a bound) for Audit to
+/// chain the act, because the gateway's consent routes read its signed receipt next; the batch
+/// does not wait.
 ///
 /// Declining signs the user out everywhere (seed 001: "If decline: user logged out, cannot use
-/// app"): once the decline is recorded (and stored as the user's standing, which the gateway's
-/// enforcement reads through `accounts.terms_standing`), every session of the user ends and a `session.revoked`
+/// app"): once the decline is stored (the user's standing, which the gateway's enforcement reads
+/// through `accounts.terms_standing`), every session of the user ends and a `session.revoked`
 /// event for each tells the gateways, so neither its access tokens nor its refresh tokens work any
 /// more. Signing in again opens a new session.
 struct TermsActions: Sendable {
     let store: AccountsStore
     let peers: Peers
     let outbox: Outbox
+    let backlog: ConsentBacklog
+    let chained: ChainWait
+    let signal: ConsentSignal
 
     func act(_ action: AcceptanceAction, _ request: AccountsTermsRequest, key: String?) async throws -> AccountUser {
         let callKey = try Self.checked(request, key: key)
-        guard let found = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
+        if let refusal = backlog.refusal() { throw refusal }
+        guard let user = try await store.user(id: request.userId) else { throw try await store.missing(request.userId) }
         let current = try await peers.currentTermsVersion(expecting: request.tosVersion)
         guard request.tosVersion == current else { throw SignUpValidation.staleTerms(request.tosVersion, current: current) }
-        let user = try await SignUp.recordSignup(found, store: store, peers: peers, clientIP: request.clientIP, userAgent: request.userAgent)
-        let receipt = try await peers.record(
-            action, user: user.id, version: current, key: Self.auditKey(action, callKey),
-            clientIP: request.clientIP, userAgent: request.userAgent)
         guard action == .accept else {
-            guard try await store.declined(user.id, at: receipt.recordedAt, outbox: outbox) else {
-                throw try await store.recordedAfterRemoval(user.id)
-            }
+            guard
+                let declined = try await store.declined(
+                    user.id, version: current, key: Self.streamKey(.decline, callKey), clientIP: request.clientIP,
+                    userAgent: request.userAgent, outbox: outbox)
+            else { throw try await store.missing(user.id) }
+            signal.committed()
             _ = try await store.revokeAllSessions(of: user.id, appleId: user.appleId, outbox: outbox)
             outbox.committed()
-            return try await UserView(peers: peers).present(user)
+            await chained.wait(user: user.id, recordId: declined.recordId)
+            guard let now = try await store.user(id: user.id) else { throw try await store.missing(user.id) }
+            return try await UserView(peers: peers).present(now)
         }
-        guard let stored = try await store.accepted(user.id, version: receipt.version, at: receipt.recordedAt) else {
-            throw try await store.recordedAfterRemoval(user.id)
+        let item = AcceptanceItem(
+            user: user.id, version: current, key: Self.streamKey(.accept, callKey), clientIP: request.clientIP,
+            userAgent: request.userAgent, recordId: .timeOrdered())
+        guard let result = try await store.accept([item])[user.id] else { throw try await store.missing(user.id) }
+        if result.written {
+            signal.committed()
+            await chained.wait(user: user.id, recordId: item.recordId)
         }
-        return try await Self.view(of: stored, acceptedVersion: receipt.version, current: current, peers: peers)
+        return try await Self.view(of: result, current: current, peers: peers)
     }
 
     /// Checks what the caller forwards; the caller's key, or a fresh one when it gave none.
@@ -47,20 +59,22 @@ struct TermsActions: Sendable {
         try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? MessageID.text(of: MessageID.make())
         // The key Audit gets is this one with a prefix: both must pass the bus's one rule.
-        guard IdempotencyKeyRule.isValidBusKey(auditKey(.decline, callKey)) else {
+        guard IdempotencyKeyRule.isValidBusKey(streamKey(.decline, callKey)) else {
             throw BusError(
                 .invalidArgument, "the idempotency key is too long (the bus allows \(IdempotencyKeyRule.busKeyMaximumBytes) bytes with its scope)")
         }
         return callKey
     }
 
-    /// The Audit key of one call: a retry of the call records once, another call records again.
-    static func auditKey(_ action: AcceptanceAction, _ callKey: String) -> String { "accounts.\(action.rawValue):\(callKey)" }
+    /// The key an act is streamed (and recorded by Audit) with: a retry of the call records once,
+    /// another call records again. The same keys as when Accounts called Audit itself, so an act
+    /// recorded that way is not recorded twice.
+    static func streamKey(_ action: AcceptanceAction, _ callKey: String) -> String { "accounts.\(action.rawValue):\(callKey)" }
 
-    /// The reply after an acceptance of `acceptedVersion` was stored: the flags follow from it, unless
-    /// a retry was answered with an earlier call's receipt naming another version; Audit is asked then.
-    static func view(of stored: StoredUser, acceptedVersion: String, current: String, peers: Peers) async throws -> AccountUser {
-        guard acceptedVersion == current else { return try await UserView(peers: peers).present(stored) }
-        return UserView.justAccepted(stored)
+    /// The reply once an acceptance is stored: just accepted when this call wrote it; as the user
+    /// stands now when the key had been used (the earlier call's acceptance stands).
+    static func view(of result: AcceptanceResult, current: String, peers: Peers) async throws -> AccountUser {
+        guard result.written, result.user.tosVersion == current else { return try await UserView(peers: peers).present(result.user) }
+        return UserView.justAccepted(result.user)
     }
 }

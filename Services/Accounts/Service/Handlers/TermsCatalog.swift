@@ -47,6 +47,12 @@ final class TermsCatalog: Sendable {
         }
     }
 
+    /// Every terms version Legal published, loading them first if the catalog has not yet.
+    func versions() async throws -> [LegalVersionSummary] {
+        if !state.withLock({ $0.loaded }) { try await reload() }
+        return state.withLock { Array($0.versions.values) }
+    }
+
     /// Adds Legal's list of terms versions to the catalog (a version, once published, is never
     /// withdrawn, so merging cannot keep anything Legal no longer has).
     func reload() async throws {

@@ -1,21 +1,25 @@
 import Contracts
 import Foundation
 
-/// Builds the ``AccountUser`` callers see: the stored fields, and the terms flags from Audit's
-/// status (the single source of who accepted what), so a new material terms version shows as
-/// `needsToAcceptTOS` without Accounts tracking versions itself.
+/// Builds the ``AccountUser`` callers see: the stored fields, and the terms flags from the user's
+/// own standing (Accounts is the one synchronous writer of an act, so its `tos_version`,
+/// `tos_accepted_at` and `tos_declined_at` are the user's last word, before Audit has chained it)
+/// against the versions Legal published (``TermsCatalog``): a new material version shows as
+/// `needsToAcceptTOS` by the rule Audit and the gateway apply (``LegalVersionSummary``).
 struct UserView: Sendable {
     let peers: Peers
 
     func present(_ user: StoredUser) async throws -> AccountUser {
-        let status = try await peers.termsStatus(of: user.id)
-        let hasAccepted = status.map { $0.lastAction == .accept && $0.lastVersion != nil && $0.lastVersion == $0.currentVersion } ?? false
-        return Self.view(user, hasAcceptedTOS: hasAccepted, needsToAcceptTOS: status?.needsAcceptance ?? true)
+        let versions = try await peers.terms.versions()
+        let now = Date()
+        let accepted = user.tosAcceptedAt != nil && user.tosDeclinedAt == nil ? user.tosVersion : nil
+        let current = LegalVersionSummary.inEffect(versions, at: now)?.version
+        let needs = LegalVersionSummary.needsAcceptance(afterAccepting: accepted, versions: versions, at: now)
+        return Self.view(user, hasAcceptedTOS: accepted != nil && accepted == current, needsToAcceptTOS: needs)
     }
 
-    /// The user right after Audit committed their acceptance of the version in effect: Audit's
-    /// status would now say exactly this (last action an acceptance of the current version, so
-    /// no material version took effect since), so it is not asked again.
+    /// The user right after their acceptance of the version in effect was stored: the last action
+    /// is an acceptance of the current version, so no material version took effect since.
     static func justAccepted(_ user: StoredUser) -> AccountUser {
         view(user, hasAcceptedTOS: true, needsToAcceptTOS: false)
     }

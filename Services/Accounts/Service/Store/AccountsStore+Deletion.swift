@@ -102,6 +102,7 @@ extension AccountsStore {
             "INSERT INTO \(names.deletedAccounts) (user_id, request_id, deleted_at) VALUES ($1, $2, date_trunc('milliseconds', now())) RETURNING deleted_at",
             id, request)[0].decode(Date.self, column: 0)
         try db.execute("DELETE FROM \(names.users) WHERE id = $1", id)
+        try streamDeletion(of: id, schema: names.schema, on: db)
         try outbox.append(type: AccountsEvents.deleted, AccountDeleted(userId: id, deletedAt: deletedAt), on: db)
         let certificate = try certifier.certify(
             DeletionFacts(

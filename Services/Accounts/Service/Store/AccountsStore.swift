@@ -8,6 +8,7 @@ import Postgres
 /// spliced in after validation (qualified names cannot be parameters); every value is a parameter.
 public struct AccountsStore: Sendable {
     public let pool: PostgresPool
+    let schema: String
     let users: String
     let confirmations: String
     let deletionRequests: String
@@ -23,12 +24,15 @@ public struct AccountsStore: Sendable {
     let outbox: String
     /// The prepared statements every acceptance batch runs.
     let termsBatch: TermsBatchStatements
+    /// The consent stream's table and statements (`AccountsStore+ConsentStream.swift`).
+    let consentStream: ConsentStreamStatements
 
     public init(pool: PostgresPool, schema: String = AccountsServiceDescription.name) {
         precondition(
             schema.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) } && !schema.isEmpty,
             "invalid schema name \(schema)")
         self.pool = pool
+        self.schema = schema
         self.users = "\(schema).users"
         self.confirmations = "\(schema).eligibility_confirmations"
         self.deletionRequests = "\(schema).deletion_requests"
@@ -40,7 +44,8 @@ public struct AccountsStore: Sendable {
         self.deletionCertificates = "\(schema).deletion_certificates"
         self.profileCorrections = "\(schema).profile_corrections"
         self.outbox = "\(schema).outbox"
-        self.termsBatch = TermsBatchStatements(users: users)
+        self.termsBatch = TermsBatchStatements(schema: schema)
+        self.consentStream = ConsentStreamStatements(schema: schema)
     }
 
     public func user(appleId: String) async throws -> StoredUser? {
@@ -62,11 +67,13 @@ public struct AccountsStore: Sendable {
         return try await pool.withConnection { db in try db.query(sql, id, email, name).first.map(StoredUser.decode) }
     }
 
-    /// Stores `new` with its eligibility confirmation in one transaction. When the Apple id is
+    /// Stores `new` with its eligibility confirmation, and its acceptance of the terms (when
+    /// `new.tosVersion` is set) in the consent stream, in one transaction. When the Apple id is
     /// already taken (a concurrent sign-up won), returns that user and `created` false.
     public func insert(_ new: NewUser) async throws -> (user: StoredUser, created: Bool) {
-        let (users, confirmations, sessions) = (self.users, self.confirmations, self.sessions)
+        let (users, confirmations, sessions, schema) = (self.users, self.confirmations, self.sessions, self.schema)
         let fresh = UUID()
+        let recordId = UUID.timeOrdered()
         return try await pool.withTransaction { db in
             // The id a sign-in already gave out for this Apple id (Supabase Auth clients hold it), else a new one.
             let reserved = try db.query(AccountsStore.reservedAccountIdSQL(sessions, appleId: "$1"), new.appleId).first
@@ -91,25 +98,38 @@ public struct AccountsStore: Sendable {
                 INSERT INTO \(confirmations) (user_id, state, rules_version, minimum_age, confirmed_at, client_ip, user_agent)
                 VALUES ($1, $2, $3, $4, $5, $6, $7)
                 """, user.id, new.state, new.rulesVersion, new.minimumAge, user.eligibilityConfirmedAt, new.clientIP, new.userAgent)
-            return (user, true)
+            guard let version = new.tosVersion else { return (user, true) }
+            return (try Self.signupStreamed(user, version: version, recordId: recordId, new.clientIP, new.userAgent, schema: schema, on: db), true)
         }
     }
 
-    /// Marks the sign-up acceptance recorded by Audit (receipt id and time).
-    public func signupRecorded(_ id: UUID, receipt: UUID, at: Date) async throws -> StoredUser? {
-        let sql = """
-            UPDATE \(users) SET signup_receipt_id = $2, tos_accepted_at = coalesce(tos_accepted_at, $3)
-            WHERE id = $1 RETURNING \(StoredUser.columns)
-            """
-        return try await pool.withConnection { db in try db.query(sql, id, receipt, at).first.map(StoredUser.decode) }
+    /// The sign-up acceptance of a user stored without it having been recorded (by the two-writer
+    /// path, before the consent stream, when Audit did not answer): written to the stream now,
+    /// once (the row is locked, and `signup_receipt_id` says it is done).
+    public func streamSignup(_ id: UUID, clientIP: String?, userAgent: String?) async throws -> StoredUser? {
+        let (users, schema) = (self.users, self.schema)
+        let recordId = UUID.timeOrdered()
+        return try await pool.withTransaction { db in
+            guard let row = try db.query("SELECT \(StoredUser.columns) FROM \(users) WHERE id = $1 FOR UPDATE", id).first else { return nil }
+            let user = try StoredUser.decode(row)
+            guard user.signupReceiptId == nil, let version = user.tosVersion else { return user }
+            return try Self.signupStreamed(user, version: version, recordId: recordId, clientIP, userAgent, schema: schema, on: db)
+        }
     }
 
-    /// Stores an acceptance Audit has recorded: the version and the receipt's time (a decline before it no longer stands).
-    public func accepted(_ id: UUID, version: String, at: Date) async throws -> StoredUser? {
+    /// Streams `user`'s sign-up acceptance and marks it recorded (the record's id and time).
+    private static func signupStreamed(
+        _ user: StoredUser, version: String, recordId: UUID, _ clientIP: String?, _ userAgent: String?, schema: String,
+        on db: isolated PostgresConnection
+    ) throws -> StoredUser {
+        let at = try streamAct(
+            .accept, user: user.id, version: version, key: "accounts.signup:\(user.id.uuidString.lowercased())", recordId: recordId,
+            clientIP: clientIP, userAgent: userAgent, schema: schema, on: db)
         let sql = """
-            UPDATE \(users) SET tos_version = $2, tos_accepted_at = $3, tos_declined_at = NULL WHERE id = $1 RETURNING \(StoredUser.columns)
+            UPDATE \(schema).users SET signup_receipt_id = $2, tos_accepted_at = coalesce(tos_accepted_at, $3)
+            WHERE id = $1 RETURNING \(StoredUser.columns)
             """
-        return try await pool.withConnection { db in try db.query(sql, id, version, at).first.map(StoredUser.decode) }
+        return try db.query(sql, user.id, recordId, at).first.map(StoredUser.decode) ?? user
     }
 
     /// Users with this id, Apple id or email (without regard to case): whichever is given; oldest first.

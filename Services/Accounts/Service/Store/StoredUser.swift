@@ -16,10 +16,12 @@ public struct StoredUser: Sendable, Equatable {
     /// The Audit record of the sign-up acceptance; `nil` while it is still to be recorded.
     public var signupReceiptId: UUID?
     public var createdAt: Date
+    /// When the user's last word on the terms was a decline; nil once they accept again.
+    public var tosDeclinedAt: Date?
 
     private static let columnNames = [
         "id", "apple_id", "email", "name", "username", "state", "eligibility_confirmed_at", "eligibility_rules_version",
-        "tos_version", "tos_accepted_at", "signup_receipt_id", "created_at",
+        "tos_version", "tos_accepted_at", "signup_receipt_id", "created_at", "tos_declined_at",
     ]
 
     /// The columns ``decode(_:)`` reads, in order.
@@ -38,7 +40,8 @@ public struct StoredUser: Sendable, Equatable {
         return StoredUser(
             id: id, appleId: appleId, email: email, name: name, username: username, state: state,
             eligibilityConfirmedAt: confirmedAt, eligibilityRulesVersion: rulesVersion, tosVersion: tosVersion,
-            tosAcceptedAt: tosAcceptedAt, signupReceiptId: receipt, createdAt: createdAt)
+            tosAcceptedAt: tosAcceptedAt, signupReceiptId: receipt, createdAt: createdAt,
+            tosDeclinedAt: try row.decode(Date?.self, column: 12))
     }
 }
 

@@ -12,19 +12,19 @@ struct ChainHead: Sendable, Equatable {
 /// The new rows of a batch, column by column (the arrays the insert unnests), and each record's
 /// receipt (unsigned), built on a chain's head from the batch's subjects.
 struct NewRecords {
-    private var positions: [String?] = [], recordIDs: [String?] = [], subjects: [String?] = []
+    private var recordedMilliseconds: [String?] = [], positions: [String?] = [], recordIDs: [String?] = [], subjects: [String?] = []
     private var documentTypes: [String?] = [], versions: [String?] = [], digests: [String?] = [], actions: [String?] = []
     private var clientIPs: [String?] = [], userAgents: [String?] = [], idempotencyHashes: [String?] = []
     private var ipHMACs: [[UInt8]?] = [], userAgentHMACs: [[UInt8]?] = [], previousHashes: [[UInt8]?] = [], hashes: [[UInt8]?] = []
 
     let chain: Int
-    let recordedMilliseconds: Int64
     /// The chain's head once these rows are in.
     private(set) var head: ChainHead
     /// One receipt per record of the batch, in order: its new record's, or the one in `earlier`.
     private(set) var receipts: [ConsentReceipt] = []
 
-    /// Chains the records of `batch` after `head`, at `now`. A record whose idempotency hash is in
+    /// Chains the records of `batch` after `head`, at `now` (a record that carries its own time
+    /// and id, one from Accounts' consent stream, keeps them). A record whose idempotency hash is in
     /// `earlier` (a retry of a committed record) or repeats one earlier in the batch gets that
     /// receipt and no row. Throws ``BatchWriter/SubjectRace`` for a user missing from `subjects`.
     init(
@@ -33,10 +33,9 @@ struct NewRecords {
     ) throws {
         self.chain = chain
         self.head = head
-        recordedMilliseconds = now.millisecondsSince1970
+        let batchMilliseconds = now.millisecondsSince1970
         positions.reserveCapacity(batch.count)
         receipts.reserveCapacity(batch.count)
-        let recordedAt = Date(millisecondsSince1970: recordedMilliseconds)
         var known = earlier
         for record in batch {
             if let receipt = known[record.idempotencyHash] {
@@ -45,10 +44,12 @@ struct NewRecords {
             }
             guard let subject = subjects[record.request.userId] else { throw BatchWriter.SubjectRace() }
             let request = record.request
+            let milliseconds = record.recordedMilliseconds ?? batchMilliseconds
+            let recordedAt = Date(millisecondsSince1970: milliseconds)
             let fields = ChainedFields(
-                chain: chain, position: self.head.position + 1, recordID: .timeOrdered(milliseconds: recordedMilliseconds),
+                chain: chain, position: self.head.position + 1, recordID: record.recordId ?? .timeOrdered(milliseconds: milliseconds),
                 subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
-                digest: record.digest, action: request.action.rawValue, recordedMilliseconds: recordedMilliseconds,
+                digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
                 ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
                 userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
             let hash = fields.hash(previous: self.head.hash)
@@ -74,6 +75,7 @@ struct NewRecords {
     private mutating func append(
         _ fields: ChainedFields, request: AuditRecord.Request, idempotencyHash: String, previous: [UInt8], hash: [UInt8]
     ) {
+        recordedMilliseconds.append(String(fields.recordedMilliseconds))
         positions.append(String(fields.position))
         recordIDs.append(Hex.uuid(fields.recordID))
         subjects.append(Hex.uuid(fields.subject))
@@ -92,18 +94,20 @@ struct NewRecords {
 
     /// The parameters `$1` to `$16` of ``insertRecords`` (and of ``BatchWriter/appendRecords``).
     var parameters: [(any PostgresEncodable)?] {
-        let text = [positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, idempotencyHashes]
+        let text = [
+            recordedMilliseconds, positions, recordIDs, subjects, documentTypes, versions, digests, actions, clientIPs, userAgents, idempotencyHashes,
+        ]
         let bytea = [ipHMACs, userAgentHMACs, previousHashes, hashes]
-        return [chain, recordedMilliseconds] + text.map { PostgresArrayLiteral.of($0) } + bytea.map { PostgresArrayLiteral.of(bytea: $0) }
+        return [chain] + text.map { PostgresArrayLiteral.of($0) } + bytea.map { PostgresArrayLiteral.of(bytea: $0) }
     }
 
     /// The rows' `INSERT … SELECT` from ``parameters``; `also` (e.g. `checked WHERE checked.ok`) is
-    /// joined to the rows' source when given. Every record of a batch has its chain and instant.
+    /// joined to the rows' source when given. Every record of a batch has its chain; each its own instant.
     static func insertSQL(from also: String? = nil) -> String {
         """
         INSERT INTO audit.records (chain, recorded_ms, position, record_id, subject, document_type, version, digest,
             action, client_ip, user_agent, idempotency_hash, ip_hmac, ua_hmac, prev_hash, hash)
-        SELECT $1::int, $2::bigint, r.* FROM unnest($3::bigint[], $4::uuid[], $5::uuid[], $6::text[], $7::text[],
+        SELECT $1::int, r.* FROM unnest($2::bigint[], $3::bigint[], $4::uuid[], $5::uuid[], $6::text[], $7::text[],
             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::bytea[], $15::bytea[],
             $16::bytea[]) AS r\(also.map { ", \($0)" } ?? "")
         """

@@ -12,6 +12,10 @@ struct PendingRecord: Sendable {
     let idempotencyHash: String
     /// Whether the caller wants its receipt signed (a service that keeps no receipt does not).
     var signed = true
+    /// The record's id and time when they were given before it reached Audit (an act from
+    /// Accounts' consent stream); nil: made when it is chained.
+    var recordId: UUID? = nil
+    var recordedMilliseconds: Int64? = nil
     /// Called once with the record's outcome, after its batch committed (or failed).
     let reply: @Sendable (Result<ConsentReceipt, BusError>) -> Void
 }

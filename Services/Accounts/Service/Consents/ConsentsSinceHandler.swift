@@ -1,0 +1,77 @@
+import Bus
+import Contracts
+import Foundation
+import Locks
+import ServiceKit
+
+/// Wakes the long polls of `accounts.consents_since` when an act or deletion commits on this
+/// instance. A commit on another instance is found when the poll's wait ends (at most
+/// ``AccountsConsentsSince/maximumWaitMilliseconds``; Audit asks with 1 s).
+final class ConsentSignal: Sendable {
+    private struct State {
+        var generation = 0
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    }
+    private let state = LockedValue(State())
+
+    /// The count of commits so far: a poll reads it before it reads the stream, and waits only
+    /// if no commit came in between.
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// An entry committed: every poll waiting now looks again.
+    func committed() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.generation += 1
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Returns at the first commit after `generation`, or after `limit`.
+    func wait(after generation: Int, atMost limit: Duration) async {
+        let id = UUID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let registered = state.withLock { state -> Bool in
+                guard state.generation == generation else { return false }
+                state.waiters[id] = continuation
+                return true
+            }
+            guard registered else { return continuation.resume() }
+            Task { [state] in
+                try? await Task.sleep(for: limit)
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
+        }
+    }
+}
+
+/// `accounts.consents_since` (``AccountsConsentsSince``): for the Audit service and operators,
+/// since the entries carry users' IP addresses and agents.
+struct ConsentsSinceHandler: Sendable {
+    let store: AccountsStore
+    let signal: ConsentSignal
+
+    func register(on server: RPCServer) {
+        server.register(AccountsConsentsSince.self) { request, context in
+            guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
+                throw BusError(.forbidden, "the consent stream is for the audit service and operators")
+            }
+            guard request.after >= 0, (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
+                (0...AccountsConsentsSince.maximumWaitMilliseconds).contains(request.waitMilliseconds)
+            else {
+                throw BusError(
+                    .invalidArgument,
+                    "after must be ≥ 0, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
+                )
+            }
+            let generation = signal.generation
+            var page = try await store.consents(after: request.after, limit: request.limit)
+            if page.entries.isEmpty && request.waitMilliseconds > 0 {
+                await signal.wait(after: generation, atMost: .milliseconds(request.waitMilliseconds))
+                page = try await store.consents(after: request.after, limit: request.limit)
+            }
+            return AccountsConsentsSince.Reply(entries: page.entries, latestSequence: page.latest)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Bus
+import Contracts
+import Foundation
+import Hex
+import Postgres
+
+/// Chains one run of Accounts' consent stream in one transaction together with Audit's position
+/// in the stream (`audit.event_cursors`, publisher ``ConsentFollower/publisher``): the position is
+/// locked first and must still be where the run starts, so a run is chained exactly once, even
+/// with two instances following or after a crash between the commit and the next read.
+///
+/// An act chained before (its idempotency key is in `audit.records`: a retry, or an act the
+/// two-writer path recorded) is not chained again; the key is looked up with the page, since a
+/// page is large and a repeat rare, so one round trip opens the transaction, locks the position
+/// and the chain's head, finds or creates the subjects and finds the repeats, and one inserts the
+/// records, moves the head and the position and commits.
+struct ConsentPage {
+    let chain: Int
+    let subjects: SubjectCache
+
+    /// The position moved since it was read (another instance chained the run): nothing was written.
+    struct PositionMoved: Error {}
+
+    static let lockPosition = PostgresStatement(
+        name: "audit_consents_lock_position", sql: "SELECT last_sequence FROM audit.event_cursors WHERE publisher = $1 FOR UPDATE")
+    static let movePosition = PostgresStatement(
+        name: "audit_consents_move_position",
+        sql: "UPDATE audit.event_cursors SET last_sequence = $2::bigint, updated_at = now() WHERE publisher = $1")
+
+    /// Chains `records` (the acts of entries `after + 1 … last`, in order) and moves the position to `last`.
+    func chain(_ records: [PendingRecord], after: Int64, last: Int64, on db: isolated PostgresConnection) throws {
+        let users = Array(Set(records.map(\.request.userId)))
+        let opening = [
+            PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
+            PipelineCall(BatchWriter.lockHead, [chain]),
+            PipelineCall(BatchWriter.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
+            PipelineCall(sql: BatchWriter.findRepeats, [PostgresArrayLiteral.of(records.map(\.idempotencyHash))]),
+        ]
+        let found = try db.pipelinedTransaction(opening: opening) { db, results -> (closing: [PipelineCall], value: [UUID: Subject]) in
+            guard try results[0].first?.decode(Int64.self, column: 0) == after else { throw PositionMoved() }
+            guard let row = results[1].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
+            let head = ChainHead(position: try row.decode(Int64.self, column: 0), hash: try row.decode([UInt8].self, column: 1))
+            var found: [UUID: Subject] = [:]
+            for row in results[2] {
+                let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
+                found[user] = Subject(pseudonym: pseudonym, secret: secret)
+            }
+            let missing = users.filter { found[$0] == nil }
+            if !missing.isEmpty {
+                for row in try db.query(BatchWriter.findSubjects, PostgresArrayLiteral.of(missing.map { Hex.uuid($0) })) {
+                    let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
+                    found[user] = Subject(pseudonym: pseudonym, secret: secret)
+                }
+            }
+            var earlier: [String: ConsentReceipt] = [:]
+            for row in results[3] { earlier[try row.decode(String.self, column: 0)] = try BatchWriter.receipt(row, from: 1) }
+            let rows = try NewRecords(records, chain: chain, after: head, subjects: found, at: Date(), earlier: earlier)
+            var closing = [PipelineCall(Self.movePosition, [ConsentFollower.publisher, last])]
+            if !rows.isEmpty {
+                closing =
+                    [
+                        PipelineCall(NewRecords.insertRecords, rows.parameters),
+                        PipelineCall(BatchWriter.moveHead, [chain, rows.head.position, rows.head.hash]),
+                    ] + closing
+            }
+            return (closing, found)
+        }
+        subjects.store(found)
+    }
+
+    /// Erases `user` (an account deletion, after every act before it is chained) and moves the
+    /// position to `sequence`, in one transaction.
+    func erase(_ user: UUID, after: Int64, sequence: Int64, on db: isolated PostgresConnection) throws -> Int {
+        defer { subjects.forget(user) }
+        return try db.transaction { db in
+            guard try db.query(Self.lockPosition, ConsentFollower.publisher).first?.decode(Int64.self, column: 0) == after else {
+                throw PositionMoved()
+            }
+            let erased = try db.query("SELECT audit.erase_subject($1)", user)[0].decode(Int.self, column: 0)
+            try db.execute(Self.movePosition, ConsentFollower.publisher, sequence)
+            return erased
+        }
+    }
+}
