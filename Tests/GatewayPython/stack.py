@@ -119,6 +119,11 @@ class Stack:
         parts = urllib.parse.urlsplit(self.database_url)
         db_url = urllib.parse.urlunsplit(parts._replace(path="/" + self.db_name))
         endpoint = lambda name: f"ipc://{self.tmp}/{name}"
+        # Accounts' session signing key, kept so a load tool can mint the sessions Accounts would
+        # (`compass load users --tokens`); `bus_env` is what `compass` needs to reach the services.
+        self.session_signing_key = base64.b64encode(secrets.token_bytes(32)).decode()
+        self.bus_env = {f"{service.upper()}_{kind.upper()}_ENDPOINTS": endpoint(service + ("" if kind == "rpc" else "-events"))
+                        for service in ("legal", "audit", "accounts", "documents") for kind in ("rpc", "events")}
         common = dict(os.environ, DATABASE_URL=db_url, HEALTH_PORT="0", LOG_LEVEL="warning")
         self.processes: list[Process] = []
         try:
@@ -131,7 +136,7 @@ class Stack:
             self._start("Accounts", dict(common, **roles["accounts"]), RPC_BIND=endpoint("accounts"), EVENTS_BIND=endpoint("accounts-events"),
                         LEGAL_RPC_ENDPOINTS=endpoint("legal"), LEGAL_EVENTS_ENDPOINTS=endpoint("legal-events"),
                         AUDIT_RPC_ENDPOINTS=endpoint("audit"), ACCOUNTS_APPLE_JWKS=self.apple.jwks_path, ACCOUNTS_APPLE_BUNDLE_ID=BUNDLE_ID,
-                        ACCOUNTS_SESSION_SIGNING_KEY=base64.b64encode(secrets.token_bytes(32)).decode())
+                        ACCOUNTS_SESSION_SIGNING_KEY=self.session_signing_key)
             self._start("Documents", dict(common, **roles["documents"]), RPC_BIND=endpoint("documents"), EVENTS_BIND=endpoint("documents-events"),
                         ACCOUNTS_RPC_ENDPOINTS=endpoint("accounts"), ACCOUNTS_EVENTS_ENDPOINTS=endpoint("accounts-events"))
             gateway_env = dict({k: v for k, v in common.items() if k != "DATABASE_URL"}, **RATE_LIMITS_OFF)

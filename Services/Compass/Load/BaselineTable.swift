@@ -1,8 +1,8 @@
 import Foundation
 import LoadKit
 
-/// The `--baseline` of `compass load`: pgbench inserting rows shaped like an acceptance, one per
-/// commit, into a scratch schema of its own (`compass_load`, dropped afterwards) — never into a
+/// The `--baseline` of `compass load`: pgbench (`-M prepared`) inserting rows shaped like an
+/// acceptance, one per commit, into a scratch schema of its own (`compass_load`, dropped afterwards) — never into a
 /// service's schema.
 enum BaselineTable {
     static let setup = """
@@ -24,7 +24,7 @@ enum BaselineTable {
         try await psql(url, setup)
         let tps: Double
         do {
-            tps = try await Pgbench.run(url: url, script: script, clients: 32, seconds: seconds)
+            tps = try await Pgbench.run(url: url, script: script, clients: 32, seconds: seconds, prepared: true)
         } catch {
             try? await psql(url, teardown)
             throw error

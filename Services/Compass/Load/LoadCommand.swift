@@ -9,7 +9,7 @@ import Locks
 /// then proves that every write it saw acknowledged is stored.
 struct Load: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load-test the system.", subcommands: [Acceptances.self])
+        abstract: "Load-test the system.", subcommands: [Acceptances.self, LoadUsers.self])
 
     struct Acceptances: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -19,21 +19,29 @@ struct Load: AsyncParsableCommand {
                 whatever the latency (open loop: latency counts from each call's scheduled time).
                 Afterwards every acknowledged write is checked against the store (audit.verify_receipt)
                 and any missing one is reported (exit 1). --baseline also measures pgbench's
-                one-INSERT-per-commit rate on DATABASE_URL, so the ratio comes from one run.
+                one-INSERT-per-commit rate on DATABASE_URL (pgbench -M prepared), so the ratio comes
+                from one run. --via accounts first makes --users users in bulk (as `compass load
+                users` does; DATABASE_URL or --database-url must reach Accounts' schema as its owner)
+                and drives accounts.accept_terms_batch the way the gateway calls it: acceptances that
+                arrive while a batch is under way go together in the next one, one batch in flight
+                per client socket.
                 """)
 
         @Option(help: "Calls per second (open loop).") var rate: Double?
         @Flag(help: "As fast as --concurrency allows (closed loop).") var max = false
         @Option(help: "Calls in flight with --max.") var concurrency = 64
         @Option(help: "Seconds to run.") var duration = 10
-        @Option(help: "Distinct users the writes are spread over.") var users = 1000
+        @Option(help: "Distinct users the writes are spread over.") var users = 100_000
         @Option(help: "Bus client sockets.") var clients = 2
         @Option(
             help:
-                "bus: audit.record on the bus; http: the gateway's seed routes (a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true).")
+                "bus: audit.record on the bus; accounts: accounts.accept_terms_batch for users made in bulk, batched as the gateway does; http: the gateway's seed routes (a test deployment with GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS=true)."
+        )
         var via: Transport = .bus
         @Option(help: "The gateway's URL, with --via http.") var gateway = "http://127.0.0.1:8080"
-        @Flag(help: "Measure pgbench's one-INSERT-per-commit rate on DATABASE_URL first.") var baseline = false
+        @Option(help: "With --via accounts: a URL of Accounts' schema owner for the bulk users (default: DATABASE_URL).")
+        var databaseURL: String?
+        @Flag(help: "Measure pgbench's one-INSERT-per-commit rate (-M prepared) on DATABASE_URL first.") var baseline = false
         @Flag(help: "Skip checking that acknowledged writes are stored.") var noCheck = false
         @Flag(help: "Print the report as JSON.") var json = false
         @Flag(help: "Log bus details to standard error.") var verbose = false
@@ -49,14 +57,19 @@ struct Load: AsyncParsableCommand {
             }
         }
 
-        enum Transport: String, ExpressibleByArgument, CaseIterable { case bus, http }
+        enum Transport: String, ExpressibleByArgument, CaseIterable { case bus, accounts, http }
 
         func run() async throws {
             let bus = try BusAccess(verbose: verbose)
             var report = LoadReport(
-                mode: "\(via.rawValue), " + (max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s"), seconds: duration)
+                mode: "\(via.rawValue), " + (max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s"), seconds: duration,
+                users: users)
             if baseline, let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
                 report.baselineTPS = try await BaselineTable.measure(url: url, seconds: duration)
+            }
+            if via == .accounts {
+                try await runThroughAccounts(bus, report: &report)
+                return
             }
             if via == .http {
                 let load = try await HTTPAcceptances.prepare(gateway: gateway, users: users)
@@ -92,6 +105,24 @@ struct Load: AsyncParsableCommand {
                 report.check = await StoredCheck.run(receipts.withLock { $0 }, on: sockets)
             }
             for socket in sockets { await socket.close() }
+            try finish(report)
+        }
+
+        /// The bulk users first, then their acceptances batched to Accounts; the report's batch figures.
+        func runThroughAccounts(_ bus: BusAccess, report: inout LoadReport) async throws {
+            let made = try await LoadUsers.bulk(bus: bus, databaseURL: databaseURL, schema: "accounts").make(count: users) { line in
+                if !json { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
+            }
+            var batchers: [AcceptBatcher] = []
+            for _ in 0..<clients { batchers.append(AcceptBatcher(client: try await bus.client(for: .accounts), principal: bus.principal)) }
+            let load = AccountsAcceptances(users: made.users.map(\.id), version: made.version, batchers: batchers)
+            report.measured = await measure(load.driver)
+            var (batches, items) = (0, 0)
+            for batcher in batchers {
+                batches += await batcher.batches
+                items += await batcher.items
+            }
+            report.itemsPerBatch = batches > 0 ? Double(items) / Double(batches) : nil
             try finish(report)
         }
 

@@ -5,15 +5,19 @@ import LoadKit
 struct LoadReport {
     var mode: String
     var seconds: Int
+    /// Distinct users the load was spread over.
+    var users: Int
     var measured = LoadRecorder.Snapshot()
     var check: StoredCheck?
     var baselineTPS: Double?
+    /// With `--via accounts`: acceptances per `accounts.accept_terms_batch` call.
+    var itemsPerBatch: Double?
 
     static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
 
     var text: String {
         var lines = [
-            "acceptances, \(mode), \(seconds) s",
+            "acceptances, \(mode), \(seconds) s, \(users) users",
             String(format: "  throughput   %.0f acknowledged/s (%d acknowledged, %d failed)", measured.rate, measured.completed, measured.failed),
             "  latency ms   " + Self.percentiles.map { String(format: "%@ %.2f", $0.0, measured.milliseconds($0.1)) }.joined(separator: "  ")
                 + String(format: "  max %.2f", measured.maxMilliseconds),
@@ -27,8 +31,12 @@ struct LoadReport {
                     ? "  stored       all \(check.checked) acknowledged writes verified in the store"
                     : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
         }
+        if let itemsPerBatch { lines.append(String(format: "  batches      %.1f acceptances per accounts.accept_terms_batch call", itemsPerBatch)) }
         if let baselineTPS {
-            lines.append(String(format: "  baseline     pgbench one INSERT per commit %.0f/s; ratio %.2f×", baselineTPS, measured.rate / baselineTPS))
+            lines.append(
+                String(
+                    format: "  baseline     pgbench -M prepared, one INSERT per commit %.0f/s; ratio %.2f×", baselineTPS, measured.rate / baselineTPS)
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -37,11 +45,14 @@ struct LoadReport {
         var latency: [String: Double] = ["max": measured.maxMilliseconds]
         for (name, percentile) in Self.percentiles { latency[name] = measured.milliseconds(percentile) }
         var object: [String: Any] = [
-            "mode": mode, "seconds": seconds, "throughputPerSecond": measured.rate, "acknowledged": measured.completed,
+            "mode": mode, "seconds": seconds, "users": users, "throughputPerSecond": measured.rate, "acknowledged": measured.completed,
             "failed": measured.failed, "errors": measured.errors, "latencyMs": latency,
         ]
         if let check { object["stored"] = ["checked": check.checked, "missing": check.missing, "examples": check.examples] }
-        if let baselineTPS { object["baseline"] = ["pgbenchPerSecond": baselineTPS, "ratio": measured.rate / baselineTPS] }
+        if let itemsPerBatch { object["itemsPerBatch"] = itemsPerBatch }
+        if let baselineTPS {
+            object["baseline"] = ["pgbenchPerSecond": baselineTPS, "ratio": measured.rate / baselineTPS, "pgbenchMode": "prepared"]
+        }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
