@@ -44,7 +44,8 @@ def print_round(number: int, data: dict, cores: int, ceiling_batch: int) -> dict
     print(f"round {number}: accept-tos {figures['rate']:,.0f}/s (p50 {figures['p50']:.1f} ms, p99 {figures['p99']:.1f} ms, "
           f"non-2xx {figures['errors']}); pgbench -M prepared {figures['tps']:,.0f} tps; pair ratios "
           + ", ".join(f"{ratio:.3f}" for ratio in figures["ratios"])
-          + f" (median {median(figures['ratios']):.3f}x); CPU per acceptance {sum(figures['per_acceptance'].values()):,.0f} µs, "
+          + f" (median {median(figures['ratios']):.3f}x); CPU per acceptance {sum(figures['per_acceptance'].values()):,.0f} µs ("
+          + ", ".join(f"{name} {value:,.0f}" for name, value in figures["per_acceptance"].items() if value >= 0.5) + "), "
           f"per insert {sum(figures['per_insert'].values()):,.0f} µs; accounts.verify_session per acceptance "
           f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; ceiling {figures['ceiling_rate']:,.0f}/s",
           flush=True)
