@@ -8,8 +8,9 @@ import Logging
 /// Prints DEALER/ROUTER round trips per second with the envelope (one caller, 64 and 512 in flight),
 /// over tcp and ipc, beside raw libzmq with the same message size measured in the same run, the
 /// ratio, and the CPU time per call of each side (client and server together; the raw side's
-/// includes its setup and drain, a few percent). Each figure is
-/// the median of N rounds, raw and envelope rounds interleaved so that machine noise hits both alike.
+/// includes its setup and drain, a few percent), once per event loop mode (`--event-loop`; both by
+/// default: the A/B of ``BusEventLoopMode``). Each figure is the median of N rounds, raw and
+/// envelope rounds interleaved so that machine noise hits both alike.
 @main
 struct BusBench {
     static func main() async throws {
@@ -20,6 +21,7 @@ struct BusBench {
         var idempotent = false
         var inFlightLevels = [1, 64, 512]
         var transports = ["tcp", "ipc"]
+        var modes: [BusEventLoopMode] = [.perSocket, .single]
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         if CommandLine.arguments.dropFirst().first == "codecs" {
             _ = arguments.next()
@@ -35,10 +37,12 @@ struct BusBench {
             case "--idempotent": idempotent = true
             case "--in-flight": inFlightLevels = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
             case "--transport": transports = (arguments.next() ?? "").split(separator: ",").map(String.init)
+            case "--event-loop":
+                modes = try (arguments.next() ?? "").split(separator: ",").map { try BusEventLoopMode.parse(String($0)) }
             default:
                 FileHandle.standardError.write(
                     Data(
-                        "usage: bus-bench codecs [--rounds N] | bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--only raw|envelope|codec] [--idempotent] [--verbose]\n"
+                        "usage: bus-bench codecs [--rounds N] | bus-bench [--seconds S] [--rounds N] [--in-flight 1,64,512] [--transport tcp,ipc] [--event-loop per-socket,single] [--only raw|envelope|codec] [--idempotent] [--verbose]\n"
                             .utf8))
                 exit(2)
             }
@@ -50,14 +54,14 @@ struct BusBench {
         print(
             "bus-bench: \(rounds) rounds of \(seconds) s each, envelope of \(size) bytes, median round trips/s"
                 + (idempotent ? "; envelope calls idempotent (a key each, remembered by the server)" : ""))
-        print("transport  in-flight   raw libzmq   envelope RPC   ratio   µs CPU/call   raw µs CPU/rt")
+        print("transport  in-flight  event loop   raw libzmq   envelope RPC   ratio   µs CPU/call   raw µs CPU/rt")
         for transport in transports {
             for inFlight in inFlightLevels {
                 var raw: [Double] = []
                 var rawCPU: [Double] = []
-                var envelope: [Double] = []
-                var cpu: [Double] = []
-                var loops: [String] = []
+                var envelope: [BusEventLoopMode: [Double]] = [:]
+                var cpu: [BusEventLoopMode: [Double]] = [:]
+                var loops: [BusEventLoopMode: [String]] = [:]
                 for _ in 0..<rounds {
                     let rawEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-raw-\(getpid()).sock"
                     let envEndpoint = transport == "tcp" ? "tcp://127.0.0.1:*" : "ipc:///tmp/bus-bench-env-\(getpid()).sock"
@@ -67,20 +71,26 @@ struct BusBench {
                         raw.append(rate)
                         rawCPU.append((EnvelopeRPCRun.processCPUSeconds() - cpuStart) / Double(max(roundTrips, 1)) * 1e6)
                     }
-                    if only != "raw" {
+                    // Every mode in every round, beside the same round's raw figure.
+                    for mode in modes where only != "raw" {
+                        BusEventLoopMode.use(mode)
                         let run = try await EnvelopeRPCRun.run(
                             endpoint: envEndpoint, inFlight: inFlight, seconds: seconds, idempotent: idempotent, logger: logger)
-                        envelope.append(run.rate)
-                        cpu.append(run.cpuMicros)
-                        loops.append(Self.describe(run))
+                        envelope[mode, default: []].append(run.rate)
+                        cpu[mode, default: []].append(run.cpuMicros)
+                        loops[mode, default: []].append(Self.describe(run))
                     }
                 }
-                let (r, e) = (median(raw), median(envelope))
-                print(
-                    transport.padding(toLength: 11, withPad: " ", startingAt: 0)
-                        + String(inFlight).padding(toLength: 12, withPad: " ", startingAt: 0)
-                        + String(format: "%10.0f   %12.0f   %5.2f   %11.1f   %13.1f", r, e, e / r, median(cpu), median(rawCPU)))
-                if verbose { for line in loops { print("    " + line) } }
+                let r = median(raw)
+                for mode in only == "raw" ? [modes[0]] : modes {
+                    let e = median(envelope[mode] ?? [])
+                    print(
+                        transport.padding(toLength: 11, withPad: " ", startingAt: 0)
+                            + String(inFlight).padding(toLength: 11, withPad: " ", startingAt: 0)
+                            + mode.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
+                            + String(format: "%10.0f   %12.0f   %5.2f   %11.1f   %13.1f", r, e, e / r, median(cpu[mode] ?? []), median(rawCPU)))
+                    if verbose { for line in loops[mode] ?? [] { print("    " + line) } }
+                }
             }
         }
     }

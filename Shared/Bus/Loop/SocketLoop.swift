@@ -2,7 +2,6 @@ import CZeroMQ
 import Foundation
 import Locks
 import Logging
-import Synchronization
 
 /// What a loop does with an outgoing message its socket cannot take right now.
 enum BlockedSendPolicy: Sendable {
@@ -51,21 +50,22 @@ struct LoopCallbacks: Sendable {
     var onDropped: @Sendable (OutgoingMessage, ZMQError?) -> Void = { _, _ in }
 }
 
-/// Owns one ZeroMQ socket (with its ZAP handler and monitor) on a dedicated thread.
+/// Owns one ZeroMQ socket (with its ZAP handler and monitor) on a loop thread.
 ///
 /// libzmq sockets are not thread-safe and waiting on one blocks; the cooperative thread pool has
 /// as many threads as cores, so a blocking wait there would stall every task in the process. Each
-/// socket therefore lives on its own thread: any task hands it outgoing messages with ``send(_:)``
-/// (a locked queue, and an eventfd wake-up only if the loop sleeps), and received messages come
-/// back through callbacks, every message waiting at a wake-up in one batch (see `SocketLoop+Run`).
+/// socket therefore lives on a loop thread: its own (`BUS_EVENT_LOOP=per-socket`), or the process's
+/// one ``BusEventLoop`` (`single`), which polls every socket of the process and runs the tasks that
+/// prefer it. Any task hands it outgoing messages with ``send(_:)`` (a locked queue, and an eventfd
+/// wake-up only if the loop sleeps), and received messages come back through callbacks, every
+/// message waiting at a wake-up in one batch (see ``SocketDriver``).
 final class SocketLoop: Sendable {
     let name: String
-    let wakeup: WakeupSignal
+    /// The loop thread's eventfd and sleeping flag: this socket's own, or the shared loop's.
+    let waker: LoopWaker
+    /// The shared loop this socket is polled by, `nil` on a thread of its own.
+    let eventLoop: BusEventLoop?
     let state = LockedValue(State())
-    /// Set by the loop just before it sleeps, cleared when it wakes. Senders write the eventfd only
-    /// while it is set: a loop that is awake takes the queue before it sleeps again anyway, so a
-    /// busy loop gets no wake-up system calls at all (one per batch at most).
-    let sleeping = Atomic<Bool>(false)
     let counters = LoopCounters()
 
     struct State {
@@ -75,21 +75,33 @@ final class SocketLoop: Sendable {
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private init(name: String, wakeup: WakeupSignal) {
+    private init(name: String, waker: LoopWaker, eventLoop: BusEventLoop?) {
         self.name = name
-        self.wakeup = wakeup
+        self.waker = waker
+        self.eventLoop = eventLoop
     }
 
     /// Starts the thread, runs `setup` on it (create, configure, bind or connect the sockets) and
     /// returns once setup has succeeded; a setup error is thrown here and the thread ends.
     /// `created` gets the loop before its thread starts: an owner that sends from the callbacks
-    /// (a server's replies) must hold it before the first message can arrive.
+    /// (a server's replies) must hold it before the first message can arrive. The socket is polled
+    /// by `eventLoop`, else by the process's one when ``BusEventLoopMode/current`` is `single`,
+    /// else by a thread of its own.
     static func start(
-        name: String, policy: BlockedSendPolicy, logger: Logger, callbacks: LoopCallbacks,
+        name: String, policy: BlockedSendPolicy, eventLoop: BusEventLoop? = nil, logger: Logger, callbacks: LoopCallbacks,
         created: @Sendable (SocketLoop) -> Void = { _ in },
         setup: @escaping @Sendable (LoopSockets) throws -> Void
     ) async throws -> SocketLoop {
-        let loop = SocketLoop(name: name, wakeup: try WakeupSignal())
+        if let eventLoop = try eventLoop ?? (BusEventLoopMode.current == .single ? BusEventLoop.shared() : nil) {
+            let loop = SocketLoop(name: name, waker: eventLoop.waker, eventLoop: eventLoop)
+            created(loop)
+            try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
+                eventLoop.register(
+                    .init(loop: loop, policy: policy, logger: logger, callbacks: callbacks, setup: setup, started: started))
+            }
+            return loop
+        }
+        let loop = SocketLoop(name: name, waker: try LoopWaker(), eventLoop: nil)
         created(loop)
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
@@ -122,15 +134,7 @@ final class SocketLoop: Sendable {
             state.outgoing.append(message)
             return true
         }
-        // The loop sets `sleeping` before its last look at the queue (under the same lock), so a
-        // message appended after that look sees the flag; one appended before it is seen there.
-        // Only one sender per sleep writes the eventfd (the exchange).
-        if accepted, sleeping.load(ordering: .sequentiallyConsistent),
-            sleeping.exchange(false, ordering: .sequentiallyConsistent)
-        {
-            counters.wakeUpSignals.add(1, ordering: .relaxed)
-            wakeup.signal()
-        }
+        if accepted, waker.wakeIfSleeping() { counters.wakeUpSignals.add(1, ordering: .relaxed) }
         return accepted
     }
 
@@ -141,7 +145,7 @@ final class SocketLoop: Sendable {
             return state.exited
         }
         guard !alreadyExited else { return }
-        wakeup.signal()
+        waker.signal.signal()
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state -> Bool in
                 if state.exited { return true }
@@ -166,7 +170,7 @@ final class SocketLoop: Sendable {
 /// Names the calling thread for `top -H` and `perf` (the kernel keeps 15 bytes). Written to
 /// `/proc/thread-self/comm`: Foundation's `Thread.name` reached the kernel only sometimes, and
 /// `pthread_setname_np` is not visible to Swift on Linux.
-private func nameThisThread(_ name: String) {
+func nameThisThread(_ name: String) {
     let fd = open("/proc/thread-self/comm", O_WRONLY)
     guard fd >= 0 else { return }
     defer { close(fd) }

@@ -34,7 +34,7 @@ public final class RPCClient: Sendable {
         let client = RPCClient(name: name, endpoints: endpoints, options: options, logger: logger)
         let received = ReceivedReplies()
         let loop = try await SocketLoop.start(
-            name: "rpc-client-\(name)", policy: .wait, logger: logger,
+            name: "rpc-client-\(name)", policy: .wait, eventLoop: options.eventLoop, logger: logger,
             callbacks: LoopCallbacks(
                 onMessage: { [weak client] frames in client?.receive(frames, into: received) },
                 onBatchEnd: { [weak client] in client?.handOver(received) },

@@ -13,5 +13,9 @@ public struct RPCClientOptions: Sendable {
     public var reconnectIntervalMs: Int32 = 100
     public var reconnectIntervalMaxMs: Int32 = 2000
 
+    /// The event loop that polls the socket; `nil`: the process's own when
+    /// `BUS_EVENT_LOOP=single`, else a thread of the socket's own (``BusEventLoopMode``).
+    public var eventLoop: BusEventLoop? = nil
+
     public init() {}
 }

@@ -123,7 +123,7 @@ public final class RPCServer: Sendable {
             logger.warning("bus server without CURVE: any local peer may call it", metadata: ["server": "\(name)"])
         }
         _ = try await SocketLoop.start(
-            name: "rpc-\(name)", policy: .drop, logger: logger,
+            name: "rpc-\(name)", policy: .drop, eventLoop: options.eventLoop, logger: logger,
             callbacks: LoopCallbacks(
                 onMessage: { [weak self] frames in self?.receive(frames) },
                 onMonitorEvent: { [weak self] event in self?.observe(event) },
@@ -266,9 +266,10 @@ public final class RPCServer: Sendable {
 
     /// Starts the handler on the socket's own thread (`Task.immediate`): it runs there up to its
     /// first suspension, so one that does not suspend (decode, compute, encode) replies with no
-    /// thread hand-off at all, about half the wake-ups per call; one that awaits resumes on the
-    /// global executor. While a handler runs there the socket receives nothing, so handlers must
-    /// not do long synchronous work before their first `await`.
+    /// thread hand-off at all, about half the wake-ups per call. One that awaits resumes on the
+    /// process's ``BusEventLoop`` when the socket is polled by it (its task executor preference),
+    /// else on the global executor. While a handler runs there the socket receives nothing, so
+    /// handlers must not do long synchronous work on the loop (see ``BusEventLoop``).
     private func run(
         _ admitted: RPCAdmission<Registered>.Run, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
         arrived: ContinuousClock.Instant
@@ -280,7 +281,7 @@ public final class RPCServer: Sendable {
         let route = routed.route
         // The caller's deadline, on this process's clock: calls the handler makes end before it.
         let deadline = envelope.deadline.map { ContinuousClock.now + .milliseconds(Int64($0.timeIntervalSinceNow * 1000)) }
-        Task.immediate { [self] in
+        Task.immediate(executorPreference: loop.withLock { $0?.eventLoop }) { [self] in
             let outcome = await outcome(of: registered, envelope, context, deadline: deadline)
             let ended = ContinuousClock.now
             let others = state.withLock { $0.admission.complete(admitted, outcome, now: ended) }

@@ -22,5 +22,9 @@ public struct RPCServerOptions: Sendable {
     /// How long ``RPCServer/shutdown()`` waits for running handlers before closing anyway.
     public var drainTimeout: Duration = .seconds(10)
 
+    /// The event loop that polls the socket and runs the handlers; `nil`: the process's own when
+    /// `BUS_EVENT_LOOP=single`, else a thread of the socket's own (``BusEventLoopMode``).
+    public var eventLoop: BusEventLoop? = nil
+
     public init() {}
 }

@@ -54,6 +54,8 @@ public enum BusServiceMain {
                 _ = try await pool.withConnection { db in try db.query("SELECT 1") }
             }
 
+            // Before the first socket opens: every socket of the process follows the setting.
+            BusEventLoopMode.use(settings.bus.eventLoop)
             let security = settings.bus.serverSecurity
             let publisher = try await EventPublisher.bind(name: Service.name, endpoints: settings.bus.eventsBind, security: security, logger: logger)
             runtime.addService(CloseOnShutdown(name: "event publisher") { await publisher.close() })

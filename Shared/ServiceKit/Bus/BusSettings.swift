@@ -21,6 +21,8 @@ public struct BusSettings: Sendable {
     public var peers: [ServiceName: Peer]
     /// What this service's RPC server keeps of write replies to answer retries.
     public var idempotency: IdempotencyLimits
+    /// Which threads poll the bus sockets and run the handlers (deploy/BUS.md, "Threads").
+    public var eventLoop: BusEventLoopMode
 
     public struct Peer: Sendable {
         public var rpc: [String]
@@ -75,6 +77,10 @@ public struct BusSettings: Sendable {
                     .nilIfEmpty)
         }
         self.peers = peers
+        eventLoop = try env.choice(
+            BusEventLoopMode.variable, default: BusEventLoopMode.defaultMode,
+            "Which threads poll this process's bus sockets: `single`, one event loop thread for every socket, which also runs the request handlers (a request stays on one thread from its socket through its handler); `per-socket`, a thread per socket, handlers on the cooperative pool."
+        )
         let defaults = IdempotencyLimits()
         idempotency = IdempotencyLimits(
             entries: try env.int(
