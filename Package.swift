@@ -258,8 +258,9 @@ let package = Package(
 
         // MARK: Tests
         // ServiceKit: a test database's service roles are made as `compass db roles` makes them.
+        // ObjectStorage: SeaweedFS.swift makes its bucket with the client under test.
         .target(
-            name: "TestSupport", dependencies: ["Postgres", "Bus", "ServiceKit"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["Postgres", "Bus", "ServiceKit", "ObjectStorage", "Locks"], path: "Tests/TestSupport",
             swiftSettings: strict),
         // The bus's parsers under libFuzzer (`deploy/fuzz`); built normally, it replays the corpus.
         .target(name: "CFuzzerDriver", path: "Tests/Fuzz/CFuzzerDriver"),
@@ -274,6 +275,11 @@ let package = Package(
         .testTarget(
             name: "BusTests", dependencies: ["Bus", "BusCore", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
+        // SigV4 against AWS's vectors (pure), the S3 client against a real SeaweedFS.
+        .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: ["ObjectStorage", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/ObjectStorageTests", swiftSettings: strict),
         .testTarget(
             name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "Hex", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/PostgresTests", swiftSettings: strict),
