@@ -30,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-from bench_measure import bus_metrics, measured, pgbench_figures, print_bus_round, rss_mib, verify_session_calls, wrk_figures
+from bench_measure import audit_chained, bus_metrics, measured, pgbench_figures, print_bus_round, rss_mib, verify_session_calls, wrk_figures
 from bench_report import print_round, print_summary
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
@@ -102,7 +102,21 @@ try:
                               "-T", str(seconds), database], check=True, capture_output=True, text=True)
         return pgbench_figures(run.stdout)
 
+    def drain(chained_before, acts):
+        """Where Audit chains acts from Accounts' stream after the reply, waits until it has
+        chained the slice's (inside the slice's CPU measurement: that work is the acceptances');
+        the seconds it took after the last answer."""
+        if chained_before is None:
+            return 0.0
+        started, deadline = time.monotonic(), time.monotonic() + 120
+        while audit_chained(stack.processes) < chained_before + acts:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"Audit did not chain {acts} acts within 120 s of the slice's end")
+            time.sleep(0.02)
+        return time.monotonic() - started
+
     def wrk_wave(first, last, version, profile=None):
+        chained_before = audit_chained(stack.processes)
         recorder = None if profile is None else subprocess.Popen(
             ["perf", "record", "-a", "-g", "-F", "499", "-o", profile, "--", "sleep", "3"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -112,6 +126,7 @@ try:
         if recorder is not None and recorder.wait() != 0:
             raise SystemExit(f"perf record failed (exit {recorder.returncode}); is perf installed and perf_event_paranoid low enough?")
         figures = wrk_figures(run.stdout, run.stderr)
+        figures["drain"] = drain(chained_before, figures["requests"] - figures["errors"])
         if figures["requests"] < last - first + 1:
             print(f"  slice {first}-{last}: only {figures['requests']} of {last - first + 1} answered within wrk's "
                   f"{args.cap} s:\n{run.stdout}", flush=True)

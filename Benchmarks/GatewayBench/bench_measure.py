@@ -110,6 +110,17 @@ def bus_metrics(processes) -> dict[tuple[str, str, str], float]:
     return totals
 
 
+def audit_chained(processes) -> float | None:
+    """`audit_consent_entries_chained_total` from Audit's /metrics: the acts Audit has chained from
+    Accounts' consent stream; None where Audit records synchronously (no such counter)."""
+    for process in processes:
+        if process.name == "Audit" and process.port("health") is not None:
+            with urllib.request.urlopen(f"http://127.0.0.1:{process.port('health')}/metrics", timeout=30) as response:
+                match = re.search(r"^audit_consent_entries_chained_total(?:\{[^}]*\})? ([\d.e+]+)$", response.read().decode(), re.M)
+                return float(match.group(1)) if match else None
+    return None
+
+
 def verify_session_calls(before: dict, after: dict) -> float:
     """`accounts.verify_session` calls Accounts handled between two readings of `bus_metrics`."""
     key = ("accounts", "bus_rpc_handled_total", "accounts.verify_session")

@@ -35,6 +35,7 @@ def round_figures(data: dict, cores: int, ceiling_batch: int) -> dict:
         "health_cpu": sum(data["health_cpu"].values()) / health["requests"] * 1e6,
         "floor": {"wrk": load_generator, "gateway HTTP": http_floor, "PostgreSQL durable rows": durable},
         "ceiling_rate": ceiling_rate,
+        "drain": max(p[0]["drain"] for p in pairs),
     }
 
 
@@ -47,7 +48,8 @@ def print_round(number: int, data: dict, cores: int, ceiling_batch: int) -> dict
           + f" (median {median(figures['ratios']):.3f}x); CPU per acceptance {sum(figures['per_acceptance'].values()):,.0f} µs ("
           + ", ".join(f"{name} {value:,.0f}" for name, value in figures["per_acceptance"].items() if value >= 0.5) + "), "
           f"per insert {sum(figures['per_insert'].values()):,.0f} µs; accounts.verify_session per acceptance "
-          f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; ceiling {figures['ceiling_rate']:,.0f}/s",
+          f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; ceiling {figures['ceiling_rate']:,.0f}/s"
+          + (f"; Audit chained each slice's acts within {figures['drain'] * 1000:,.0f} ms of its last answer" if figures["drain"] else ""),
           flush=True)
     return figures
 
