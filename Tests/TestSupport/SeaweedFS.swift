@@ -68,6 +68,9 @@ public final class SeaweedFS: Sendable {
         s3Port = ports[6]
         arguments = [
             "server", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            // One master with no peers: no Raft quorum wait (a restart on the same folder answered
+            // after 15 s with one, at once without), and no usage reports sent out.
+            "-master.peers=none", "-master.telemetry=false",
             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])",
             "-volume.port.grpc=\(ports[3])", "-filer", "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])",
             "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.config=\(config.path)",
@@ -154,11 +157,12 @@ public final class SeaweedFS: Sendable {
         throw SeaweedFSError.notReady(log: logTail())
     }
 
-    /// SIGTERM, then waits (up to 15 s, then SIGKILL) for the process to end.
+    /// SIGTERM, then waits (up to 5 s, then SIGKILL) for the process to end: `weed server`'s own
+    /// graceful stop waits 10 s for its volume server and then may not finish at all.
     public func stop() async {
         guard let process = process.withLock({ $0 }) else { return }
         process.terminate()
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(5)
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning { kill() }
     }
