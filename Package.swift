@@ -173,6 +173,8 @@ let package = Package(
             name: "CompassCLI",
             dependencies: [
                 "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres", "Identity",
+                // compass documents migrate-storage: Documents' own settings, the S3 client, SHA-256.
+                "DocumentsService", "ObjectStorage", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Services/Compass", exclude: ["Main"], swiftSettings: strict),

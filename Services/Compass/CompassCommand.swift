@@ -14,7 +14,7 @@ struct Compass: AsyncParsableCommand {
         abstract: "Run, inspect and operate the Recruiting Compass backend.",
         subcommands: [
             Up.self, Status.self, Call.self, Events.self, LegalCommand.self, AuditCommand.self, UsersCommand.self, Load.self, Keys.self,
-            DatabaseCommand.self,
+            DatabaseCommand.self, DocumentsCommand.self,
             HelpEnvironment.self,
         ])
 }

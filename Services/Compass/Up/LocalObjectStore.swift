@@ -2,7 +2,7 @@ import Foundation
 
 /// The SeaweedFS `compass up --s3` runs for Documents' bytes: one `weed server -s3` (master,
 /// volume server, filer and S3 gateway in one process) on loopback ports beside the stack's, its
-/// data in `.local/s3-run`. The data is kept between runs as the local database is, and emptied
+/// data in `.local/s3-run` (`.local/s3-run-<base port>` with `--base-port`). The data is kept between runs as the local database is, and emptied
 /// with it by `--fresh`: a database kept with an emptied bucket would hold rows whose bytes are gone.
 struct LocalObjectStore {
     let weed: URL
@@ -20,8 +20,9 @@ struct LocalObjectStore {
         guard let weed = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else { return nil }
         // The stack's layout goes to base+30; the store takes base+40…43. weed's gRPC ports are
         // these plus 10000, so the default 5840 stays clear of the stack's and of 8080.
-        return LocalObjectStore(
-            weed: weed, directory: projectRoot.appendingPathComponent(".local/s3-run"), s3Port: (basePort ?? 5800) + 40)
+        // A stack on a base port of its own (a second stack, a test) keeps a store of its own too.
+        let folder = basePort.map { ".local/s3-run-\($0)" } ?? ".local/s3-run"
+        return LocalObjectStore(weed: weed, directory: projectRoot.appendingPathComponent(folder), s3Port: (basePort ?? 5800) + 40)
     }
 
     var masterPort: Int { s3Port + 1 }
