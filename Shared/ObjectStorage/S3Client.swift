@@ -119,7 +119,7 @@ public final class S3Client: Sendable {
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
-            throw Self.transportError(error, operation: operation, resource: resource(key))
+            throw Self.transportError(error, operation: operation, resource: resource(key), endpoint: base)
         }
         guard let http = urlResponse as? HTTPURLResponse else {
             throw S3Error(
@@ -161,23 +161,28 @@ public final class S3Client: Sendable {
         return root
     }
 
-    static func transportError(_ error: any Error, operation: String, resource: String) -> S3Error {
+    static func transportError(_ error: any Error, operation: String, resource: String, endpoint: String) -> S3Error {
         let reason: S3Error.Reason
+        let what: String
         var code = "\(error)"
         if let urlError = error as? URLError {
             code = "URLError(\(urlError.code.rawValue))"
             switch urlError.code {
-            case .timedOut: reason = .timedOut
-            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .secureConnectionFailed,
-                .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-                .serverCertificateHasUnknownRoot, .cannotLoadFromNetwork:
-                reason = .unreachable
-            default: reason = .connectionLost
+            case .timedOut:
+                (reason, what) = (.timedOut, "no reply from \(endpoint) within the timeout")
+            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .cannotLoadFromNetwork:
+                (reason, what) = (.unreachable, "could not connect to \(endpoint)")
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+                .serverCertificateHasUnknownRoot:
+                (reason, what) = (.unreachable, "no trusted TLS connection to \(endpoint)")
+            default:
+                (reason, what) = (.connectionLost, "the connection to \(endpoint) broke")
             }
         } else {
-            reason = .connectionLost
+            (reason, what) = (.connectionLost, "the connection to \(endpoint) failed")
         }
         return S3Error(
-            operation: operation, resource: resource, reason: reason, status: nil, code: code, message: error.localizedDescription)
+            operation: operation, resource: resource, reason: reason, status: nil, code: code,
+            message: "\(what) (\(error.localizedDescription))")
     }
 }

@@ -42,6 +42,7 @@ struct S3FaultTests {
         #expect(error?.status == nil)
         #expect(error?.isRetryable == true)
         #expect(error?.operation == "CheckBucket")
+        #expect(error?.message.contains("could not connect to http://127.0.0.1:\(port)") == true)
     }
 
     /// Six calls hang on a peer that never answers (more than the cooperative pool's two threads)
