@@ -3,7 +3,9 @@ import Contracts
 import Crypto
 import Foundation
 import Locks
+import ObjectStorage
 import TestSupport
+import Testing
 
 /// The real Documents executable on a private database, with a client of it: what the Documents
 /// tests run against. The service can be killed and started again on the same address and
@@ -13,6 +15,9 @@ final class DocumentsHarness: Sendable {
     let rpc: String
     let client: RPCClient
     let environment: [String: String]
+    /// Where new uploads go, and with `s3` the store and this run's own bucket in it.
+    let storage: Storage
+    let objectStore: (server: SeaweedFS, bucket: String)?
     private let process: LockedValue<PeerProcess?>
 
     /// Limits the tests rely on: 300 MiB files, a 700 MiB quota, 1 MiB chunks.
@@ -20,33 +25,62 @@ final class DocumentsHarness: Sendable {
     static let quota: Int64 = 700 << 20
     static let chunkSize = 1 << 20
 
-    private init(database: TestDatabaseInstance, rpc: String, client: RPCClient, environment: [String: String], process: PeerProcess) {
+    /// S3 parts in the tests: S3's minimum, so files of a few MiB already take several parts.
+    static let partSize = 5 << 20
+
+    private init(
+        database: TestDatabaseInstance, rpc: String, client: RPCClient, environment: [String: String], storage: Storage,
+        objectStore: (server: SeaweedFS, bucket: String)?, process: PeerProcess
+    ) {
         self.database = database
         self.rpc = rpc
         self.client = client
         self.environment = environment
+        self.storage = storage
+        self.objectStore = objectStore
         self.process = LockedValue(process)
     }
 
     /// Runs `body` with Documents up on a fresh database; `accounts` gives the Accounts addresses it
     /// follows (unused addresses by default: nothing publishes there).
-    /// `rpc` fixes Documents' address, for peers started before it that must reach it.
+    /// `rpc` fixes Documents' address, for peers started before it that must reach it. With
+    /// `storage` `.s3` new uploads go to a bucket of this run's own in `seaweed` (the test
+    /// process's shared SeaweedFS unless a test that stops its store brings its own).
     static func run(
-        accounts: (rpc: String, events: String)? = nil, database given: TestDatabaseInstance? = nil, settings: [String: String] = [:],
-        rpc: String = ipcEndpoint(), _ body: (DocumentsHarness) async throws -> Void
+        storage: Storage = .postgres, seaweed: SeaweedFS? = nil, accounts: (rpc: String, events: String)? = nil,
+        database given: TestDatabaseInstance? = nil, settings: [String: String] = [:], rpc: String = ipcEndpoint(),
+        _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
+        var objectStore: (server: SeaweedFS, bucket: String)?
+        if storage == .s3 {
+            let server: SeaweedFS
+            if let seaweed { server = seaweed } else { server = try await SharedSeaweedFS.get() }
+            let bucket = "docs-" + UUID().uuidString.lowercased().prefix(18)
+            try await server.makeBucket(bucket)
+            objectStore = (server, bucket)
+        }
         if let given {
-            try await run(accounts: accounts, on: given, settings: settings, rpc: rpc, body)
+            try await run(accounts: accounts, on: given, objectStore: objectStore, settings: settings, rpc: rpc, body)
         } else {
             try await TestDatabase.withDatabase { database in
-                try await run(accounts: accounts, on: database, settings: settings, rpc: rpc, body)
+                try await run(accounts: accounts, on: database, objectStore: objectStore, settings: settings, rpc: rpc, body)
             }
         }
     }
 
+    /// The variables that put new uploads in `bucket` of `server`.
+    static func s3Environment(_ server: SeaweedFS, bucket: String) -> [String: String] {
+        [
+            "DOCUMENTS_STORAGE": "s3", "DOCUMENTS_S3_ENDPOINT": server.endpoint.absoluteString, "DOCUMENTS_S3_REGION": "us-east-1",
+            "DOCUMENTS_S3_BUCKET": bucket, "DOCUMENTS_S3_ACCESS_KEY_ID": server.accessKeyID,
+            "DOCUMENTS_S3_SECRET_ACCESS_KEY": server.secretAccessKey, "DOCUMENTS_S3_PATH_STYLE": "true",
+            "DOCUMENTS_S3_PART_SIZE": "\(partSize)",
+        ]
+    }
+
     private static func run(
-        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, settings: [String: String], rpc: String,
-        _ body: (DocumentsHarness) async throws -> Void
+        accounts: (rpc: String, events: String)?, on database: TestDatabaseInstance, objectStore: (server: SeaweedFS, bucket: String)?,
+        settings: [String: String], rpc: String, _ body: (DocumentsHarness) async throws -> Void
     ) async throws {
         var environment = ServiceEnvironment.make(databaseURL: database.url, rpc: rpc, logLevel: "error")
         environment["ACCOUNTS_RPC_ENDPOINTS"] = accounts?.rpc ?? ipcEndpoint()
@@ -55,12 +89,15 @@ final class DocumentsHarness: Sendable {
         environment["DOCUMENTS_USER_QUOTA"] = "\(quota)"
         environment["DOCUMENTS_CHUNK_SIZE"] = "\(chunkSize)"
         environment["DOCUMENTS_SHARE_GRANT_LIFETIME"] = "2s"
+        if let objectStore { environment.merge(s3Environment(objectStore.server, bucket: objectStore.bucket)) { _, s3 in s3 } }
         environment.merge(settings) { _, given in given }
         let process = try await PeerProcess("Documents", environment: environment)
         var options = RPCClientOptions()
         options.defaultTimeout = .seconds(60)
         let client = try await RPCClient.connect(to: "documents", endpoints: [rpc], options: options, logger: testLogger())
-        let harness = DocumentsHarness(database: database, rpc: rpc, client: client, environment: environment, process: process)
+        let harness = DocumentsHarness(
+            database: database, rpc: rpc, client: client, environment: environment, storage: objectStore == nil ? .postgres : .s3,
+            objectStore: objectStore, process: process)
         let result: Result<Void, any Error>
         do { result = .success(try await body(harness)) } catch {
             result = .failure(error)
@@ -99,6 +136,38 @@ final class DocumentsHarness: Sendable {
     func start() async throws {
         let started = try await PeerProcess("Documents", environment: environment)
         process.withLock { $0 = started }
+    }
+
+    /// A client of this run's bucket (`.s3` runs only).
+    func bucketClient() throws -> S3Client {
+        guard let objectStore else { throw TestSupportError("this run has no bucket") }
+        return try objectStore.server.client(bucket: objectStore.bucket)
+    }
+
+    /// The keys in this run's bucket under `prefix`.
+    func objectKeys(prefix: String = "documents/") async throws -> [String] {
+        let client = try bucketClient()
+        var keys: [String] = []
+        var token: String?
+        repeat {
+            let page = try await client.listObjects(prefix: prefix, continuationToken: token)
+            keys += page.objects.map(\.key)
+            token = page.nextContinuationToken
+        } while token != nil
+        return keys
+    }
+
+    /// Unfinished multipart uploads in this run's bucket (0 without one).
+    func multipartUploads() async throws -> Int {
+        guard objectStore != nil else { return 0 }
+        return try await bucketClient().listMultipartUploads(prefix: "documents/").count
+    }
+
+    /// Objects still queued for removal.
+    func queuedObjectRemovals() async throws -> Int {
+        try await database.pool.withConnection { db in
+            try db.query("SELECT count(*) FROM documents.object_removals")[0].decode(Int.self, column: 0)
+        }
     }
 
     // MARK: Calls
@@ -153,6 +222,13 @@ final class DocumentsHarness: Sendable {
     func get(_ request: DocumentsGet.Request, as owner: UUID) async throws -> Document {
         try await client.call(DocumentsGet.self, request, principal: Self.user(owner))
     }
+}
+
+/// Where a run's new uploads go: the suites that move bytes run against both.
+enum Storage: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case postgres
+    case s3
+    var testDescription: String { rawValue }
 }
 
 /// A minimal PDF: header and `%%EOF` trailer.

@@ -7,9 +7,9 @@ import Testing
 extension DocumentsSuites {
     @Suite("Documents: ranges and file types")
     struct RangeAndTypeTests {
-        @Test("ranges at the start, middle and end, and past the end")
-        func ranges() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("ranges at the start, middle and end, and past the end", arguments: Storage.allCases)
+        func ranges(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 var bytes = Samples.bytes(3 * DocumentsHarness.chunkSize + 12_345, seed: 11)
                 bytes.replaceSubrange(0..<Samples.png.count, with: Samples.png)
@@ -39,9 +39,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("bytes that do not match the declared type are unsupported_media_type and nothing of them is kept")
-        func magicMismatch() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("bytes that do not match the declared type are unsupported_media_type and nothing of them is kept", arguments: Storage.allCases)
+        func magicMismatch(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let cases: [(String, Data)] = [
                     ("image/png", Samples.jpeg), ("image/jpeg", Samples.png), ("application/pdf", Samples.mp4),
@@ -66,9 +66,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("a type we cannot preview is accepted with canPreview false; a PDF cut off is flagged possibly corrupt")
-        func unpreviewableAndCorrupt() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a type we cannot preview is accepted with canPreview false; a PDF cut off is flagged possibly corrupt", arguments: Storage.allCases)
+        func unpreviewableAndCorrupt(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let word = try await harness.store(
                     owner: owner, Samples.bytes(4000, seed: 5), type: .resume, title: "Resume",

@@ -8,9 +8,11 @@ import Testing
 extension DocumentsSuites {
     @Suite("Documents: resumable uploads")
     struct ResumeTests {
-        @Test("killed mid-upload and restarted, the upload resumes from the committed offset and nothing acknowledged is lost")
-        func resumeAfterKill() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test(
+            "killed mid-upload and restarted, the upload resumes from the committed offset and nothing acknowledged is lost",
+            arguments: Storage.allCases)
+        func resumeAfterKill(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let chunk = DocumentsHarness.chunkSize
                 var generated = Samples.bytes(24 * chunk + 777, seed: 7)

@@ -7,9 +7,9 @@ import Testing
 extension DocumentsSuites {
     @Suite("Documents: share links")
     struct ShareTests {
-        @Test("a link opens the document for anyone with the token, logs each use, and stops at its download limit")
-        func limitAndLog() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a link opens the document for anyone with the token, logs each use, and stops at its download limit", arguments: Storage.allCases)
+        func limitAndLog(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let me = DocumentsHarness.user(owner)
                 let bytes = Samples.pdf + Samples.bytes(2000, seed: 9) + Data("%%EOF".utf8)
@@ -44,9 +44,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("an expired link is gone; a grant outlives its opening only for the grant lifetime")
-        func expiry() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("an expired link is gone; a grant outlives its opening only for the grant lifetime", arguments: Storage.allCases)
+        func expiry(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let me = DocumentsHarness.user(owner)
                 let document = try await harness.store(owner: owner, Samples.pdf)
@@ -71,9 +71,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("a revoked link is gone at once, its grants too; links die with their document")
-        func revokeAndDelete() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a revoked link is gone at once, its grants too; links die with their document", arguments: Storage.allCases)
+        func revokeAndDelete(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let me = DocumentsHarness.user(owner)
                 let document = try await harness.store(owner: owner, Samples.pdf)

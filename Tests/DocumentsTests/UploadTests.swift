@@ -8,9 +8,9 @@ import Testing
 extension DocumentsSuites {
     @Suite("Documents: upload and download", .serialized)
     struct UploadTests {
-        @Test("a small file round-trips with its SHA-256, and the reply carries the seed's derived flags")
-        func smallRoundTrip() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a small file round-trips with its SHA-256, and the reply carries the seed's derived flags", arguments: Storage.allCases)
+        func smallRoundTrip(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let bytes = Samples.pdf + Samples.bytes(3000, seed: 1) + Data("\n%%EOF\n".utf8)
                 let document = try await harness.store(owner: owner, bytes)
@@ -27,9 +27,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("a 256 MB file streams up and back in 1 MiB chunks with matching SHA-256")
-        func largeRoundTrip() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a 256 MB file streams up and back in 1 MiB chunks with matching SHA-256", arguments: Storage.allCases)
+        func largeRoundTrip(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let chunk = DocumentsHarness.chunkSize
                 let chunks = 256
@@ -63,9 +63,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("an append at the wrong offset is a conflict carrying the committed offset, and changes nothing")
-        func offsetConflict() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("an append at the wrong offset is a conflict carrying the committed offset, and changes nothing", arguments: Storage.allCases)
+        func offsetConflict(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let bytes = Samples.bytes(5000, seed: 2)
                 let created = try await harness.create(owner: owner, fileType: "application/octet-stream", fileName: nil, length: 5000)
@@ -92,9 +92,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("concurrent appends at the same offset: exactly one commits, the others are told the new offset")
-        func racingAppends() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("concurrent appends at the same offset: exactly one commits, the others are told the new offset", arguments: Storage.allCases)
+        func racingAppends(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let bytes = Samples.bytes(3000, seed: 12)
                 let created = try await harness.create(owner: owner, fileType: nil, length: 3000)
@@ -122,9 +122,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("sizes: beyond the maximum file size or the quota is payload_too_large, a chunk over the limit too")
-        func limits() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("sizes: beyond the maximum file size or the quota is payload_too_large, a chunk over the limit too", arguments: Storage.allCases)
+        func limits(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let owner = UUID()
                 let tooBig = await #expect(throws: BusError.self) {
                     try await harness.create(owner: owner, length: DocumentsHarness.maxFileSize + 1)
@@ -152,9 +152,9 @@ extension DocumentsSuites {
             }
         }
 
-        @Test("a zero-length file of an unchecked type is complete at once")
-        func emptyFile() async throws {
-            try await DocumentsHarness.run { harness in
+        @Test("a zero-length file of an unchecked type is complete at once", arguments: Storage.allCases)
+        func emptyFile(storage: Storage) async throws {
+            try await DocumentsHarness.run(storage: storage) { harness in
                 let document = try await harness.create(owner: UUID(), fileType: "text/plain", length: 0)
                 #expect(document.bytesState == .available)
                 #expect(document.sha256 == Samples.sha256(Data()))
