@@ -64,7 +64,9 @@ public final class BusEventLoop: TaskExecutor, SerialExecutor, Sendable {
     public init(name: String) throws {
         waker = try LoopWaker()
         let thread = Thread { [self] in run(name: name) }
-        thread.stackSize = 1 << 20
+        // Handlers run here, with their synchronous work (JSON of large payloads, nested decoding)
+        // on this stack: as much as a pool thread's, not a small helper thread's.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
