@@ -60,7 +60,8 @@ public final class BusEventLoop: TaskExecutor, SerialExecutor, Sendable {
     }
 
     /// Starts a loop of its own, besides the process's (a benchmark playing two processes in one).
-    /// `name` names its thread for `top -H` and `perf` (15 bytes are kept).
+    /// `name` names its thread for `top -H` and `perf` (15 bytes are kept). The thread runs as long
+    /// as the process: make a loop once, not per socket.
     public init(name: String) throws {
         waker = try LoopWaker()
         let thread = Thread { [self] in run(name: name) }
