@@ -46,6 +46,16 @@ struct S3ClientTests {
         try await client.deleteObject(key: key)  // already gone: success
     }
 
+    /// An empty object (a zero-byte document) stores, heads and reads back as empty.
+    @Test func emptyObjectRoundTrips() async throws {
+        let client = try await SharedSeaweedFS.get().client()
+        let key = Self.prefix() + "empty"
+        try await client.putObject(key: key, bytes: [], contentType: "text/plain")
+        #expect(try await client.headObject(key: key)?.size == 0)
+        #expect(try await client.getObject(key: key) == [])
+        try await client.deleteObject(key: key)
+    }
+
     @Test func listPagesAndMultiObjectDelete() async throws {
         let client = try await SharedSeaweedFS.get().client()
         let prefix = Self.prefix()
