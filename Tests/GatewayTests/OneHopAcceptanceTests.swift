@@ -11,7 +11,8 @@ extension GatewayIntegration {
     @Suite(.serialized) struct OneHopAcceptanceTests {
         /// How many `accept` records Audit holds for `user` (not counting sign-up's).
         static func acceptances(of user: String, in harness: GatewayHarness) async throws -> Int {
-            try await harness.database.pool.withConnection { db in
+            try await harness.waitForChained()
+            return try await harness.database.pool.withConnection { db in
                 try db.query(
                     """
                     SELECT count(*)::bigint FROM audit.records r JOIN audit.subjects s ON s.pseudonym = r.subject

@@ -30,6 +30,7 @@ extension ReliabilityTests {
                     DocumentsCreate.self,
                     .init(ownerId: owner, type: .transcript, title: "t", fileType: "application/pdf", fileName: "t.pdf", length: 10),
                     principal: .user(owner.uuidString.lowercased()))
+                try await stack.waitForChained()
                 #expect(try await stack.count("SELECT count(*)::bigint FROM audit.records") >= 1)
 
                 var refused = 0

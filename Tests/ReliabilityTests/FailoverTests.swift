@@ -34,6 +34,7 @@ extension ReliabilityTests {
             let terms = try await stack.currentTerms()
             var users: [UUID] = []
             for _ in 0..<workers { users.append(try await stack.signUp(terms: terms)) }
+            try await stack.waitForChained()
             let baseline = try await acceptances(stack, users)
             let before = try await OtherWrites.make(stack, label: "before", terms: terms)
 
@@ -78,6 +79,7 @@ extension ReliabilityTests {
             // call was retried with its key until acknowledged, as the app does).
             let summary = load.summary
             #expect(summary.abandoned == 0, "\(summary.abandoned) calls were never acknowledged")
+            try await stack.waitForChained()
             let counts = try await acceptances(stack, users)
             var lost = 0
             var duplicated = 0

@@ -24,6 +24,7 @@ extension ReliabilityTests {
                 // Request i: user i / requestsPerUser, its own key (four separate acceptances per user).
                 let total = Self.users * Self.requestsPerUser
                 let requests = (0..<total).map { (user: users[$0 / Self.requestsPerUser], key: "gateway-kill-\($0)") }
+                try await stack.waitForChained()
                 let before = try await stack.count("SELECT count(*)::bigint FROM audit.records")
                 #expect(before == Self.users, "\(before) sign-up records for \(Self.users) users")
 
@@ -86,6 +87,7 @@ extension ReliabilityTests {
                 #expect(unanswered.count == 0, "\(unanswered.count) requests never acknowledged after the restart")
 
                 // Exactly one record per key, and each user's history holds its sign-up and its four acceptances.
+                try await stack.waitForChained()
                 let perKey = try await stack.withDatabase { db in
                     try db.query("SELECT idempotency_hash, count(*)::bigint FROM audit.records WHERE idempotency_hash IS NOT NULL GROUP BY 1")
                         .map { (try $0.decode(String.self, column: 0), try $0.decode(Int.self, column: 1)) }

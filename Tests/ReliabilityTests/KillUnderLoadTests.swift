@@ -118,6 +118,7 @@ extension ReliabilityTests {
                 #expect(rows == signUps && distinct == signUps, "\(rows) users, \(distinct) Apple ids, \(signUps) sign-ups")
                 #expect(changedIds.count == 0)
                 // Each user's terms acceptance is in Audit once, however often the sign-up was retried.
+                try await stack.waitForChained()
                 let acceptances = try await stack.count("SELECT count(*)::bigint FROM audit.records")
                 #expect(acceptances == signUps, "\(acceptances) acceptance records for \(signUps) users")
                 print(

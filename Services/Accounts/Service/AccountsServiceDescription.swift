@@ -36,9 +36,9 @@ public enum AccountsServiceDescription: ServiceDescription {
             store: store, limit: settings.consents.backlogLimit, interval: settings.consents.backlogInterval, logger: context.logger)
         context.runtime.addService(backlog)
         ConsentsSinceHandler(store: store, signal: signal).register(on: context.server)
+        let chained = ChainWait(store: store, limit: settings.consents.receiptWait)
         AccountsHandlers(
-            store: store, rules: settings.rules, peers: peers, outbox: context.outbox, backlog: backlog,
-            chained: ChainWait(store: store, limit: settings.consents.receiptWait), signal: signal
+            store: store, rules: settings.rules, peers: peers, outbox: context.outbox, backlog: backlog, chained: chained, signal: signal
         ).register(on: context.server)
         let erasure = AuditErasure(store: store, audit: peers.audit, interval: settings.erasureSweepInterval, logger: context.logger)
         context.runtime.addService(erasure)
@@ -57,7 +57,7 @@ public enum AccountsServiceDescription: ServiceDescription {
         deletion.register(on: context.server)
         let appleKeys = AppleKeyCache(source: settings.appleKeys, logger: context.logger)
         SessionHandlers(
-            store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers, signal: signal),
+            store: store, signUp: SignUp(store: store, rules: settings.rules, peers: peers, signal: signal, chained: chained),
             apple: AppleIdentityVerifier(audiences: [settings.appleBundleID], keys: appleKeys, logger: context.logger),
             tokens: SessionTokens(keys: settings.sessionKeys), lifetimeSeconds: Int(settings.sessionLifetime.components.seconds),
             appleTokens: settings.appleTokens, outbox: context.outbox

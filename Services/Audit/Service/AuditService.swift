@@ -20,15 +20,15 @@ public enum AuditService {
             signer: signer, subjects: subjects, logger: context.logger)
         context.runtime.addService(committer)
         // Acts reach Audit through Accounts' consent stream; its first chain takes them.
-        context.runtime.addService(
-            ConsentFollower(
-                pool: context.pool, accounts: { try await context.client(for: .accounts) }, catalog: catalog, chain: settings.chainOffset,
-                subjects: subjects, logger: context.logger))
+        let follower = ConsentFollower(
+            pool: context.pool, accounts: { try await context.client(for: .accounts) }, catalog: catalog, chain: settings.chainOffset,
+            subjects: subjects, logger: context.logger)
+        context.runtime.addService(follower)
         context.runtime.addService(
             Checkpointer(pool: context.pool, signer: signer, interval: settings.checkpointInterval, logger: context.logger))
         AuditHandlers(
             catalog: catalog, committer: committer, reader: AuditReader(pool: context.pool, catalog: catalog),
-            verifier: ChainVerifier(pool: context.pool, signer: signer), erasure: erasure, signer: signer
+            verifier: ChainVerifier(pool: context.pool, signer: signer), erasure: erasure, signer: signer, follower: follower
         ).register(on: context.server)
     }
 }

@@ -19,7 +19,7 @@ struct AccountsHandlers: Sendable {
     let signal: ConsentSignal
 
     func register(on server: RPCServer) {
-        let signUp = SignUp(store: store, rules: rules, peers: peers, signal: signal)
+        let signUp = SignUp(store: store, rules: rules, peers: peers, signal: signal, chained: chained)
         let terms = TermsActions(store: store, peers: peers, outbox: outbox, backlog: backlog, chained: chained, signal: signal)
         let view = UserView(peers: peers)
         server.register(AccountsGetOrCreate.self) { request, context in

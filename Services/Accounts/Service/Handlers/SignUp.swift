@@ -18,6 +18,9 @@ struct SignUp: Sendable {
     let rules: EligibilityRules
     let peers: Peers
     let signal: ConsentSignal
+    /// A sign-up that streamed its acceptance waits (bounded) for Audit to chain it, so the
+    /// consent status and history a client reads next already show it.
+    let chained: ChainWait
 
     func getOrCreate(_ request: AccountsGetOrCreate.Request) async throws -> AccountUser {
         try SignUpValidation.checkIdentity(request)
@@ -41,7 +44,10 @@ struct SignUp: Sendable {
             userAgent: request.userAgent)
         let (user, created) = try await store.insert(new)
         if !created { return try await returning(user, request) }
-        if user.signupReceiptId != nil { signal.committed() }
+        if let recordId = user.signupReceiptId {
+            signal.committed()
+            await chained.wait(user: user.id, recordId: recordId)
+        }
         return try await UserView(peers: peers).present(user)
     }
 
@@ -55,6 +61,7 @@ struct SignUp: Sendable {
         {
             user = streamed
             signal.committed()
+            if let recordId = streamed.signupReceiptId { await chained.wait(user: user.id, recordId: recordId) }
         }
         return try await UserView(peers: peers).present(user)
     }

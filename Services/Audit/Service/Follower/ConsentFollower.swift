@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Locks
 import Logging
 import Metrics
 import Postgres
@@ -35,6 +36,9 @@ final class ConsentFollower: Service, Sendable {
     let logger: Logger
     private let behind = Gauge(label: "audit_consent_entries_behind")
     private let chained = Counter(label: "audit_consent_entries_chained_total")
+    /// Whether the follower's last call to Accounts was answered: reads do not wait for a stream
+    /// they cannot reach (Accounts down, or an Audit run without it).
+    private let reachable = LockedValue(false)
 
     init(
         pool: PostgresPool, accounts: @escaping @Sendable () async throws -> RPCClient, catalog: VersionCatalog, chain: Int,
@@ -66,9 +70,16 @@ final class ConsentFollower: Service, Sendable {
     /// Reads one page after the position (waiting for one when there is none) and chains it.
     func followOnce() async throws {
         let after = try await position()
-        let reply = try await accounts().call(
-            AccountsConsentsSince.self, .init(after: after, limit: Self.pageSize, waitMilliseconds: Self.wait),
-            principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
+        let reply: AccountsConsentsSince.Reply
+        do {
+            reply = try await accounts().call(
+                AccountsConsentsSince.self, .init(after: after, limit: Self.pageSize, waitMilliseconds: Self.wait),
+                principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
+            reachable.withLock { $0 = true }
+        } catch {
+            reachable.withLock { $0 = false }
+            throw error
+        }
         var position = after
         var acts: [PendingRecord] = []
         for entry in reply.entries {
@@ -115,6 +126,29 @@ final class ConsentFollower: Service, Sendable {
             request: request, digest: digest, idempotencyHash: AuditHandlers.idempotencyHash(entry.userId, key), signed: false,
             recordId: recordId, recordedMilliseconds: entry.recordedMilliseconds
         ) { _ in }
+    }
+
+    /// Waits, at most `limit`, until every act Accounts had committed when it was called is
+    /// chained: a read of a user's records right after their act (the gateway's PostgREST insert
+    /// answering with the row, a status read after a sign-up) then finds it. The follower does
+    /// the chaining; this only asks Accounts how far the stream goes and watches the position.
+    /// With Accounts unreachable (as the follower last found it) the read goes on with what is chained.
+    func caughtUp(within limit: Duration) async {
+        guard reachable.withLock({ $0 }) else { return }
+        let deadline = ContinuousClock.now + limit
+        do {
+            let after = try await position()
+            let reply = try await accounts().call(
+                AccountsConsentsSince.self, .init(after: after, limit: 1, waitMilliseconds: 0),
+                principal: .service(ServiceName.audit.rawValue), timeout: limit)
+            var pause = Duration.milliseconds(2)
+            while try await position() < reply.latestSequence, ContinuousClock.now < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        } catch {
+            logger.debug("consent follower: could not learn the stream's end before a read", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Audit's position in the stream: every entry up to it is chained.

@@ -17,22 +17,28 @@ struct AuditHandlers: Sendable {
     let verifier: ChainVerifier
     let erasure: Erasure
     let signer: ReceiptSigner
+    /// Reads of a user's records first wait (briefly) for the acts Accounts has committed.
+    let follower: ConsentFollower
+    static let readWait: Duration = .seconds(1)
 
     func register(on server: RPCServer) {
         server.register(AuditRecord.self) { request, context in try await record(request, context) }
         server.register(AuditRecordBatch.self) { request, context in try await recordBatch(request, context) }
         server.register(AuditStatus.self) { request, context in
             try context.authorize(actingFor: request.userId)
+            await follower.caughtUp(within: Self.readWait)
             return AuditStatus.Reply(documents: try await reader.status(of: request.userId))
         }
         server.register(AuditHistory.self) { request, context in
             try context.authorize(actingFor: request.userId)
+            await follower.caughtUp(within: Self.readWait)
             var reply = try await reader.history(request)
             for index in reply.records.indices { reply.records[index].receipt = signer.signed(reply.records[index].receipt) }
             return reply
         }
         server.register(AuditSelect.self) { request, context in
             try context.authorize(actingFor: request.userId)
+            await follower.caughtUp(within: Self.readWait)
             var reply = try await reader.select(request)
             reply.receipts = reply.receipts.map(signer.signed)
             return reply
