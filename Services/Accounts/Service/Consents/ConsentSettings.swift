@@ -7,7 +7,7 @@ public struct ConsentSettings: Sendable {
     public let backlogLimit: Int
     /// How often the backlog is counted (and the lag metrics set).
     public let backlogInterval: Duration
-    /// How long `accounts.accept_terms` and `accounts.decline_terms` wait for Audit to chain the act.
+    /// How long a sign-up, `accounts.accept_terms` and `accounts.decline_terms` wait for Audit to chain the act.
     public let receiptWait: Duration
 
     init(environment env: EnvironmentReader) throws {
@@ -20,7 +20,7 @@ public struct ConsentSettings: Sendable {
             "How often the unchained backlog is counted (accounts_consent_backlog, accounts_consent_chain_lag_seconds) and the limit checked.")
         receiptWait = try env.duration(
             "ACCOUNTS_CONSENT_RECEIPT_WAIT", default: .seconds(2),
-            "How long accounts.accept_terms and accounts.decline_terms wait for Audit to chain the act, so the gateway's consent routes find its signed receipt; the act is stored either way. The batch path (accept-tos) does not wait."
+            "How long a sign-up, accounts.accept_terms and accounts.decline_terms wait for Audit to chain the act, so what the caller reads next (the consent routes' signed receipt, the consent status) shows it; the act is stored either way. The batch path (accept-tos) does not wait."
         )
     }
 }
