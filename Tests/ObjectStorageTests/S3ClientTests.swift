@@ -118,6 +118,34 @@ struct S3ClientTests {
         try await client.deleteObject(key: key)
     }
 
+    /// What S3 refuses at completion is an error naming it, not retryable; a vanished upload is `noSuchUpload`.
+    @Test func multipartRefusalsAreNamed() async throws {
+        let client = try await SharedSeaweedFS.get().client()
+        let key = Self.prefix() + "refused"
+        let uploadId = try await client.createMultipartUpload(key: key)
+        let first = try await client.uploadPart(key: key, uploadId: uploadId, partNumber: 1, bytes: [1, 2, 3])
+        let second = try await client.uploadPart(key: key, uploadId: uploadId, partNumber: 2, bytes: [4, 5, 6])
+
+        let wrongTag = await #expect(throws: S3Error.self) {
+            try await client.completeMultipartUpload(key: key, uploadId: uploadId, parts: [.init(partNumber: 1, etag: "\"bogus\"")])
+        }
+        #expect(wrongTag?.code == "InvalidPart")
+        #expect(wrongTag?.reason == .rejected)
+        #expect(wrongTag?.isRetryable == false)
+
+        let tooSmall = await #expect(throws: S3Error.self) {
+            try await client.completeMultipartUpload(
+                key: key, uploadId: uploadId, parts: [.init(partNumber: 1, etag: first), .init(partNumber: 2, etag: second)])
+        }
+        #expect(tooSmall?.code == "EntityTooSmall")
+        #expect(tooSmall?.operation == "CompleteMultipartUpload")
+
+        try await client.abortMultipartUpload(key: key, uploadId: uploadId)
+        let gone = await #expect(throws: S3Error.self) { try await client.listParts(key: key, uploadId: uploadId) }
+        #expect(gone?.reason == .noSuchUpload)
+        #expect(gone?.status == 404)
+    }
+
     @Test func presignedGetNeedsNoCredentialsAndIsBoundToItsSignature() async throws {
         let client = try await SharedSeaweedFS.get().client()
         let key = Self.prefix() + "shared.bin"
