@@ -9,7 +9,8 @@ threads split each slice with no overlap (`wave.lua`), and each slice is followe
 slice of about the same length, so the two sides alternate in short slices and each pair gives a
 ratio. Each request is the whole path of a real acceptance: the token checked by the gateway (the
 first time it sees it), the acceptance batched into `accounts.accept_terms_batch`, recorded and
-stored, answered after commit.
+stored, answered after commit. Where Audit chains the acts from Accounts' consent stream after the
+reply, a slice ends once Audit has chained its acts, so that work counts in the slice's CPU.
 
 It prints, per round and as medians of the rounds: the rates, the per-pair ratios, p50/p99,
 non-2xx, `accounts.verify_session` calls per acceptance, the CPU time per acceptance of every
