@@ -137,23 +137,6 @@ extension AccountsStore {
         deleted ? BusError(.gone, "the account was deleted") : AccountsHandlers.unknown(id)
     }
 
-    /// For users Audit recorded a consent for but whose row is gone by the time it is stored: a
-    /// request that read the account just before it was deleted. If that deletion's Audit erasure
-    /// already ran, the late record gave the user a new Audit subject (with the IP and user agent)
-    /// that nothing would erase, so the erasure is marked due again and the sweep erases it too.
-    /// Returns the error for each id, as ``missing(_:)`` gives it.
-    public func recordedAfterRemoval(_ ids: [UUID]) async throws -> [UUID: BusError] {
-        let sql = "UPDATE \(deletedAccounts) SET audit_erased_at = NULL WHERE user_id = ANY($1::uuid[]) RETURNING user_id"
-        let list = PostgresArrayLiteral.of(ids.map { Hex.uuid($0) })
-        let deleted = try await pool.withConnection { db in try Set(db.query(sql, list).map { try $0.decode(UUID.self, column: 0) }) }
-        return Dictionary(ids.map { ($0, Self.missing($0, deleted: deleted.contains($0))) }) { first, _ in first }
-    }
-
-    /// ``recordedAfterRemoval(_:)`` for one user.
-    public func recordedAfterRemoval(_ id: UUID) async throws -> BusError {
-        try await recordedAfterRemoval([id])[id] ?? Self.missing(id, deleted: false)
-    }
-
     /// Deleted accounts whose Audit erasure is still to do, oldest first.
     public func erasuresDue(limit: Int) async throws -> [UUID] {
         let sql = "SELECT user_id FROM \(deletedAccounts) WHERE audit_erased_at IS NULL ORDER BY deleted_at LIMIT $1"

@@ -47,19 +47,6 @@ public struct AcceptanceResult: Sendable, Equatable {
 /// written for it: the deletion race of the two-writer path (an acceptance recorded after the
 /// account's erasure) cannot happen, since a deletion locks the same row.
 extension AccountsStore {
-    /// The users with these ids that exist, by id.
-    public func users(ids: [UUID]) async throws -> [UUID: StoredUser] {
-        let list = PostgresArrayLiteral.of(ids.map { Hex.uuid($0) })
-        return try await pool.withConnection { [sql = termsBatch.usersByIDs] db in
-            var found: [UUID: StoredUser] = [:]
-            for row in try db.query(sql, list) {
-                let user = try StoredUser.decode(row)
-                found[user.id] = user
-            }
-            return found
-        }
-    }
-
     /// Stores `items` in one statement; each existing user as it now is, by id. A user twice in
     /// `items` (two acts with different keys) is updated once and streamed twice.
     public func accept(_ items: [AcceptanceItem]) async throws -> [UUID: AcceptanceResult] {
@@ -79,15 +66,12 @@ extension AccountsStore {
     }
 }
 
-/// The statements of ``AccountsStore/users(ids:)`` and ``AccountsStore/accept(_:)`` for one schema.
+/// The statement of ``AccountsStore/accept(_:)`` for one schema.
 struct TermsBatchStatements: Sendable {
-    let usersByIDs: PostgresStatement
     let accepted: PostgresStatement
 
     init(schema: String) {
         let users = "\(schema).users"
-        usersByIDs = PostgresStatement(
-            name: "\(schema)_users_by_ids", sql: "SELECT \(StoredUser.columns) FROM \(users) WHERE id = ANY($1::uuid[])")
         // `now_ms` is the transaction's time to the millisecond: the user's `tos_accepted_at`
         // and the record's time are the same instant.
         accepted = PostgresStatement(
