@@ -6,6 +6,9 @@ import Foundation
 public struct MonitorEvent: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case connected, disconnected, accepted, handshakeSucceeded, handshakeFailed
+        /// A connecting socket's attempt failed (name not resolved, refused, connect timed out)
+        /// and the next is scheduled; libzmq resolves the host name again at each attempt.
+        case connectRetried
         case other(UInt16)
     }
     public var kind: Kind
@@ -24,6 +27,7 @@ public struct MonitorEvent: Sendable, Equatable {
         case ZMQ_EVENT_DISCONNECTED: kind = .disconnected
         case ZMQ_EVENT_ACCEPTED: kind = .accepted
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED: kind = .handshakeSucceeded
+        case ZMQ_EVENT_CONNECT_RETRIED: kind = .connectRetried
         case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL,
             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
             kind = .handshakeFailed
@@ -32,7 +36,7 @@ public struct MonitorEvent: Sendable, Equatable {
     }
 
     static let watched: Int32 =
-        ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED
+        ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_CONNECT_RETRIED
         | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
         | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
 }

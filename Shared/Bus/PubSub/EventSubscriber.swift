@@ -72,6 +72,7 @@ public final class EventSubscriber: Sendable, AsyncSequence {
         ) { sockets in
             let socket = try sockets.makeMain(.subscriber)
             try socket.setHighWaterMarks(send: highWaterMark, receive: highWaterMark)
+            try socket.set(ZMQ_CONNECT_TIMEOUT, ZMQSocket.defaultConnectTimeoutMs, "ZMQ_CONNECT_TIMEOUT")
             try socket.apply(security)
             for topic in topics { try socket.set(ZMQ_SUBSCRIBE, topic, "ZMQ_SUBSCRIBE") }
             try sockets.attachMonitor(to: socket)

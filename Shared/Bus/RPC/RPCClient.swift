@@ -51,6 +51,7 @@ public final class RPCClient: Sendable {
             try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
             try socket.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMs, "ZMQ_RECONNECT_IVL")
             try socket.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMs, "ZMQ_RECONNECT_IVL_MAX")
+            try socket.set(ZMQ_CONNECT_TIMEOUT, options.connectTimeoutMs, "ZMQ_CONNECT_TIMEOUT")
             try socket.apply(security)
             try sockets.attachMonitor(to: socket)
             for endpoint in endpoints { try socket.connect(endpoint) }
@@ -232,6 +233,10 @@ public final class RPCClient: Sendable {
         case .disconnected:
             liveEndpoints.withLock { _ = $0.remove(event.endpoint) }
             logger.debug("bus peer disconnected", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])
+        case .connectRetried:
+            // Each failed attempt (name not resolved yet, refused, connect timed out) before the
+            // next one, which libzmq makes after ZMQ_RECONNECT_IVL, doubling up to its maximum.
+            metrics.increment("bus_connect_retries_total")
         case .handshakeFailed:
             metrics.increment("bus_handshakes_refused_total")
             logger.debug("bus handshake refused by server", metadata: ["service": "\(name)", "endpoint": "\(event.endpoint)"])

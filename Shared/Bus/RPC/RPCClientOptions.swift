@@ -12,6 +12,11 @@ public struct RPCClientOptions: Sendable {
     public var heartbeatTimeoutMs: Int32 = 5000
     public var reconnectIntervalMs: Int32 = 100
     public var reconnectIntervalMaxMs: Int32 = 2000
+    /// How long one TCP connect may stay unanswered before libzmq gives up on it and tries again,
+    /// resolving the host name anew (`ZMQ_CONNECT_TIMEOUT`). Without it a connect to an address
+    /// that drops packets (a name that first resolved to a peer not yet, or no longer, there)
+    /// waits for the kernel's SYN retries, about two minutes, before the name is looked up again.
+    public var connectTimeoutMs: Int32 = ZMQSocket.defaultConnectTimeoutMs
 
     /// The event loop that polls the socket; `nil`: the process's own when
     /// `BUS_EVENT_LOOP=single`, else a thread of the socket's own (``BusEventLoopMode``).

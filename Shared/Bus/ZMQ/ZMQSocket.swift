@@ -44,6 +44,11 @@ final class ZMQSocket {
 
     // MARK: Options
 
+    /// `ZMQ_CONNECT_TIMEOUT` of connecting sockets: long enough for one lost SYN's retransmission
+    /// (after 1 s), short enough that a connect to an address that drops packets is given up, and
+    /// the host name resolved again, within seconds rather than the kernel's two minutes.
+    static let defaultConnectTimeoutMs: Int32 = 2000
+
     func set(_ option: Int32, _ value: Int32, _ name: String) throws(ZMQError) {
         var value = value
         try zmqCall("zmq_setsockopt(\(name))") {
