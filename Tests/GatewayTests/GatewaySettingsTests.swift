@@ -15,6 +15,8 @@ struct GatewaySettingsTests {
         #expect(settings.legalRefresh == .seconds(5) && settings.peers.eventEndpoints[.legal] == ["tcp://127.0.0.1:5651"])
         #expect(settings.strictTransportSecurity == "max-age=31536000; includeSubDomains")
         #expect(try GatewaySettings(environment: EnvironmentReader(["GATEWAY_HSTS": "off"])).strictTransportSecurity == nil)
+        #expect(settings.peers.eventLoop == .perSocket)
+        #expect(try GatewaySettings(environment: EnvironmentReader(["BUS_EVENT_LOOP": "single"])).peers.eventLoop == .single)
     }
 
     @Test func refusals() {
@@ -33,6 +35,9 @@ struct GatewaySettingsTests {
         #expect(refusal(["GATEWAY_LEGAL_REFRESH": "50ms"])?.variable == "GATEWAY_LEGAL_REFRESH")
         #expect(refusal(["GATEWAY_LEGAL_REFRESH": "soon"])?.variable == "GATEWAY_LEGAL_REFRESH")
         #expect(refusal(["GATEWAY_HSTS": "forever"])?.variable == "GATEWAY_HSTS")
+        // The services' rule and message (BusSettings), not a silent fall-back to the default.
+        let eventLoop = refusal(["BUS_EVENT_LOOP": "threads"])
+        #expect(eventLoop.map(String.init(describing:)) == #"BUS_EVENT_LOOP="threads" is invalid: expected one of single, per-socket"#)
     }
 
     @Test func anonymousKeyIsHS256WithRoleAnon() async throws {

@@ -18,6 +18,8 @@ public enum GatewayApplication {
         _ runtime: ServiceRuntime, settings: GatewaySettings, onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws {
         let logger = runtime.logger
+        // Before the first socket opens: every bus socket of the gateway follows the setting.
+        BusEventLoopMode.use(settings.peers.eventLoop)
         let services = try await ServiceClients.connect(peers, peers: settings.peers, timeout: settings.busTimeout, logger: logger)
         // Ready while any backend serves: a backend that is down turns only its own routes to 503
         // (with Retry-After), and the legal texts are served from memory. Pulling every gateway

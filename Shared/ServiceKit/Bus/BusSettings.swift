@@ -77,10 +77,7 @@ public struct BusSettings: Sendable {
                     .nilIfEmpty)
         }
         self.peers = peers
-        eventLoop = try env.choice(
-            BusEventLoopMode.variable, default: BusEventLoopMode.defaultMode,
-            "Which threads poll this process's bus sockets: `single`, one event loop thread for every socket, which also runs the request handlers (a request stays on one thread from its socket through its handler); `per-socket`, a thread per socket, handlers on the cooperative pool."
-        )
+        eventLoop = try Self.eventLoop(env)
         let defaults = IdempotencyLimits()
         idempotency = IdempotencyLimits(
             entries: try env.int(
@@ -95,6 +92,15 @@ public struct BusSettings: Sendable {
                 "BUS_IDEMPOTENCY_MAX_AGE", default: defaults.age,
                 "How long after its completion a write's reply is repeated to a retry; after it, the same key runs again (stores keep their own durable keys)."
             ))
+    }
+
+    /// `BUS_EVENT_LOOP`, read here for every process that opens bus sockets (the services and the
+    /// gateway), so an unknown value is refused at start with the same message everywhere.
+    public static func eventLoop(_ env: EnvironmentReader) throws(ConfigurationError) -> BusEventLoopMode {
+        try env.choice(
+            BusEventLoopMode.variable, default: BusEventLoopMode.defaultMode,
+            "Which threads poll this process's bus sockets: `single`, one event loop thread for every socket, which also runs the request handlers (a request stays on one thread from its socket through its handler); `per-socket`, a thread per socket, handlers on the cooperative pool."
+        )
     }
 
     public var serverSecurity: ServerSecurity {

@@ -3,7 +3,7 @@ import ServiceKit
 
 /// Where the gateway reaches each service, with the same variables the services use for their
 /// peers (`LEGAL_RPC_ENDPOINTS`, `LEGAL_PUBLIC_KEY`, …, `BUS_SECRET_KEY`). The gateway binds no bus
-/// socket, so it reads only the client side of ``BusSettings``, and where the services' event
+/// socket, so it reads only the client side of ``BusSettings`` (and its `BUS_EVENT_LOOP`), and where the services' event
 /// sockets are (`<SERVICE>_EVENTS_ENDPOINTS`): its copy of the legal texts follows Legal's events,
 /// its session check Accounts' revocations.
 public struct GatewayPeers: Sendable {
@@ -12,6 +12,8 @@ public struct GatewayPeers: Sendable {
     /// Where each service's events (PUB) are.
     public var eventEndpoints: [ServiceName: [String]]
     public var publicKeys: [ServiceName: String]
+    /// Which threads poll the gateway's bus sockets (`BUS_EVENT_LOOP`, read by ``BusSettings``).
+    public var eventLoop: BusEventLoopMode
 
     public init(environment env: EnvironmentReader) throws {
         let secret = env.secret(
@@ -39,6 +41,7 @@ public struct GatewayPeers: Sendable {
         self.endpoints = endpoints
         self.eventEndpoints = eventEndpoints
         self.publicKeys = publicKeys
+        eventLoop = try BusSettings.eventLoop(env)
     }
 
     /// Client security towards `peer`; CURVE needs the peer's public key.
