@@ -16,6 +16,8 @@ public final class GatewayHarness: Sendable {
     public let auditClient: RPCClient
     public let legalClient: RPCClient
     public let gatewayEnvironment: [String: String]
+    /// The SeaweedFS and bucket Documents writes new uploads to (`.s3` stacks only).
+    public let objectStore: (server: SeaweedFS, bucket: String)?
     private let processes: LockedValue<[String: PeerProcess]>
 
     public static let jwtSecret = "gateway-tests-jwt-secret-0123456789abcdef"
@@ -28,7 +30,8 @@ public final class GatewayHarness: Sendable {
 
     private init(
         database: TestDatabaseInstance, httpPort: Int, accountsClient: RPCClient, auditClient: RPCClient,
-        legalClient: RPCClient, gatewayEnvironment: [String: String], processes: [String: PeerProcess]
+        legalClient: RPCClient, gatewayEnvironment: [String: String], objectStore: (server: SeaweedFS, bucket: String)?,
+        processes: [String: PeerProcess]
     ) {
         self.database = database
         self.httpPort = httpPort
@@ -37,6 +40,7 @@ public final class GatewayHarness: Sendable {
         self.auditClient = auditClient
         self.legalClient = legalClient
         self.gatewayEnvironment = gatewayEnvironment
+        self.objectStore = objectStore
         self.processes = LockedValue(processes)
     }
 
@@ -50,21 +54,36 @@ public final class GatewayHarness: Sendable {
     /// (`DATABASE_URL` its runtime role's, `DATABASE_MIGRATION_URL` its schema owner's);
     /// `databasePassword`, when given, is the password of every one of them (the test cluster
     /// checks it), for tests that check it never reaches a log. Stacks run one at a time in the
-    /// process (``StackGate``).
+    /// process (``StackGate``). With `storage` `.s3` Documents keeps new uploads in a bucket of this
+    /// stack's own in `seaweed` (the test process's shared SeaweedFS unless a test that stops its
+    /// store brings its own).
     public static func run(
         gateway extra: [String: String] = [:], accounts accountsExtra: [String: String] = [:], audit auditExtra: [String: String] = [:],
-        documents documentsExtra: [String: String] = [:], databasePassword: String? = nil,
-        _ body: (GatewayHarness) async throws -> Void
+        documents documentsExtra: [String: String] = [:], databasePassword: String? = nil, storage: ByteStore = .postgres,
+        seaweed: SeaweedFS? = nil, _ body: (GatewayHarness) async throws -> Void
     ) async throws {
+        var documentsExtra = documentsExtra
+        var objectStore: (server: SeaweedFS, bucket: String)?
+        if storage == .s3 {
+            let server: SeaweedFS
+            if let seaweed { server = seaweed } else { server = try await SharedSeaweedFS.get() }
+            let bucket = "gateway-" + UUID().uuidString.lowercased().prefix(18)
+            try await server.makeBucket(bucket)
+            objectStore = (server, bucket)
+            documentsExtra = ByteStore.s3Environment(server, bucket: bucket).merging(documentsExtra) { _, given in given }
+        }
+        let (documents, store) = (documentsExtra, objectStore)
         try await StackGate.holding {
             try await runStack(
-                gateway: extra, accounts: accountsExtra, audit: auditExtra, documents: documentsExtra, databasePassword: databasePassword, body)
+                gateway: extra, accounts: accountsExtra, audit: auditExtra, documents: documents, databasePassword: databasePassword,
+                objectStore: store, body)
         }
     }
 
     private static func runStack(
         gateway extra: [String: String], accounts accountsExtra: [String: String], audit auditExtra: [String: String],
-        documents documentsExtra: [String: String], databasePassword: String?, _ body: (GatewayHarness) async throws -> Void
+        documents documentsExtra: [String: String], databasePassword: String?, objectStore: (server: SeaweedFS, bucket: String)?,
+        _ body: (GatewayHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withDatabase { database in
             func roles(_ schema: String) async throws -> [String: String] {
@@ -134,7 +153,7 @@ public final class GatewayHarness: Sendable {
                 accountsClient: try await RPCClient.connect(to: "accounts", endpoints: [accountsRPC], logger: logger),
                 auditClient: try await RPCClient.connect(to: "audit", endpoints: [auditRPC], logger: logger),
                 legalClient: try await RPCClient.connect(to: "legal", endpoints: [legalRPC], logger: logger),
-                gatewayEnvironment: gatewayEnvironment,
+                gatewayEnvironment: gatewayEnvironment, objectStore: objectStore,
                 processes: ["Legal": legal, "Audit": audit, "Accounts": accounts, "Documents": documents, "Gateway": gateway])
             let result: Result<Void, any Error>
             do { result = .success(try await body(harness)) } catch {

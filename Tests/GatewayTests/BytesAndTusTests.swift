@@ -6,8 +6,8 @@ import Testing
 extension GatewayIntegration {
     /// Document bytes with Range, and tus uploads, through the real gateway and Documents.
     @Suite(.serialized) struct BytesAndTusTests {
-        @Test func rangesAreExactByteForByte() async throws {
-            try await GatewayHarness.run { harness in
+        @Test(arguments: ByteStore.allCases) func rangesAreExactByteForByte(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 // Three and a half chunks of the harness's chunk size: ranges cross chunk boundaries.
@@ -69,8 +69,8 @@ extension GatewayIntegration {
             }
         }
 
-        @Test func tusProtocol() async throws {
-            try await GatewayHarness.run(gateway: ["GATEWAY_TUS_MAX_SIZE": "1000000"]) { harness in
+        @Test(arguments: ByteStore.allCases) func tusProtocol(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(gateway: ["GATEWAY_TUS_MAX_SIZE": "1000000"], storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 let options = try await http.send("OPTIONS", "/api/uploads")
@@ -133,8 +133,8 @@ extension GatewayIntegration {
 
         /// 64 MiB through tus and back, SHA-256 checked, with the gateway's peak memory growing by
         /// far less than the file (it streams chunk by chunk, never holding the body).
-        @Test func largeUploadAndDownloadStayWithinBoundedMemory() async throws {
-            try await GatewayHarness.run(documents: ["DOCUMENTS_MAX_FILE_SIZE": String(128 << 20)]) { harness in
+        @Test(arguments: ByteStore.allCases) func largeUploadAndDownloadStayWithinBoundedMemory(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(documents: ["DOCUMENTS_MAX_FILE_SIZE": String(128 << 20)], storage: store) { harness in
                 let user = try await harness.user()
                 let bytes = GatewayHarness.randomBytes(64 << 20)
                 try harness.resetPeakMemory(of: "Gateway")

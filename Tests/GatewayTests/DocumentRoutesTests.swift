@@ -6,8 +6,8 @@ import Testing
 extension GatewayIntegration {
     /// The native documents API under `/api`, through the real gateway and Documents service.
     @Suite(.serialized) struct DocumentRoutesTests {
-        @Test func createReadListPositionAndDelete() async throws {
-            try await GatewayHarness.run { harness in
+        @Test(arguments: ByteStore.allCases) func createReadListPositionAndDelete(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 // Create with JSON, then the bytes through tus at Location.
@@ -95,8 +95,8 @@ extension GatewayIntegration {
             }
         }
 
-        @Test func shareLinksAndThePublicDownload() async throws {
-            try await GatewayHarness.run { harness in
+        @Test(arguments: ByteStore.allCases) func shareLinksAndThePublicDownload(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(300_000)

@@ -18,8 +18,9 @@ extension GatewayIntegration {
     @Suite(.serialized) struct FileURLTests {
         static let key = "file-url-tests-key-0123456789abcdef-0123"
 
-        @Test func fileUrlOpensWithoutHeadersWithRangesAndCacheHeaders() async throws {
-            try await GatewayHarness.run(gateway: ["GATEWAY_FILE_URL_KEYS": Self.key, "GATEWAY_FILE_URL_LIFETIME": "10m"]) { harness in
+        @Test(arguments: ByteStore.allCases) func fileUrlOpensWithoutHeadersWithRangesAndCacheHeaders(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(gateway: ["GATEWAY_FILE_URL_KEYS": Self.key, "GATEWAY_FILE_URL_LIFETIME": "10m"], storage: store) {
+                harness in
                 let user = try await harness.user()
                 let http = harness.http
                 let bytes = Data("%PDF-1.7\n".utf8) + GatewayHarness.randomBytes(600_000) + Data("\n%%EOF".utf8)
@@ -158,8 +159,8 @@ extension GatewayIntegration {
 
         /// A `maxUses: 1` link plays a video with many Range requests (one use), then a second
         /// full download, or another client, is refused.
-        @Test func shareLinkPlaybackIsOneUse() async throws {
-            try await GatewayHarness.run { harness in
+        @Test(arguments: ByteStore.allCases) func shareLinkPlaybackIsOneUse(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 let video = Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8)) + GatewayHarness.randomBytes(2_000_000)

@@ -48,8 +48,8 @@ extension GatewayIntegration {
             }
         }
 
-        @Test func storageDownloadPublicAndSignedURLs() async throws {
-            try await GatewayHarness.run { harness in
+        @Test(arguments: ByteStore.allCases) func storageDownloadPublicAndSignedURLs(_ store: ByteStore) async throws {
+            try await GatewayHarness.run(storage: store) { harness in
                 let user = try await harness.user()
                 let http = harness.http
                 let bytes = GatewayHarness.randomBytes(400_000)

@@ -21,7 +21,10 @@ import Hummingbird
 /// The body is streamed: the response's writer asks Documents for one chunk at a time
 /// (`documents.read`, at most `GATEWAY_DOCUMENTS_CHUNK_SIZE` bytes) and writes it before asking
 /// for the next, so the gateway holds about one chunk per download whatever the file's size, and
-/// a slow client slows the reads down (NIO's back-pressure) instead of filling memory.
+/// a slow client slows the reads down (NIO's back-pressure) instead of filling memory. The first
+/// chunk is read before the status line goes out, so a store that is down when the download
+/// starts answers a 503 the client can read; one that fails later cuts the connection short of
+/// the promised `Content-Length`, never ends it as if the body were complete.
 struct DocumentBytes: Sendable {
     let services: ServiceClients
     let chunkSize: Int
@@ -40,7 +43,9 @@ struct DocumentBytes: Sendable {
 
     /// The bytes of `document` for `request`; `maxAge` caps the cache lifetime (a signed link's
     /// remaining seconds).
-    func response(for document: Document, reader: Reader, request: Request, context: GatewayContext, maxAge: Int? = nil) throws -> Response {
+    func response(for document: Document, reader: Reader, request: Request, context: GatewayContext, maxAge: Int? = nil) async throws
+        -> Response
+    {
         switch document.bytesState {
         case .uploading: throw BusError(.conflict, "the document is still uploading", details: ["offset": String(document.committedBytes)])
         case .missing: throw BusError(.gone, "File no longer available")
@@ -64,14 +69,16 @@ struct DocumentBytes: Sendable {
         // If-Range: the range only while the client's copy is this one (strong comparison; a
         // date never matches, there is no Last-Modified); otherwise the whole document.
         if let condition = request.headers[Self.ifRange], condition.trimmingCharacters(in: .whitespaces) != etag {
-            return try body(document, reader: reader, range: .whole, headers: headers, context: context)
+            return try await body(document, reader: reader, range: .whole, headers: headers, context: context)
         }
         let range = request.headers[.range] == nil ? ByteRange.whole : ByteRange(header: request.headers[.range], length: length)
-        return try body(document, reader: reader, range: range, headers: headers, context: context)
+        return try await body(document, reader: reader, range: range, headers: headers, context: context)
     }
 
     /// The answer for `range`: 200, 206 or 416, the body read chunk by chunk.
-    private func body(_ document: Document, reader: Reader, range: ByteRange, headers: HTTPFields, context: GatewayContext) throws -> Response {
+    private func body(_ document: Document, reader: Reader, range: ByteRange, headers: HTTPFields, context: GatewayContext) async throws
+        -> Response
+    {
         let length = document.length
         var headers = headers
         let (start, end): (Int64, Int64)
@@ -94,24 +101,32 @@ struct DocumentBytes: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         let count = max(0, end - start + 1)
+        guard count > 0 else { return Response(status: status, headers: headers, body: .init()) }
         let (services, chunkSize, traceparent, id) = (services, chunkSize, context.traceparent, document.id)
+        @Sendable func chunk(at offset: Int64) async throws -> ByteBuffer {
+            let want = Int(min(Int64(chunkSize), end - offset + 1))
+            let (reply, attachments) = try await services.callWithAttachments(
+                .documents, DocumentsRead.self, .init(id: id, offset: offset, length: want, shareGrant: reader.grant),
+                principal: reader.principal, traceparent: traceparent)
+            guard let chunk = attachments.first, reply.count > 0, chunk.count == reply.count else {
+                // The promised length cannot be met: end the connection rather than send a short body.
+                throw BusError(.internal, "Documents returned no bytes at offset \(offset)")
+            }
+            return ByteBuffer(bytes: chunk)
+        }
+        // Before the status line: a store or Documents that cannot read is still an error answer here.
+        let first = try await chunk(at: start)
         let body = ResponseBody(contentLength: Int(count)) { writer in
-            var offset = start
+            var offset = start + Int64(first.readableBytes)
+            try await writer.write(first)
             while offset <= end {
-                let want = Int(min(Int64(chunkSize), end - offset + 1))
-                let (reply, attachments) = try await services.callWithAttachments(
-                    .documents, DocumentsRead.self, .init(id: id, offset: offset, length: want, shareGrant: reader.grant),
-                    principal: reader.principal, traceparent: traceparent)
-                guard let chunk = attachments.first, reply.count > 0, chunk.count == reply.count else {
-                    // The promised length cannot be met: end the connection rather than send a short body.
-                    throw BusError(.internal, "Documents returned no bytes at offset \(offset)")
-                }
-                try await writer.write(ByteBuffer(bytes: chunk))
-                offset += Int64(chunk.count)
+                let next = try await chunk(at: offset)
+                offset += Int64(next.readableBytes)
+                try await writer.write(next)
             }
             try await writer.finish(nil)
         }
-        return Response(status: status, headers: headers, body: count == 0 ? .init() : body)
+        return Response(status: status, headers: headers, body: body)
     }
 
     /// `?download` (Supabase Storage's parameter, any value) asks for an attachment.

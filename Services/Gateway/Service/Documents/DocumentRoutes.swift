@@ -105,7 +105,7 @@ struct DocumentRoutes {
             public: false
         ) { request, context in
             let (user, document) = try await find(context)
-            return try bytes.response(
+            return try await bytes.response(
                 for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
         }
         termsAccepted.add(
@@ -149,7 +149,7 @@ struct DocumentRoutes {
                 .documents, DocumentsShareOpen.self,
                 .init(token: context.pathParameter("token") ?? "", clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
                 principal: .anonymous, context: context)
-            return try bytes.response(
+            return try await bytes.response(
                 for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
         }
     }

@@ -66,7 +66,7 @@ struct StorageRoutes {
                 let fileUrl = try Self.fileUrl(context)
                 let document = try await services.call(
                     .documents, DocumentsGet.self, .init(fileUrl: fileUrl), principal: Credential.principal(for: user), context: context)
-                return try bytes.response(
+                return try await bytes.response(
                     for: document, reader: .init(principal: Credential.principal(for: user), grant: nil), request: request, context: context)
             }
         }
@@ -104,7 +104,7 @@ struct StorageRoutes {
                 .documents, DocumentsShareOpen.self, .init(token: token, clientIP: context.clientIP, byteRange: request.headers[.range] != nil),
                 principal: .anonymous, context: context)
             guard opened.document.fileUrl == fileUrl else { throw BusError(.notFound, "Object not found") }
-            return try bytes.response(
+            return try await bytes.response(
                 for: opened.document, reader: .init(principal: .anonymous, grant: opened.grant), request: request, context: context)
         }
     }
@@ -125,7 +125,7 @@ struct StorageRoutes {
         case .expired: throw BusError(.gone, "the link expired: read the document again for a fresh file_url")
         case .valid(let expires):
             let remaining = Int(max(0, expires - Int64(Date().timeIntervalSince1970)))
-            return try bytes.response(
+            return try await bytes.response(
                 for: document, reader: .init(principal: Credential.principal(for: document.ownerId), grant: nil), request: request, context: context,
                 maxAge: remaining)
         }
