@@ -69,14 +69,15 @@ struct DocumentBytes: Sendable {
         // If-Range: the range only while the client's copy is this one (strong comparison; a
         // date never matches, there is no Last-Modified); otherwise the whole document.
         if let condition = request.headers[Self.ifRange], condition.trimmingCharacters(in: .whitespaces) != etag {
-            return try await body(document, reader: reader, range: .whole, headers: headers, context: context)
+            return try await body(document, reader: reader, range: .whole, headers: headers, head: request.method == .head, context: context)
         }
         let range = request.headers[.range] == nil ? ByteRange.whole : ByteRange(header: request.headers[.range], length: length)
-        return try await body(document, reader: reader, range: range, headers: headers, context: context)
+        return try await body(document, reader: reader, range: range, headers: headers, head: request.method == .head, context: context)
     }
 
     /// The answer for `range`: 200, 206 or 416, the body read chunk by chunk.
-    private func body(_ document: Document, reader: Reader, range: ByteRange, headers: HTTPFields, context: GatewayContext) async throws
+    private func body(_ document: Document, reader: Reader, range: ByteRange, headers: HTTPFields, head: Bool, context: GatewayContext)
+        async throws
         -> Response
     {
         let length = document.length
@@ -113,6 +114,10 @@ struct DocumentBytes: Sendable {
                 throw BusError(.internal, "Documents returned no bytes at offset \(offset)")
             }
             return ByteBuffer(bytes: chunk)
+        }
+        // HEAD (Hummingbird answers it with this GET handler, dropping the body) reads no byte.
+        if head {
+            return Response(status: status, headers: headers, body: ResponseBody(contentLength: Int(count)) { try await $0.finish(nil) })
         }
         // Before the status line: a store or Documents that cannot read is still an error answer here.
         let first = try await chunk(at: start)
