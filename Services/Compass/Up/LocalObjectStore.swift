@@ -39,6 +39,9 @@ struct LocalObjectStore {
         var environment = ProcessInfo.processInfo.environment
         environment["AWS_ACCESS_KEY_ID"] = keys.accessKeyID
         environment["AWS_SECRET_ACCESS_KEY"] = keys.secretAccessKey
+        // Go's soft memory limit: at Go's defaults weed's heap grew 300 MiB over a 1 GiB transfer,
+        // with it 48 MiB (deploy/BENCHMARKS.md, Documents). compose's s3 profile sets the same.
+        if environment["GOMEMLIMIT"] == nil { environment["GOMEMLIMIT"] = "256MiB" }
         return Supervisor.Spec(
             name: "seaweedfs", executable: weed, environment: environment, readyURL: "\(endpoint)/healthz", colour: colour,
             arguments: [
