@@ -13,8 +13,11 @@ ready=/tmp/compass-bucket-ready
 rm -f "$ready"
 
 # The volume server is advertised on 127.0.0.1: only the filer, in this process, reaches it.
+# weed's Iceberg catalog and Lance listeners are off: Documents needs neither, and nothing else on
+# the network should reach more of the store than its S3 API.
 /usr/bin/weed -logtostderr=true server -dir=/data -ip=127.0.0.1 -ip.bind=0.0.0.0 \
-  -s3 -s3.port=8333 -volume.max=0 -master.volumeSizeLimitMB=1024 -master.telemetry=false &
+  -s3 -s3.port=8333 -s3.port.iceberg=0 -s3.port.lance=0 \
+  -volume.max=0 -master.volumeSizeLimitMB=1024 -master.telemetry=false &
 weed_pid=$!
 # SIGTERM goes on to weed. Its shutdown may not finish (4.48's filer keeps retrying the volume
 # server it stopped), so a stop ends in SIGKILL after the grace period: what it acknowledged is in

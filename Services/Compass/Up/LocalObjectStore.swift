@@ -49,6 +49,9 @@ struct LocalObjectStore {
                 "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 "-master.port=\(masterPort)", "-volume.port=\(volumePort)", "-filer.port=\(filerPort)", "-s3",
                 "-s3.port=\(s3Port)", "-volume.max=0", "-master.volumeSizeLimitMB=1024", "-master.telemetry=false",
+                // Off: weed's Iceberg and Lance listeners take fixed ports (8181, 9101), which another
+                // weed on the machine (a second stack, the tests') holds; Documents needs neither.
+                "-s3.port.iceberg=0", "-s3.port.lance=0",
             ],
             // weed 4.48 may not finish its own shutdown (its filer keeps retrying the volume server
             // it stopped); what it acknowledged is in its volume files, so it is not waited for long.
