@@ -27,12 +27,25 @@ struct ConsentPage {
         name: "audit_consents_move_position",
         sql: "UPDATE audit.event_cursors SET last_sequence = $2::bigint, updated_at = now() WHERE publisher = $1")
 
+    /// Holds, until the page commits, a shared lock per user of the page that `audit.erase_subject`
+    /// takes exclusively (migration 0130): an erasure waits for a page that has read the user's
+    /// subject, and a page waits for an erasure under way, so a record never lands under a subject
+    /// erased after the page read it. Its own statement, before the subjects are read: a statement's
+    /// snapshot is taken before it waits for a lock. Users in order, so pages never deadlock.
+    static let lockSubjects = PostgresStatement(
+        name: "audit_consents_lock_subjects",
+        sql: """
+            SELECT count(pg_advisory_xact_lock_shared(hashtextextended('audit.subject:' || user_id::text, 0)))
+            FROM (SELECT DISTINCT unnest($1::uuid[]) AS user_id ORDER BY 1) users
+            """)
+
     /// Chains `records` (the acts of entries `after + 1 … last`, in order) and moves the position to `last`.
     func chain(_ records: [PendingRecord], after: Int64, last: Int64, on db: isolated PostgresConnection) throws {
         let users = Array(Set(records.map(\.request.userId)))
         let opening = [
             PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
             PipelineCall(BatchWriter.lockHead, [chain]),
+            PipelineCall(Self.lockSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
             PipelineCall(BatchWriter.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
             PipelineCall(sql: BatchWriter.findRepeats, [PostgresArrayLiteral.of(records.map(\.idempotencyHash))]),
         ]
@@ -41,7 +54,7 @@ struct ConsentPage {
             guard let row = results[1].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
             let head = ChainHead(position: try row.decode(Int64.self, column: 0), hash: try row.decode([UInt8].self, column: 1))
             var found: [UUID: Subject] = [:]
-            for row in results[2] {
+            for row in results[3] {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
                 found[user] = Subject(pseudonym: pseudonym, secret: secret)
             }
@@ -53,7 +66,7 @@ struct ConsentPage {
                 }
             }
             var earlier: [String: ConsentReceipt] = [:]
-            for row in results[3] { earlier[try row.decode(String.self, column: 0)] = try BatchWriter.receipt(row, from: 1) }
+            for row in results[4] { earlier[try row.decode(String.self, column: 0)] = try BatchWriter.receipt(row, from: 1) }
             let rows = try NewRecords(records, chain: chain, after: head, subjects: found, at: Date(), earlier: earlier)
             var closing = [PipelineCall(Self.movePosition, [ConsentFollower.publisher, last])]
             if !rows.isEmpty {
