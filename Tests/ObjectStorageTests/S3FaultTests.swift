@@ -90,12 +90,28 @@ struct S3FaultTests {
         print("seaweedfs: restarted on the same folder in \(ContinuousClock.now - restarted)")
         #expect(try await getWhenReady(client, "kept") == Array(repeating: 7, count: 100_000))
 
-        try await client.putObject(key: "after-restart", bytes: [1, 2, 3])
+        try await putWhenReady(client, "after-restart", [1, 2, 3])
         server.kill()
         await #expect(throws: S3Error.self) { try await client.headObject(key: "kept") }
         try await server.startProcess()
         #expect(try await getWhenReady(client, "after-restart") == [1, 2, 3])
         await server.stop()
+    }
+
+    /// After a restart a write may wait for the volume server to report to the master (a PUT timed
+    /// out once under the full test run while reads already worked): retried as a caller would.
+    func putWhenReady(_ client: S3Client, _ key: String, _ bytes: [UInt8]) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                _ = try await client.putObject(key: key, bytes: bytes)
+                return
+            } catch let error as S3Error
+                where error.isRetryable && ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
     }
 
     /// After a start the filer may answer 5xx for a moment: retried as a caller would.
