@@ -87,7 +87,7 @@ extension DocumentsSuites {
                         let kept = try await harness.store(owner: other, Samples.pdf)
                         let before = try await harness.largeObjects()
                         // More large objects than the whole lock table holds (max_locks_per_transaction ×
-                        // max_connections; 64 × 300 on the test cluster, which fitted 30,000 but not
+                        // max_connections; 64 × 500 on the test cluster, which fitted 30,000 but not
                         // 50,000 unlinks in one transaction), so one transaction could not unlink them.
                         let slots = try await database.pool.withConnection { db in
                             try db.query("SELECT current_setting('max_locks_per_transaction')::int * current_setting('max_connections')::int")[0]
