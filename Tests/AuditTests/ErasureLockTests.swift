@@ -24,7 +24,7 @@ import Testing
             let pageOpen = AsyncStream<Void>.makeStream()
             let page = Task {
                 try await runtime.withTransaction { db in
-                    try db.query(ConsentPage.lockSubjects, users)
+                    try db.query(BatchWriter.lockSubjects, users)
                     pageOpen.continuation.yield()
                     try db.execute("SELECT pg_sleep(1.5)")
                 }

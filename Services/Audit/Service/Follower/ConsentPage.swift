@@ -27,25 +27,13 @@ struct ConsentPage {
         name: "audit_consents_move_position",
         sql: "UPDATE audit.event_cursors SET last_sequence = $2::bigint, updated_at = now() WHERE publisher = $1")
 
-    /// Holds, until the page commits, a shared lock per user of the page that `audit.erase_subject`
-    /// takes exclusively (migration 0130): an erasure waits for a page that has read the user's
-    /// subject, and a page waits for an erasure under way, so a record never lands under a subject
-    /// erased after the page read it. Its own statement, before the subjects are read: a statement's
-    /// snapshot is taken before it waits for a lock. Users in order, so pages never deadlock.
-    static let lockSubjects = PostgresStatement(
-        name: "audit_consents_lock_subjects",
-        sql: """
-            SELECT count(pg_advisory_xact_lock_shared(hashtextextended('audit.subject:' || user_id::text, 0)))
-            FROM (SELECT DISTINCT unnest($1::uuid[]) AS user_id ORDER BY 1) users
-            """)
-
     /// Chains `records` (the acts of entries `after + 1 … last`, in order) and moves the position to `last`.
     func chain(_ records: [PendingRecord], after: Int64, last: Int64, on db: isolated PostgresConnection) throws {
         let users = Array(Set(records.map(\.request.userId)))
         let opening = [
             PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
             PipelineCall(BatchWriter.lockHead, [chain]),
-            PipelineCall(Self.lockSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
+            PipelineCall(BatchWriter.lockSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
             PipelineCall(BatchWriter.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
             PipelineCall(sql: BatchWriter.findRepeats, [PostgresArrayLiteral.of(records.map(\.idempotencyHash))]),
         ]

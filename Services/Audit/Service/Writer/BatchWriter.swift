@@ -115,6 +115,19 @@ struct BatchWriter: Sendable {
     static let moveHead = PostgresStatement(
         name: "audit_move_head", sql: "UPDATE audit.chains SET head_position = $2::bigint, head_hash = $3::bytea WHERE chain = $1::int")
 
+    /// Holds, until the transaction commits, a shared lock per user that `audit.erase_subject` takes
+    /// exclusively (migration 0130): an erasure waits for a writer that has read the user's subject
+    /// (a consent page, a batch), and a writer waits for an erasure under way, so a record never
+    /// lands under a subject erased after the writer read it. Its own statement, before the
+    /// subjects are read: a statement's snapshot is taken before it waits for a lock. Users in
+    /// order, so writers never deadlock.
+    static let lockSubjects = PostgresStatement(
+        name: "audit_lock_subjects",
+        sql: """
+            SELECT count(pg_advisory_xact_lock_shared(hashtextextended('audit.subject:' || user_id::text, 0)))
+            FROM (SELECT DISTINCT unnest($1::uuid[]) AS user_id ORDER BY 1) users
+            """)
+
     /// Inserts the subjects not yet known and returns every subject of the batch. The second
     /// half reads the statement's snapshot, which does not include the rows the first half inserts,
     /// so each user comes back once — or not at all if another transaction created it meanwhile
