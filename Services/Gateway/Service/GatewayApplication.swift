@@ -39,7 +39,7 @@ public enum GatewayApplication {
                 "GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS is ON: seed 004 routes accept requests without credentials; anyone can act for any Apple id. Never run this way in production."
             )
         }
-        let sessions = SessionVerifier(maximumStaleness: settings.sessionViewMaxStaleness)
+        let sessions = SessionVerifier(maximumStaleness: settings.sessionViewMaxStaleness, cacheLimit: settings.sessionCacheEntries)
         let accountsEvents = try await EventSubscriber.connect(
             endpoints: settings.peers.eventEndpoints[.accounts] ?? [ServiceName.accounts.defaultEventsEndpoint], topics: [""],
             security: try settings.peers.security(for: .accounts), logger: logger)

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Identity
 import Locks
+import Metrics
 
 /// Verifies session tokens in the gateway, so the common request makes no bus call to Accounts
 /// for its credential: the Ed25519 signature with Accounts' public keys (`accounts.public_keys`),
@@ -16,13 +17,17 @@ import Locks
 /// (`accounts.verify_session`), which fails closed. So a revocation takes effect here within the
 /// event's delivery (milliseconds), at worst within ``maximumStaleness``.
 ///
-/// Verified signatures are cached by token (bounded; cleared when full), so a token presented
-/// again costs a dictionary look-up instead of an Ed25519 check; revocation is checked every time.
+/// Verified tokens are cached by the SHA-256 of the whole token (``VerifiedTokenCache``), so a
+/// token presented again costs a hash and a look-up instead of an Ed25519 check (133 µs): a
+/// token's signature and claims never change, while expiry and revocation are judged from the
+/// entry on every use. The cache is sized for every live session (`GATEWAY_SESSION_CACHE_ENTRIES`,
+/// tokens live 15 minutes); when full it drops the expired entries, and evicts live ones (the
+/// soonest to expire) only when there are more live tokens than it was sized for, which
+/// `gateway_session_cache_evictions_total{reason="capacity"}` shows.
 ///
-/// Memory is bounded: the cache holds at most `cacheLimit` tokens (about 0.5 KiB each), and the
-/// revocation list holds what was revoked within one token lifetime; past `revocationLimit`
-/// entries (a mass sign-out) the verifier stops deciding and Accounts checks every token until
-/// the list shrinks again.
+/// Memory is bounded: the cache holds at most `cacheLimit` tokens, and the revocation list holds
+/// what was revoked within one token lifetime; past `revocationLimit` entries (a mass sign-out)
+/// the verifier stops deciding and Accounts checks every token until the list shrinks again.
 public final class SessionVerifier: Sendable {
     enum Verdict: Equatable {
         case valid(userId: UUID, appleId: String, sessionId: UUID)
@@ -37,17 +42,7 @@ public final class SessionVerifier: Sendable {
         var revocations: RevocationList
         /// When the follower last heard from Accounts (an event, or a catch-up that found nothing new).
         var syncedAt: ContinuousClock.Instant?
-        var verified: [String: Verified] = [:]
-    }
-
-    /// What a good signature established about a token, and the account Accounts bound its session
-    /// to when the token was issued before the account existed.
-    private struct Verified {
-        var userId: UUID?
-        let appleId: String?
-        let sessionId: UUID
-        let issuedAt: Date
-        let expiresAt: Date
+        var verified: VerifiedTokenCache
     }
 
     let maximumStaleness: Duration
@@ -55,17 +50,22 @@ public final class SessionVerifier: Sendable {
     let cacheLimit: Int
     let revocationLimit: Int
     private let state: LockedValue<State>
+    private let expiredEvictions = Counter(label: "gateway_session_cache_evictions_total", dimensions: [("reason", "expired")])
+    private let capacityEvictions = Counter(label: "gateway_session_cache_evictions_total", dimensions: [("reason", "capacity")])
 
-    public init(maximumStaleness: Duration, leeway: TimeInterval = 30, cacheLimit: Int = 20_000, revocationLimit: Int = 500_000) {
+    /// `cacheLimit`: verified tokens held at most (`GATEWAY_SESSION_CACHE_ENTRIES`).
+    public init(maximumStaleness: Duration, leeway: TimeInterval = 30, cacheLimit: Int = 250_000, revocationLimit: Int = 500_000) {
         self.maximumStaleness = maximumStaleness
         self.leeway = leeway
         self.cacheLimit = cacheLimit
         self.revocationLimit = revocationLimit
-        state = LockedValue(State(revocations: RevocationList(retention: 15 * 60 + leeway)))
+        state = LockedValue(
+            State(revocations: RevocationList(retention: 15 * 60 + leeway), verified: VerifiedTokenCache(limit: cacheLimit, leeway: leeway)))
     }
 
     func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) async -> Verdict {
-        if let known = knownVerdict(on: token, now: now, clock: clock) { return known }
+        let digest = TokenDigest(of: token)
+        if let known = knownVerdict(digest, now: now, clock: clock) { return known }
         let known = state.withLock { state in (state.verifier, isFresh(state, clock)) }
         guard let verifier = known.0, known.1 else { return .undecided }
         let claims: SessionClaims
@@ -79,22 +79,28 @@ public final class SessionVerifier: Sendable {
             return .refused
         }
         guard let sessionId = MessageID.parse(claims.sid) else { return .refused }
-        let entry = Verified(
+        let entry = VerifiedToken(
             userId: MessageID.parse(claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
             expiresAt: claims.expiresAt)
-        return state.withLock { state in
-            if state.verified.count >= cacheLimit { state.verified.removeAll(keepingCapacity: true) }
-            state.verified[token] = entry
-            return judged(entry, in: state, now: now)
+        let (verdict, eviction) = state.withLock { state in
+            let eviction = state.verified.insert(entry, for: digest, now: now)
+            return (judged(entry, in: state, now: now), eviction)
         }
+        if eviction.expired > 0 { expiredEvictions.increment(by: Int64(eviction.expired)) }
+        if eviction.live > 0 { capacityEvictions.increment(by: Int64(eviction.live)) }
+        return verdict
     }
 
-    /// The verdict on a token whose signature was checked here before, from the cache alone: one
-    /// look-up under the lock, no parsing. Nil for a token not in the cache (it may not even be a
-    /// session token), which ``verdict(on:now:clock:)`` must judge.
+    /// The verdict on a token whose signature was checked here before, from the cache alone: a
+    /// SHA-256 of the token and one look-up under the lock, no parsing. Nil for a token not in
+    /// the cache (it may not even be a session token), which ``verdict(on:now:clock:)`` must judge.
     func knownVerdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict? {
+        knownVerdict(TokenDigest(of: token), now: now, clock: clock)
+    }
+
+    private func knownVerdict(_ digest: TokenDigest, now: Date, clock: ContinuousClock.Instant) -> Verdict? {
         state.withLock { state in
-            guard let entry = state.verified[token] else { return nil }
+            guard let entry = state.verified[digest] else { return nil }
             guard isFresh(state, clock) else { return .undecided }
             return judged(entry, in: state, now: now)
         }
@@ -106,22 +112,28 @@ public final class SessionVerifier: Sendable {
     }
 
     /// A verified token's verdict: expiry (with leeway), then the revocations.
-    private func judged(_ entry: Verified, in state: State, now: Date) -> Verdict {
+    private func judged(_ entry: VerifiedToken, in state: State, now: Date) -> Verdict {
         guard entry.expiresAt.addingTimeInterval(leeway) >= now else { return .expired }
         guard let userId = entry.userId, let appleId = entry.appleId else { return .undecided }
         let refused = state.revocations.refuses(session: entry.sessionId, user: userId, issuedAt: entry.issuedAt)
         return refused ? .refused : .valid(userId: userId, appleId: appleId, sessionId: entry.sessionId)
     }
 
+    /// How many verified tokens the cache holds now.
+    var cachedTokens: Int { state.withLock { $0.verified.count } }
+
     /// Accounts confirmed `token` (`accounts.verify_session`) and named the account its session is
     /// bound to: a token issued at sign-in, before the account existed. A session's account never
     /// changes once bound, so later uses of the token are judged here, revocations included.
     /// Only a token whose signature was checked here is remembered.
     func bound(_ token: String, to userId: UUID, sessionId: UUID) {
+        let digest = TokenDigest(of: token)
         state.withLock { state in
-            guard var entry = state.verified[token], entry.sessionId == sessionId, entry.appleId != nil else { return }
-            entry.userId = userId
-            state.verified[token] = entry
+            _ = state.verified.update(digest) { entry in
+                guard entry.sessionId == sessionId, entry.appleId != nil else { return false }
+                entry.userId = userId
+                return true
+            }
         }
     }
 
