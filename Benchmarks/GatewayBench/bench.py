@@ -18,7 +18,10 @@ process (services, PostgreSQL, wrk) and per pgbench insert, and the machine's ce
 path: the costs no design removes, per acceptance (wrk's CPU per request, the gateway's HTTP floor
 from `/healthz` under the same wrk, PostgreSQL's CPU for the rows that must be durable, measured
 by pgbench running an acceptance's statements, a user's update and its record, 32 a commit)
-turned into a rate on this machine's cores. Usage (deploy/bench-gateway):
+turned into a rate on this machine's cores. Round 1 is printed and summarised on its own: it is the
+only round where every token is new to the gateway (its first sight of a token costs a signature
+check, which later rounds' same tokens may skip through the gateway's verified-token cache), the
+first-use case a real wave measures. Usage (deploy/bench-gateway):
     bench.py [--users N] [--rounds N] [--slices N] [--seconds N] [--connections N] [--profile FILE]
 """
 import argparse
