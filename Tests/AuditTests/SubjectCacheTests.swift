@@ -28,6 +28,20 @@ import Testing
         #expect(cache.subjects(of: [user]) == nil)
     }
 
+    /// A writer that read a subject before an erasure stores it after the erasure forgot it (the
+    /// erasure waited for the writer's commit): it is not kept, so the erased secret stays out.
+    @Test func subjectsReadBeforeAnErasureAreNotKeptAfterIt() {
+        let cache = SubjectCache(lifetime: .seconds(60))
+        let (user, erased) = (UUID(), UUID())
+        let beforeReading = cache.erasuresNoted
+        cache.forget(erased)
+        cache.store([user: Self.subject(), erased: Self.subject()], ifNoErasureSince: beforeReading)
+        #expect(cache.subjects(of: [erased]) == nil)
+        #expect(cache.subjects(of: [user]) == nil, "one count for every user: nothing read before the erasure is kept")
+        cache.store([user: Self.subject()], ifNoErasureSince: cache.erasuresNoted)
+        #expect(cache.subjects(of: [user]) != nil, "read after it: kept")
+    }
+
     @Test func aFullCacheDropsTheExpiredAndThenEverything() {
         let cache = SubjectCache(lifetime: .seconds(60), capacity: 3)
         let start = ContinuousClock.now

@@ -5,7 +5,10 @@ import Hex
 import Postgres
 
 /// A batch in one statement: the rows, the head's move and the check that the head and the
-/// subjects the rows were built on are still current, committed together in one round trip.
+/// subjects the rows were built on are still current, committed together in one round trip. The
+/// statement goes in one pipeline (one implicit transaction) after two that lock the chain's head
+/// and the batch's users (``BatchWriter/lockSubjects``): it starts, and takes its snapshot, only
+/// once no erasure of those users is under way, and none can start before it commits.
 extension BatchWriter {
     /// SQLSTATE raised by `audit.require_batch_state` (migration 0110): the head moved or a subject
     /// was erased; nothing was written.
@@ -18,12 +21,14 @@ extension BatchWriter {
         _ batch: [PendingRecord], at now: Date, after head: ChainHead, subjects known: [UUID: Subject], on db: isolated PostgresConnection
     ) throws -> (receipts: [ConsentReceipt], head: ChainHead) {
         let rows = try NewRecords(batch, chain: chain, after: head, subjects: known, at: now)
-        let inserted = try db.query(
-            Self.appendRecords,
-            parameters: rows.parameters + [
-                rows.head.position, rows.head.hash, head.position, head.hash, PostgresArrayLiteral.of(rows.pseudonyms),
-            ]
-        ).affectedRows
+        let results = try db.pipelineTransaction([
+            PipelineCall(Self.lockHead, [chain]),
+            PipelineCall(Self.lockSubjects, [PostgresArrayLiteral.of(known.keys.map { Hex.uuid($0) })]),
+            PipelineCall(
+                Self.appendRecords,
+                rows.parameters + [rows.head.position, rows.head.hash, head.position, head.hash, PostgresArrayLiteral.of(rows.pseudonyms)]),
+        ])
+        let inserted = results[2].affectedRows
         guard inserted == rows.count else {
             throw BusError(.internal, "audit chain \(chain): \(inserted) of \(rows.count) records were appended")
         }

@@ -10,14 +10,14 @@ import Postgres
 ///
 /// **One** (``append(_:at:after:subjects:on:)``): the chain's only writer knows the chain's head
 /// from its last batch, and the batch's subjects are in the instance's ``SubjectCache``. One
-/// statement, committed on its own, then inserts the rows, moves the head and checks that neither
-/// had changed: on a batch's path that is one database round trip and one commit instead of two
-/// round trips and four statements, with the chain's row locked only for that statement.
+/// statement, committed on its own (after the head and the users are locked, in the same pipeline),
+/// then inserts the rows, moves the head and checks that neither had changed: on a batch's path that
+/// is one database round trip and one commit instead of two round trips and five statements.
 ///
 /// **Two** (``writeReadingState(_:at:findingRepeats:on:)``), for a chain's first batch, a batch with
 /// a user not seen lately, one whose one statement found the head or a subject changed (another
 /// writer on the same chain, an erasure), and a retry: one pipeline opens the transaction, locks
-/// the chain's head and finds or creates the subjects; the other inserts the rows, moves the head
+/// the chain's head and the users and finds or creates the subjects; the other inserts the rows, moves the head
 /// and commits. The rows go as one `INSERT … SELECT FROM unnest(…)` rather than a `COPY`: `COPY`
 /// cannot share a pipeline, and cost its own two round trips plus one for the head and one for the
 /// commit.
@@ -27,6 +27,15 @@ import Postgres
 /// key was used before (the committer then runs it again with the look-up). A repeat is a retry,
 /// rare; the look-up on every batch was a query per batch, and PostgreSQL kept its plan from when
 /// the table was small: a sequential scan of every record, 35% of PostgreSQL's CPU under load.
+///
+/// Both ways hold ``lockSubjects`` (shared, per user of the batch) from before they read the
+/// subjects until they commit, as a consent page does: `audit.erase_subject` takes it exclusively,
+/// so an erasure waits for a batch that has read the user's subject (and then clears its records
+/// too), and a batch waits for an erasure under way (and then finds the subject gone). Without it a
+/// batch could commit a record with its IP address and user agent under a subject erased after the
+/// batch read it, where no erasure finds it any more (`DirectWriteErasureLockTests`). The lock goes
+/// in the same round trip as the rest, after the chain's head (every writer locks the head first,
+/// then its users in order, so writers and erasures never wait on each other in a cycle).
 ///
 /// Returns a receipt (unsigned) for every record of the batch, in order: new records, and the
 /// original receipt for a repeated idempotency key (within the batch, or from before when
@@ -51,6 +60,7 @@ struct BatchWriter: Sendable {
         throws -> (receipts: [ConsentReceipt], head: ChainHead)
     {
         let users = Array(Set(batch.map(\.request.userId)))
+        let erasuresBefore = subjects.erasuresNoted  // before any subject is read: see SubjectCache.store
         if !findingRepeats, let head, let known = subjects.subjects(of: users) {
             do {
                 let written = try append(batch, at: now, after: head, subjects: known, on: db)
@@ -63,24 +73,28 @@ struct BatchWriter: Sendable {
         }
         Self.twoRoundTrips.increment()
         let written = try writeReadingState(batch, users: users, at: now, findingRepeats: findingRepeats, on: db)
-        subjects.store(written.subjects)  // committed: new subjects now exist for the next batch's one statement
+        // Committed: new subjects now exist for the next batch's one statement.
+        subjects.store(written.subjects, ifNoErasureSince: erasuresBefore)
         return (written.receipts, written.head)
     }
 
-    /// The two-round-trip write: reads (and locks) the head and finds or creates the subjects first.
+    /// The two-round-trip write: reads (and locks) the head, locks the users and finds or creates
+    /// their subjects first.
     private func writeReadingState(
         _ batch: [PendingRecord], users: [UUID], at now: Date, findingRepeats: Bool, on db: isolated PostgresConnection
     ) throws -> (receipts: [ConsentReceipt], head: ChainHead, subjects: [UUID: Subject]) {
+        let userIDs = PostgresArrayLiteral.of(users.map { Hex.uuid($0) })
         var opening = [
             PipelineCall(Self.lockHead, [chain]),
-            PipelineCall(Self.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
+            PipelineCall(Self.lockSubjects, [userIDs]),
+            PipelineCall(Self.upsertSubjects, [userIDs]),
         ]
         if findingRepeats { opening.append(PipelineCall(sql: Self.findRepeats, [PostgresArrayLiteral.of(batch.map(\.idempotencyHash))])) }
         return try db.pipelinedTransaction(opening: opening) { db, results in
             guard let row = results[0].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
             let head = ChainHead(position: try row.decode(Int64.self, column: 0), hash: try row.decode([UInt8].self, column: 1))
             var found: [UUID: Subject] = [:]
-            for row in results[1] {
+            for row in results[2] {
                 let (user, pseudonym, secret) = try row.decode(UUID.self, UUID.self, [UInt8].self)
                 found[user] = Subject(pseudonym: pseudonym, secret: secret)
             }
@@ -94,7 +108,7 @@ struct BatchWriter: Sendable {
             }
             var earlier: [String: ConsentReceipt] = [:]
             if findingRepeats {
-                for row in results[2] { earlier[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
+                for row in results[3] { earlier[try row.decode(String.self, column: 0)] = try Self.receipt(row, from: 1) }
             }
             let rows = try NewRecords(batch, chain: chain, after: head, subjects: found, at: now, earlier: earlier)
             let closing =
