@@ -163,9 +163,9 @@ private struct Parties: Sendable {
         return (writer, path == .oneStatement ? written.head : nil)
     }
 
-    /// Whether the session `waiter` comes to wait for a lock the session `holder` holds, within 5 s.
+    /// Whether the session `waiter` comes to wait for a lock the session `holder` holds, within 10 s.
     func isWaiting(_ waiter: Int, for holder: Int) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let waiting = try await monitor.run { db in
                 try db.query("SELECT $1::int = ANY(pg_blocking_pids($2::int))", holder, waiter)[0].decode(Bool.self, column: 0)
