@@ -6,9 +6,13 @@ import Foundation
 /// transaction that changes the user's terms standing, and an account's deletion in the
 /// transaction that deletes it, so the stream holds the user's acts in commit order with the
 /// deletion after them. Audit asks for the entries after the last one it chained and chains a
-/// page in one transaction together with its position; asking after `n` also tells Accounts
-/// that everything up to `n` is chained, so Accounts drops those entries (and their personal
-/// data). For the Audit service and operators.
+/// page in one transaction together with its position; asking after a position also tells
+/// Accounts that everything up to it is chained, so Accounts drops those entries (and their
+/// personal data). For the Audit service and operators.
+///
+/// The stream is in ``ConsentStreamPosition`` order, and an entry is read only once every
+/// transaction that could still write one before it has ended: what a reply returns after a
+/// position is final, and no entry can later appear before its last one.
 ///
 /// `waitMilliseconds` makes it a long poll: with nothing after `after`, Accounts answers when an
 /// entry commits or the wait ends, whichever comes first (the fast path: no event is published,
@@ -16,15 +20,21 @@ import Foundation
 /// Accounts' events is not filled with acts they ignore).
 public enum AccountsConsentsSince: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
-        /// Entries with a sequence number greater than this; everything up to it is chained.
-        public var after: Int64
+        /// Entries after this position; everything up to it is chained (``ConsentStreamPosition/start``: all).
+        public var after: ConsentStreamPosition
+        /// Only from an Audit whose position is still a sequence number of the numbered stream
+        /// (before the stream was ordered by transaction, Accounts migration 0180): the entries
+        /// numbered up to it are chained and deleted, and the reply starts at the first of the
+        /// rest (`after` is then ``ConsentStreamPosition/start``).
+        public var afterSequence: Int64?
         /// At most this many (Accounts caps it at 1,000).
         public var limit: Int
         /// How long to wait for a first entry when there is none yet (capped at 5,000).
         public var waitMilliseconds: Int
 
-        public init(after: Int64, limit: Int = 1000, waitMilliseconds: Int = 0) {
+        public init(after: ConsentStreamPosition, afterSequence: Int64? = nil, limit: Int = 1000, waitMilliseconds: Int = 0) {
             self.after = after
+            self.afterSequence = afterSequence
             self.limit = limit
             self.waitMilliseconds = waitMilliseconds
         }
@@ -39,7 +49,7 @@ public enum AccountsConsentsSince: RPCMethod {
             case deleted
         }
 
-        public var sequence: Int64
+        public var position: ConsentStreamPosition
         public var kind: Kind
         public var userId: UUID
         /// The id the record is to have: given out by Accounts at commit, so a receipt can be
@@ -56,11 +66,11 @@ public enum AccountsConsentsSince: RPCMethod {
         public var userAgent: String?
 
         public init(
-            sequence: Int64, kind: Kind, userId: UUID, recordId: UUID? = nil, documentType: LegalDocumentType? = nil,
+            position: ConsentStreamPosition, kind: Kind, userId: UUID, recordId: UUID? = nil, documentType: LegalDocumentType? = nil,
             version: String? = nil, action: AcceptanceAction? = nil, idempotencyKey: String? = nil, recordedMilliseconds: Int64,
             clientIP: String? = nil, userAgent: String? = nil
         ) {
-            self.sequence = sequence
+            self.position = position
             self.kind = kind
             self.userId = userId
             self.recordId = recordId
@@ -75,14 +85,19 @@ public enum AccountsConsentsSince: RPCMethod {
     }
 
     public struct Reply: Codable, Sendable, Equatable {
-        /// In sequence order, gap-free from `after + 1`.
+        /// In stream order, every readable entry after `after`, up to the limit.
         public var entries: [Entry]
-        /// The highest sequence numbered so far: more entries wait when it is beyond the last one returned.
-        public var latestSequence: Int64
+        /// The last entry readable now (nil: none is left after the pruning): a caller whose
+        /// position has reached it has chained everything that had committed when it asked.
+        public var latest: ConsentStreamPosition?
+        /// How many readable entries follow the last one returned, counted up to
+        /// ``remainingCountLimit`` (which then means at least that many).
+        public var remaining: Int
 
-        public init(entries: [Entry], latestSequence: Int64) {
+        public init(entries: [Entry], latest: ConsentStreamPosition?, remaining: Int) {
             self.entries = entries
-            self.latestSequence = latestSequence
+            self.latest = latest
+            self.remaining = remaining
         }
     }
 
@@ -92,4 +107,29 @@ public enum AccountsConsentsSince: RPCMethod {
     public static let cachesReply = false
     public static let maximumLimit = 1000
     public static let maximumWaitMilliseconds = 5000
+    public static let remainingCountLimit = 10_000
+}
+
+/// A place in the consent stream, which is in (`transaction`, `entry`) order.
+///
+/// `transaction` is the 64-bit transaction id (PostgreSQL's `xid8`: the epoch and the 32-bit
+/// id) of the transaction that wrote the entry, or of a later writer of the same user's entries
+/// still waiting when it wrote, so that a user's entries stay in the order their transactions
+/// committed. It fits an `Int64` until a cluster has used 2⁶³ transaction ids. `entry` is the
+/// entry's id in Accounts' table, the order within a transaction.
+public struct ConsentStreamPosition: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var transaction: Int64
+    public var entry: Int64
+
+    public init(transaction: Int64, entry: Int64) {
+        self.transaction = transaction
+        self.entry = entry
+    }
+
+    /// Before every entry.
+    public static let start = ConsentStreamPosition(transaction: 0, entry: 0)
+
+    public static func < (a: Self, b: Self) -> Bool { (a.transaction, a.entry) < (b.transaction, b.entry) }
+
+    public var description: String { "\(transaction):\(entry)" }
 }

@@ -57,21 +57,23 @@ struct ConsentsSinceHandler: Sendable {
             guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
                 throw BusError(.forbidden, "the consent stream is for the audit service and operators")
             }
-            guard request.after >= 0, (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
+            let (after, numbered) = (request.after, request.afterSequence)
+            guard after.transaction >= 0, after.entry >= 0, numbered.map({ $0 >= 0 && after == .start }) ?? true,
+                (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
                 (0...AccountsConsentsSince.maximumWaitMilliseconds).contains(request.waitMilliseconds)
             else {
                 throw BusError(
                     .invalidArgument,
-                    "after must be ≥ 0, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
+                    "after's numbers must be ≥ 0, afterSequence ≥ 0 and only with after at the start, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
                 )
             }
             let generation = signal.generation
-            var page = try await store.consents(after: request.after, limit: request.limit)
+            var page = try await store.consents(after: after, numbered: numbered, limit: request.limit)
             if page.entries.isEmpty && request.waitMilliseconds > 0 {
                 await signal.wait(after: generation, atMost: .milliseconds(request.waitMilliseconds))
-                page = try await store.consents(after: request.after, limit: request.limit)
+                page = try await store.consents(after: after, limit: request.limit)
             }
-            return AccountsConsentsSince.Reply(entries: page.entries, latestSequence: page.latest)
+            return AccountsConsentsSince.Reply(entries: page.entries, latest: page.latest, remaining: page.remaining)
         }
     }
 }

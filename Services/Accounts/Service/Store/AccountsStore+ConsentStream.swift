@@ -4,12 +4,13 @@ import Foundation
 import Hex
 import Postgres
 
-/// The consent stream (migration 0170, ``AccountsConsentsSince``): acts and deletions written in
-/// the transactions that make them, numbered when read, deleted once Audit has chained them.
+/// The consent stream (migrations 0170 and 0180, ``AccountsConsentsSince``): acts and deletions
+/// written in the transactions that make them, in (transaction, id) order, read once every
+/// transaction that could write before them has ended, deleted once Audit has chained them.
 extension AccountsStore {
-    /// Writes one act to the stream inside the caller's transaction (sign-up, decline, a sign-up
-    /// acceptance left unrecorded by the two-writer path); the instant it is recorded at, which is
-    /// the transaction's own time.
+    /// Writes one act to the stream inside the caller's transaction, which holds the user's lock
+    /// (sign-up, decline, a sign-up acceptance left unrecorded by the two-writer path); the
+    /// instant it is recorded at, which is the transaction's own time.
     static func streamAct(
         _ action: AcceptanceAction, user: UUID, version: String, key: String, recordId: UUID, clientIP: String?, userAgent: String?,
         schema: String, on db: isolated PostgresConnection
@@ -17,17 +18,18 @@ extension AccountsStore {
         let milliseconds = try db.query(
             """
             INSERT INTO \(schema).consent_outbox
-                (kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip, user_agent)
-            VALUES ('consent', $1, $2, 'terms_of_service', $3, $4, $5,
+                (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip, user_agent)
+            VALUES ((SELECT order_xid FROM \(schema).consent_order_keys(ARRAY[$1::uuid])), 'consent', $1, $2, 'terms_of_service', $3, $4, $5,
                 (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint, $6, $7)
             RETURNING recorded_ms
             """, user, recordId, version, action.rawValue, key, clientIP, userAgent)[0].decode(Int64.self, column: 0)
         return Date(millisecondsSince1970: milliseconds)
     }
 
-    /// Writes a deletion to the stream inside the deleting transaction, after clearing the user's
-    /// IP addresses and agents still waiting in it and its idempotency keys: they do not outlive the
-    /// account. (The acts themselves stay, so Audit chains them before it erases the user.)
+    /// Writes a deletion to the stream inside the deleting transaction (which holds the user's
+    /// lock), after clearing the user's IP addresses and agents still waiting in it and its
+    /// idempotency keys: they do not outlive the account. (The acts themselves stay, so Audit
+    /// chains them before it erases the user.)
     static func streamDeletion(of user: UUID, schema: String, on db: isolated PostgresConnection) throws {
         try db.execute(
             """
@@ -37,25 +39,33 @@ extension AccountsStore {
         try db.execute("DELETE FROM \(schema).consent_keys WHERE user_id = $1", user)
         try db.execute(
             """
-            INSERT INTO \(schema).consent_outbox (kind, user_id, recorded_ms)
-            VALUES ('deleted', $1, (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint)
+            INSERT INTO \(schema).consent_outbox (xid, kind, user_id, recorded_ms)
+            VALUES ((SELECT order_xid FROM \(schema).consent_order_keys(ARRAY[$1::uuid])), 'deleted', $1,
+                (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint)
             """, user)
     }
 
-    /// One page of the stream after `after`, and the highest sequence numbered. First numbers the
-    /// committed entries not numbered yet (one numberer at a time, under an advisory lock, so the
-    /// sequence is gap-free across instances) and deletes the entries up to `after`: the caller,
-    /// Audit, asks after an entry only once it has chained it.
-    public func consents(after: Int64, limit: Int) async throws -> (entries: [AccountsConsentsSince.Entry], latest: Int64) {
+    /// One page of the stream after `after`, the last entry readable now and how many readable
+    /// entries follow the page. First deletes the entries up to `after` (and, for an Audit still
+    /// at a position of the numbered stream, those numbered up to `numbered`): the caller, Audit,
+    /// asks after an entry only once it has chained it. Each statement on its own, in one round
+    /// trip, and none holds a lock or a transaction id while the page is read.
+    public func consents(
+        after: ConsentStreamPosition, numbered: Int64? = nil, limit: Int
+    ) async throws -> (entries: [AccountsConsentsSince.Entry], latest: ConsentStreamPosition?, remaining: Int) {
         let statements = consentStream
-        return try await pool.withTransaction { db in
-            try db.query(statements.lock)
-            try db.execute(statements.number)
-            if after > 0 { try db.execute(statements.prune, after) }
-            let entries = try db.query(statements.page, after, limit).map(Self.entry)
-            let latest = try db.query(statements.latest)[0].decode(Int64.self, column: 0)
-            return (entries, latest)
-        }
+        var calls: [PipelineCall] = []
+        if after > .start { calls.append(PipelineCall(statements.prune, [after.transaction, after.entry])) }
+        if let numbered { calls.append(PipelineCall(statements.pruneNumbered, [numbered])) }
+        calls.append(PipelineCall(statements.page, [after.transaction, after.entry, limit]))
+        calls.append(
+            PipelineCall(statements.summary, [after.transaction, after.entry, limit + AccountsConsentsSince.remainingCountLimit]))
+        let results = try await pool.withConnection { [calls] db in try db.pipeline(calls).map { try $0.get() } }
+        let entries = try results[results.count - 2].map(Self.entry)
+        let summary = results[results.count - 1][0]
+        let (transaction, entry, readable) = try summary.decode(Int64?.self, Int64?.self, Int.self)
+        let latest = transaction.flatMap { transaction in entry.map { ConsentStreamPosition(transaction: transaction, entry: $0) } }
+        return (entries, latest, max(0, readable - entries.count))
     }
 
     /// How many entries Audit has not chained yet, and when the oldest of them was written.
@@ -80,60 +90,54 @@ extension AccountsStore {
     }
 
     private static func entry(_ row: PostgresRow) throws -> AccountsConsentsSince.Entry {
-        let (sequence, kind, user, recordId, type, version, action, key, milliseconds, clientIP, userAgent) = try row.decode(
-            Int64.self, String.self, UUID.self, UUID?.self, String?.self, String?.self, String?.self, String?.self, Int64.self,
-            String?.self, String?.self)
+        let (transaction, id, kind, user, recordId, type, version, action, key, milliseconds, clientIP, userAgent) = try row.decode(
+            Int64.self, Int64.self, String.self, UUID.self, UUID?.self, String?.self, String?.self, String?.self, String?.self,
+            Int64.self, String?.self, String?.self)
+        let position = ConsentStreamPosition(transaction: transaction, entry: id)
         guard let kind = AccountsConsentsSince.Entry.Kind(rawValue: kind) else {
-            throw BusError(.internal, "consent stream entry \(sequence) has an unknown kind \(kind)")
+            throw BusError(.internal, "consent stream entry \(position) has an unknown kind \(kind)")
         }
         return AccountsConsentsSince.Entry(
-            sequence: sequence, kind: kind, userId: user, recordId: recordId, documentType: type.flatMap(LegalDocumentType.init),
+            position: position, kind: kind, userId: user, recordId: recordId, documentType: type.flatMap(LegalDocumentType.init),
             version: version, action: action.flatMap(AcceptanceAction.init), idempotencyKey: key,
             recordedMilliseconds: milliseconds, clientIP: clientIP, userAgent: userAgent)
     }
 }
 
-/// The consent stream's statements for one schema.
+/// The consent stream's statements for one schema. A position's transaction travels as a
+/// `bigint` (`xid8` has no cast from it, so through text).
 struct ConsentStreamStatements: Sendable {
     let table: String
     let keys: String
-    let lock: PostgresStatement
-    let number: PostgresStatement
     let prune: PostgresStatement
+    let pruneNumbered: PostgresStatement
     let page: PostgresStatement
-    let latest: PostgresStatement
+    let summary: PostgresStatement
 
     init(schema: String) {
         table = "\(schema).consent_outbox"
         keys = "\(schema).consent_keys"
-        lock = PostgresStatement(
-            name: "\(schema)_consents_lock", sql: "SELECT pg_advisory_xact_lock(hashtextextended('compass.consents.\(schema)', 0))")
-        // Rows are numbered in id order; a row whose transaction is still open is not seen here
-        // and gets its number at a later read, after the ones already numbered.
-        number = PostgresStatement(
-            name: "\(schema)_consents_number",
-            sql: """
-                WITH base AS (SELECT coalesce(max(sequence), (SELECT last FROM \(schema).consent_stream_position)) AS last FROM \(table)),
-                     next AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM \(table) WHERE sequence IS NULL ORDER BY id LIMIT 10000)
-                UPDATE \(table) o SET sequence = base.last + next.n FROM next, base WHERE o.id = next.id
-                """)
-        // The position survives the pruning of every row: numbering goes on from it.
+        let after = "(xid, id) > ($1::bigint::text::xid8, $2::bigint)"
+        // Only what every transaction below the snapshot's xmin could write: all of them have ended.
+        let readable = "xid < pg_snapshot_xmin(pg_current_snapshot())"
         prune = PostgresStatement(
-            name: "\(schema)_consents_prune",
-            sql: """
-                WITH gone AS (DELETE FROM \(table) WHERE sequence <= $1::bigint RETURNING sequence)
-                UPDATE \(schema).consent_stream_position SET last = greatest(last, (SELECT max(sequence) FROM gone))
-                WHERE EXISTS (SELECT 1 FROM gone)
-                """)
+            name: "\(schema)_consents_prune", sql: "DELETE FROM \(table) WHERE (xid, id) <= ($1::bigint::text::xid8, $2::bigint)")
+        pruneNumbered = PostgresStatement(
+            name: "\(schema)_consents_prune_numbered", sql: "DELETE FROM \(table) WHERE sequence <= $1::bigint")
         page = PostgresStatement(
             name: "\(schema)_consents_page",
             sql: """
-                SELECT sequence, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms,
+                SELECT xid::text::bigint, id, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms,
                     client_ip, user_agent
-                FROM \(table) WHERE sequence > $1::bigint ORDER BY sequence LIMIT $2::int
+                FROM \(table) WHERE \(after) AND \(readable) ORDER BY xid, id LIMIT $3::int
                 """)
-        latest = PostgresStatement(
-            name: "\(schema)_consents_latest",
-            sql: "SELECT coalesce(max(sequence), (SELECT last FROM \(schema).consent_stream_position)) FROM \(table)")
+        summary = PostgresStatement(
+            name: "\(schema)_consents_summary",
+            sql: """
+                SELECT l.xid::text::bigint, l.id,
+                    (SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(after) AND \(readable) LIMIT $3::int) r)::bigint
+                FROM (SELECT 1) one
+                LEFT JOIN LATERAL (SELECT xid, id FROM \(table) WHERE \(readable) ORDER BY xid DESC, id DESC LIMIT 1) l ON true
+                """)
     }
 }

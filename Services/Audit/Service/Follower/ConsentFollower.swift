@@ -16,8 +16,8 @@ import ServiceLifecycle
 /// The fast path is the long poll: asked with nothing new, Accounts answers when an act commits
 /// (or after a second), so an act is chained a few milliseconds after it is acknowledged while
 /// Audit keeps up. While Audit is down, stopped or behind, the acts wait in Accounts' table and
-/// are chained, none lost and none twice, when it reads again. Asking after `n` is also how
-/// Accounts learns it may delete the entries up to `n`.
+/// are chained, none lost and none twice, when it reads again. Asking after a position is also
+/// how Accounts learns it may delete the entries up to it.
 ///
 /// An entry Audit cannot chain (a version Legal never published, a field it refuses) stops the
 /// follower at that entry, retried with backoff and logged: skipping it would lose an act, and
@@ -69,55 +69,56 @@ final class ConsentFollower: Service, Sendable {
 
     /// Reads one page after the position (waiting for one when there is none) and chains it.
     func followOnce() async throws {
-        let after = try await position()
+        let start = try await position()
         let reply: AccountsConsentsSince.Reply
         do {
             reply = try await accounts().call(
-                AccountsConsentsSince.self, .init(after: after, limit: Self.pageSize, waitMilliseconds: Self.wait),
+                AccountsConsentsSince.self, start.request(limit: Self.pageSize, waitMilliseconds: Self.wait),
                 principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
             reachable.withLock { $0 = true }
         } catch {
             reachable.withLock { $0 = false }
             throw error
         }
-        var position = after
+        var position = start
         var acts: [PendingRecord] = []
+        var last = start.stream
         for entry in reply.entries {
-            guard entry.sequence == position + Int64(acts.count) + 1 else {
-                throw BusError(.internal, "the consent stream skipped from \(position + Int64(acts.count)) to \(entry.sequence)")
+            guard entry.position > last else {
+                throw BusError(.internal, "the consent stream went back from \(last) to \(entry.position)")
             }
             switch entry.kind {
             case .consent:
                 acts.append(try await record(entry))
             case .deleted:
-                position = try await flush(acts, after: position)
+                position = try await flush(acts, from: position, to: last)
                 acts = []
                 let erased = try await pool.withConnection { [page, position] db in
-                    try page.erase(entry.userId, after: position, sequence: entry.sequence, on: db)
+                    try page.erase(entry.userId, from: position, to: entry.position, on: db)
                 }
-                position = entry.sequence
+                position = .at(entry.position)
                 chained.increment()
                 logger.info("audit subject erased (account deleted)", metadata: ["user": "\(entry.userId)", "records": "\(erased)"])
             }
+            last = entry.position
         }
-        position = try await flush(acts, after: position)
-        behind.record(max(0, reply.latestSequence - position))
+        _ = try await flush(acts, from: position, to: last)
+        behind.record(reply.remaining)
     }
 
-    /// Chains `acts` (the entries after `after`); the position afterwards.
-    private func flush(_ acts: [PendingRecord], after: Int64) async throws -> Int64 {
-        guard !acts.isEmpty else { return after }
-        let last = after + Int64(acts.count)
-        try await pool.withConnection { [page] db in try page.chain(acts, after: after, last: last, on: db) }
+    /// Chains `acts` (the entries after `from`, the last at `to`); the position afterwards.
+    private func flush(_ acts: [PendingRecord], from: ConsentPosition, to: ConsentStreamPosition) async throws -> ConsentPosition {
+        guard !acts.isEmpty else { return from }
+        try await pool.withConnection { [page] db in try page.chain(acts, from: from, to: to, on: db) }
         chained.increment(by: Int64(acts.count))
-        return last
+        return .at(to)
     }
 
     /// The record an act is chained as, checked as `audit.record` checks one.
     private func record(_ entry: AccountsConsentsSince.Entry) async throws -> PendingRecord {
         guard let type = entry.documentType, let version = entry.version, let action = entry.action, let key = entry.idempotencyKey,
             let recordId = entry.recordId
-        else { throw BusError(.internal, "consent stream entry \(entry.sequence) is incomplete") }
+        else { throw BusError(.internal, "consent stream entry \(entry.position) is incomplete") }
         let request = AuditRecord.Request(
             userId: entry.userId, documentType: type, version: version, action: action, clientIP: entry.clientIP, userAgent: entry.userAgent)
         try AuditHandlers.validate(request)
@@ -128,7 +129,7 @@ final class ConsentFollower: Service, Sendable {
         ) { _ in }
     }
 
-    /// Waits, at most `limit`, until every act Accounts had committed when it was called is
+    /// Waits, at most `limit`, until every act Accounts could read when it was called is
     /// chained: a read of a user's records right after their act (the gateway's PostgREST insert
     /// answering with the row, a status read after a sign-up) then finds it. The follower does
     /// the chaining; this only asks Accounts how far the stream goes and watches the position.
@@ -137,12 +138,12 @@ final class ConsentFollower: Service, Sendable {
         guard reachable.withLock({ $0 }) else { return }
         let deadline = ContinuousClock.now + limit
         do {
-            let after = try await position()
             let reply = try await accounts().call(
-                AccountsConsentsSince.self, .init(after: after, limit: 1, waitMilliseconds: 0),
+                AccountsConsentsSince.self, try await position().request(limit: 1, waitMilliseconds: 0),
                 principal: .service(ServiceName.audit.rawValue), timeout: limit)
+            guard let latest = reply.latest else { return }
             var pause = Duration.milliseconds(2)
-            while try await position() < reply.latestSequence, ContinuousClock.now < deadline {
+            while try await !position().covers(latest), ContinuousClock.now < deadline {
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))
             }
@@ -151,14 +152,17 @@ final class ConsentFollower: Service, Sendable {
         }
     }
 
-    /// Audit's position in the stream: every entry up to it is chained.
-    func position() async throws -> Int64 {
+    /// Audit's position in the stream: every entry up to it is chained. A new follower starts
+    /// before the first entry.
+    func position() async throws -> ConsentPosition {
         try await pool.withConnection { db in
             try db.execute(
-                "INSERT INTO audit.event_cursors (publisher, last_sequence) VALUES ($1, 0) ON CONFLICT (publisher) DO NOTHING",
-                Self.publisher)
-            return try db.query("SELECT last_sequence FROM audit.event_cursors WHERE publisher = $1", Self.publisher)[0]
-                .decode(Int64.self, column: 0)
+                """
+                INSERT INTO audit.event_cursors (publisher, last_sequence, last_transaction, last_entry) VALUES ($1, 0, 0, 0)
+                ON CONFLICT (publisher) DO NOTHING
+                """, Self.publisher)
+            return try ConsentPosition(
+                try db.query(ConsentPage.readPosition, Self.publisher)[0])
         }
     }
 }

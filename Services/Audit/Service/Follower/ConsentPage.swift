@@ -21,14 +21,29 @@ struct ConsentPage {
     /// The position moved since it was read (another instance chained the run): nothing was written.
     struct PositionMoved: Error {}
 
+    /// The position's columns, as ``ConsentPosition`` reads them.
+    static let readPosition = PostgresStatement(
+        name: "audit_consents_read_position",
+        sql: "SELECT last_sequence, last_transaction, last_entry FROM audit.event_cursors WHERE publisher = $1")
     static let lockPosition = PostgresStatement(
-        name: "audit_consents_lock_position", sql: "SELECT last_sequence FROM audit.event_cursors WHERE publisher = $1 FOR UPDATE")
+        name: "audit_consents_lock_position",
+        sql: "SELECT last_sequence, last_transaction, last_entry FROM audit.event_cursors WHERE publisher = $1 FOR UPDATE")
+    /// `last_sequence` is left as it was: with the pair set it is no longer read.
     static let movePosition = PostgresStatement(
         name: "audit_consents_move_position",
-        sql: "UPDATE audit.event_cursors SET last_sequence = $2::bigint, updated_at = now() WHERE publisher = $1")
+        sql: """
+            UPDATE audit.event_cursors SET last_transaction = $2::bigint, last_entry = $3::bigint, updated_at = now()
+            WHERE publisher = $1
+            """)
 
-    /// Chains `records` (the acts of entries `after + 1 … last`, in order) and moves the position to `last`.
-    func chain(_ records: [PendingRecord], after: Int64, last: Int64, on db: isolated PostgresConnection) throws {
+    /// Whether the locked position (`lockPosition`'s row) is still `expected`.
+    private static func isStill(_ expected: ConsentPosition, _ rows: PostgresRows) throws -> Bool {
+        guard let row = rows.first else { return false }
+        return try ConsentPosition(row) == expected
+    }
+
+    /// Chains `records` (the acts of the entries after `from`, in order, the last at `to`) and moves the position to `to`.
+    func chain(_ records: [PendingRecord], from: ConsentPosition, to: ConsentStreamPosition, on db: isolated PostgresConnection) throws {
         let users = Array(Set(records.map(\.request.userId)))
         let opening = [
             PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
@@ -38,7 +53,7 @@ struct ConsentPage {
             PipelineCall(sql: BatchWriter.findRepeats, [PostgresArrayLiteral.of(records.map(\.idempotencyHash))]),
         ]
         let found = try db.pipelinedTransaction(opening: opening) { db, results -> (closing: [PipelineCall], value: [UUID: Subject]) in
-            guard try results[0].first?.decode(Int64.self, column: 0) == after else { throw PositionMoved() }
+            guard try Self.isStill(from, results[0]) else { throw PositionMoved() }
             guard let row = results[1].first else { throw BusError(.internal, "audit chain \(chain) has no row") }
             let head = ChainHead(position: try row.decode(Int64.self, column: 0), hash: try row.decode([UInt8].self, column: 1))
             var found: [UUID: Subject] = [:]
@@ -56,7 +71,7 @@ struct ConsentPage {
             var earlier: [String: ConsentReceipt] = [:]
             for row in results[4] { earlier[try row.decode(String.self, column: 0)] = try BatchWriter.receipt(row, from: 1) }
             let rows = try NewRecords(records, chain: chain, after: head, subjects: found, at: Date(), earlier: earlier)
-            var closing = [PipelineCall(Self.movePosition, [ConsentFollower.publisher, last])]
+            var closing = [PipelineCall(Self.movePosition, [ConsentFollower.publisher, to.transaction, to.entry])]
             if !rows.isEmpty {
                 closing =
                     [
@@ -70,15 +85,13 @@ struct ConsentPage {
     }
 
     /// Erases `user` (an account deletion, after every act before it is chained) and moves the
-    /// position to `sequence`, in one transaction.
-    func erase(_ user: UUID, after: Int64, sequence: Int64, on db: isolated PostgresConnection) throws -> Int {
+    /// position from `from` to the deletion's, `to`, in one transaction.
+    func erase(_ user: UUID, from: ConsentPosition, to: ConsentStreamPosition, on db: isolated PostgresConnection) throws -> Int {
         defer { subjects.forget(user) }
         return try db.transaction { db in
-            guard try db.query(Self.lockPosition, ConsentFollower.publisher).first?.decode(Int64.self, column: 0) == after else {
-                throw PositionMoved()
-            }
+            guard try Self.isStill(from, db.query(Self.lockPosition, ConsentFollower.publisher)) else { throw PositionMoved() }
             let erased = try db.query("SELECT audit.erase_subject($1)", user)[0].decode(Int.self, column: 0)
-            try db.execute(Self.movePosition, ConsentFollower.publisher, sequence)
+            try db.execute(Self.movePosition, ConsentFollower.publisher, to.transaction, to.entry)
             return erased
         }
     }

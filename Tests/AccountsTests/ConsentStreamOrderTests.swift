@@ -1,0 +1,227 @@
+import Bus
+import Contracts
+import Foundation
+import Hex
+import Locks
+import Postgres
+import TestSupport
+import Testing
+
+@testable import AccountsService
+
+/// The consent stream's order (Accounts migration 0180): entries in (transaction, id) order, read
+/// only once every transaction that could write before them has ended, so an entry that commits
+/// late is read after the ones before it and never skipped; a user's entries in the order their
+/// transactions committed, even when a writer got its transaction id before waiting for the
+/// user's lock; two Audit instances following at once chain each entry once; an Audit still at a
+/// position of the numbered stream goes on from it.
+@Suite(.serialized) struct ConsentStreamOrderTests {
+    @Test func anEntryThatCommitsLateHoldsBackTheLaterOnesAndNothingIsSkipped() async throws {
+        try await AccountsHarness.run(extra: ConsentStreamTests.quick) { harness in
+            let version = try await harness.currentTerms()
+            let early = try #require(try await harness.signUp().id)
+            let later = try #require(try await harness.signUp().id)
+            try await harness.waitForChained()
+            await harness.stop("Audit")
+            let written = AsyncStream<Void>.makeStream()
+            let release = LockedValue(false)
+            let lateRecord = UUID.timeOrdered()
+            // A decline of `early`, written as Accounts writes one, by a transaction that stays open.
+            let open = Task {
+                try await harness.database.pool.withTransaction { db in
+                    try db.execute(
+                        """
+                        INSERT INTO accounts.consent_outbox
+                            (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip)
+                        VALUES ((SELECT order_xid FROM accounts.consent_order_keys(ARRAY[$1::uuid])), 'consent', $1, $2,
+                            'terms_of_service', $3, 'decline', 'late', (extract(epoch FROM now()) * 1000)::bigint, '198.51.100.7')
+                        """, early, lateRecord, version)
+                    written.continuation.yield()
+                    for _ in 0..<1000 where !release.withLock({ $0 }) { usleep(10_000) }
+                }
+            }
+            var opened = written.stream.makeAsyncIterator()
+            _ = await opened.next()
+            // A later transaction, committed while the first is open: not read yet.
+            #expect(try await harness.accept(later, version).hasAcceptedTOS)
+            let whileOpen = try await harness.streamEntries()
+            #expect(whileOpen.isEmpty, "an entry after an open transaction's waits for it: \(whileOpen)")
+            release.withLock { $0 = true }
+            try await open.value
+            let entries = try await harness.streamEntries(count: 2)
+            #expect(entries.map(\.userId) == [early, later], "both, the one that committed late first")
+            #expect(entries.first?.recordId == lateRecord)
+            #expect(entries.count == 2 && entries[0].position < entries[1].position)
+
+            try await harness.startAudit()
+            try await harness.waitForChained()
+            #expect(Set(try await harness.auditHistory(early).map(\.receipt.action)) == [.accept, .decline], "the sign-up and the late decline")
+            #expect(try await harness.auditHistory(later).filter { $0.receipt.action == .accept }.count == 2)
+            let verified = try await harness.auditClient.call(
+                AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(30))
+            #expect(verified.valid)
+        }
+    }
+
+    /// The deletion takes its request's lock, and with it a transaction id, before the user's; an
+    /// acceptance with a later id holds the user (here: the users table, locked with no transaction
+    /// id, then Accounts' own batch statement) and commits first. The deletion's entry must come
+    /// after the acceptance's, or Audit would erase the user and then chain the acceptance.
+    @Test func aDeletionThatWaitedForTheUserComesAfterTheActThatCommittedFirst() async throws {
+        let extra = ConsentStreamTests.quick.merging(["ACCOUNTS_ERASURE_SWEEP_INTERVAL": "1h", "DATABASE_LOCK_TIMEOUT": "20s"]) { $1 }
+        try await AccountsHarness.run(extra: extra) { harness in
+            let version = try await harness.currentTerms()
+            let id = try #require(try await harness.signUp().id)
+            try await harness.waitForChained()
+            let request = try await harness.requestDeletion(id)
+            await harness.stop("Audit")
+            let held = AsyncStream<Void>.makeStream()
+            let batch = TermsBatchStatements(schema: "accounts").accepted
+            let parameters: [(any PostgresEncodable)?] = [
+                PostgresArrayLiteral.of([Hex.uuid(id)]), PostgresArrayLiteral.of([version]), PostgresArrayLiteral.of(["held"]),
+                PostgresArrayLiteral.of(["198.51.100.8"]), PostgresArrayLiteral.of(["PlayoffChallenge/1.0"]),
+                PostgresArrayLiteral.of([Hex.uuid(UUID.timeOrdered())]),
+            ]
+            let accepted = Task {
+                try await harness.database.pool.withTransaction { db -> Bool in
+                    try db.execute("LOCK TABLE accounts.users IN EXCLUSIVE MODE")
+                    held.continuation.yield()
+                    var waiting = false
+                    for _ in 0..<1000 where !waiting {
+                        waiting =
+                            try db.query("SELECT count(*)::bigint FROM pg_locks WHERE relation = 'accounts.users'::regclass AND NOT granted")[0]
+                            .decode(Int.self, column: 0) > 0
+                        if !waiting { usleep(10_000) }
+                    }
+                    _ = try db.query(batch, parameters: parameters)
+                    return waiting
+                }
+            }
+            var locked = held.stream.makeAsyncIterator()
+            _ = await locked.next()
+            let confirmed = Task { try await harness.confirmDeletion(id, request.requestId) }
+            #expect(try await accepted.value, "the deletion waited for the users table")
+            #expect(try await confirmed.value.userId == id)
+            let entries = try await harness.streamEntries(count: 2)
+            #expect(entries.map(\.kind) == [.consent, .deleted], "the acceptance, then the deletion")
+
+            try await harness.startAudit()
+            try await harness.waitForChained()
+            #expect(try await harness.auditSubjects() == 0, "erased after the acceptance, which left no subject behind")
+            #expect(try await harness.auditRecordCount() == 2, "the sign-up and the acceptance, pseudonymised")
+        }
+    }
+
+    @Test func twoAuditInstancesFollowingAtOnceChainEachEntryOnce() async throws {
+        try await AccountsHarness.run(extra: ConsentStreamTests.quick) { harness in
+            let version = try await harness.currentTerms()
+            var signedUp: [UUID] = []
+            for _ in 0..<20 { signedUp.append(try #require(try await harness.signUp().id)) }
+            let users = signedUp
+            try await harness.waitForChained()
+            // The second instance follows alone at first (its chain is 8), then both at once.
+            await harness.stop("Audit")
+            var environment = harness.auditEnvironment
+            environment["RPC_BIND"] = ipcEndpoint()
+            environment["AUDIT_CHAIN_OFFSET"] = "8"
+            let second = try await PeerProcess("Audit", environment: environment)
+            let acknowledged = LockedValue(0)
+            let stop = LockedValue(false)
+            let joined = Task {
+                try await Task.sleep(for: .milliseconds(500))
+                try await harness.startAudit()
+                try await Task.sleep(for: .milliseconds(1500))
+                stop.withLock { $0 = true }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        var round = 0
+                        while !stop.withLock({ $0 }) {
+                            round += 1
+                            let items = users.map {
+                                AccountsAcceptTermsBatch.Item(
+                                    request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.9", userAgent: "two"),
+                                    idempotencyKey: "w\(worker)-r\(round)-\($0)")
+                            }
+                            let reply = try await harness.accountsClient.call(
+                                AccountsAcceptTermsBatch.self, .init(items: items), principal: AccountsHarness.gateway, timeout: .seconds(30))
+                            acknowledged.withLock { $0 += reply.outcomes.filter { $0.error == nil }.count }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await joined.value
+            try await harness.waitForChained(timeout: .seconds(60))
+            second.signal(SIGTERM)
+            if await second.waitForExit(timeout: .seconds(15)) == nil { second.kill() }
+            let acks = acknowledged.withLock { $0 }
+            #expect(acks > 0)
+            #expect(try await harness.auditRecordCount() == acks + users.count, "every acceptance once, and each sign-up")
+            let byChain = try await harness.database.pool.withConnection { db in
+                try db.query("SELECT chain, count(*)::bigint FROM audit.records GROUP BY chain ORDER BY chain").map {
+                    try $0.decode(Int.self, Int.self)
+                }
+            }
+            print("CONSENT two followers: records by chain \(byChain)")
+            #expect(byChain.contains { $0.0 == 8 }, "the second instance chained")
+            let verified = try await harness.auditClient.call(
+                AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(60))
+            #expect(verified.valid)
+        }
+    }
+
+    /// An upgrade from the numbered stream: Audit's position is sequence number 7; the stream holds
+    /// the act numbered 7 (chained), one numbered 8 and one never numbered.
+    @Test func anAuditAtANumberedPositionGoesOnFromItAfterTheUpgrade() async throws {
+        try await AccountsHarness.run(extra: ConsentStreamTests.quick) { harness in
+            let version = try await harness.currentTerms()
+            var users: [UUID] = []
+            for _ in 0..<3 { users.append(try #require(try await harness.signUp().id)) }
+            try await harness.waitForChained()
+            await harness.stop("Audit")
+            for user in users { _ = try await harness.accept(user, version) }
+            try await harness.database.pool.withConnection { [users] db in
+                try db.execute(
+                    "UPDATE accounts.consent_outbox SET sequence = CASE user_id WHEN $1 THEN 7 ELSE 8 END WHERE user_id IN ($1, $2)",
+                    users[0], users[1])
+                try db.execute(
+                    """
+                    UPDATE audit.event_cursors SET last_sequence = 7, last_transaction = NULL, last_entry = NULL
+                    WHERE publisher = 'accounts.consents'
+                    """)
+            }
+            try await harness.startAudit()
+            try await harness.waitForChained()
+            let accepts = { (user: UUID) in try await harness.auditHistory(user).filter { $0.receipt.action == .accept }.count }
+            #expect(try await accepts(users[0]) == 1, "the entry numbered 7 was chained before the upgrade: deleted, not chained again")
+            #expect(try await accepts(users[1]) == 2, "the sign-up and the entry numbered 8")
+            #expect(try await accepts(users[2]) == 2, "the sign-up and the entry never numbered")
+            let moved = try await harness.database.pool.withConnection { db in
+                try db.query("SELECT last_transaction IS NOT NULL FROM audit.event_cursors WHERE publisher = 'accounts.consents'")[0]
+                    .decode(Bool.self, column: 0)
+            }
+            #expect(moved, "the position is a stream position now")
+        }
+    }
+}
+
+extension AccountsHarness {
+    /// The whole readable stream, as an operator reads it (from the start: nothing is pruned);
+    /// with `count`, read again (bounded) until that many entries are readable: a transaction of
+    /// another suite on the same cluster can hold them back for a moment.
+    func streamEntries(count: Int? = nil) async throws -> [AccountsConsentsSince.Entry] {
+        let read: @Sendable () async throws -> [AccountsConsentsSince.Entry] = { [accountsClient] in
+            try await accountsClient.call(AccountsConsentsSince.self, .init(after: .start), principal: Self.operatorPrincipal).entries
+        }
+        guard let count else { return try await read() }
+        return try await withTimeout(.seconds(20), "\(count) readable consent stream entries") {
+            while true {
+                let entries = try await read()
+                if entries.count >= count { return entries }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+}
