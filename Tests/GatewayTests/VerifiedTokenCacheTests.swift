@@ -2,6 +2,7 @@ import Contracts
 import Crypto
 import Foundation
 import Identity
+import ServiceKit
 import Testing
 
 @testable import GatewayService
@@ -123,6 +124,21 @@ import Testing
         // An entry updated in place is not a new one: no room is made for it.
         #expect(cache.update(TokenDigest(of: "new")) { _ in true })
         #expect(!cache.update(TokenDigest(of: "gone0")) { _ in true })
+    }
+
+    @Test func theSizeIsASettingAndBadValuesAreRefusedAtStart() throws {
+        #expect(try GatewaySettings(environment: EnvironmentReader([:])).sessionCacheEntries == 250_000)
+        let set = try GatewaySettings(environment: EnvironmentReader(["GATEWAY_SESSION_CACHE_ENTRIES": "30000"]))
+        #expect(set.sessionCacheEntries == 30_000)
+        for bad in ["0", "999", "-5", "lots", "10000001"] {
+            do {
+                _ = try GatewaySettings(environment: EnvironmentReader(["GATEWAY_SESSION_CACHE_ENTRIES": bad]))
+                Issue.record("GATEWAY_SESSION_CACHE_ENTRIES=\(bad) was accepted")
+            } catch {
+                #expect(
+                    "\(error)" == #"GATEWAY_SESSION_CACHE_ENTRIES="\#(bad)" is invalid: expected an integer in 1000...10000000"#)
+            }
+        }
     }
 
     @Test func digestsAreOfTheWholeToken() {
