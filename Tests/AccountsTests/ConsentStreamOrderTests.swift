@@ -33,7 +33,7 @@ import Testing
                         """
                         INSERT INTO accounts.consent_outbox
                             (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip)
-                        VALUES ((SELECT order_xid FROM accounts.consent_order_keys(ARRAY[$1::uuid])), 'consent', $1, $2,
+                        VALUES (accounts.consent_order_key(), 'consent', $1, $2,
                             'terms_of_service', $3, 'decline', 'late', (extract(epoch FROM now()) * 1000)::bigint, '198.51.100.7')
                         """, early, lateRecord, version)
                     written.continuation.yield()
@@ -88,9 +88,7 @@ import Testing
                     held.continuation.yield()
                     var waiting = false
                     for _ in 0..<1000 where !waiting {
-                        waiting =
-                            try db.query("SELECT count(*)::bigint FROM pg_locks WHERE relation = 'accounts.users'::regclass AND NOT granted")[0]
-                            .decode(Int.self, column: 0) > 0
+                        waiting = try db.query(Self.waitingForUsers)[0].decode(Int.self, column: 0) > 0
                         if !waiting { usleep(10_000) }
                     }
                     _ = try db.query(batch, parameters: parameters)
@@ -111,6 +109,77 @@ import Testing
             #expect(try await harness.auditRecordCount() == 2, "the sign-up and the acceptance, pseudonymised")
         }
     }
+
+    static let waitingForUsers = """
+        SELECT count(*)::bigint FROM pg_locks
+        WHERE relation = 'accounts.users'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND NOT granted
+        """
+
+    /// A batch of two users locks the first, and so has its transaction id, then waits for the
+    /// second, whose act (a later id) commits meanwhile. The batch's act of that user must come
+    /// after it: its place is taken once every lock is held, with a snapshot newer than that commit.
+    @Test func aBatchThatWaitedForAUserComesAfterTheActThatHeldIt() async throws {
+        try await AccountsHarness.run(extra: ConsentStreamTests.quick.merging(["DATABASE_LOCK_TIMEOUT": "20s"]) { $1 }) { harness in
+            let version = try await harness.currentTerms()
+            let pair = [try #require(try await harness.signUp().id), try #require(try await harness.signUp().id)]
+            let users = pair.sorted { $0.uuidString.lowercased() < $1.uuidString.lowercased() }
+            let held = users[1]  // the batch locks users[0] first
+            try await harness.waitForChained()
+            await harness.stop("Audit")
+            let locked = AsyncStream<Void>.makeStream()
+            let go = LockedValue(false)
+            let heldRecord = UUID.timeOrdered()
+            let holder = Task {
+                try await harness.database.pool.withTransaction { db in
+                    _ = try db.query("SELECT 1 FROM accounts.users WHERE id = $1 FOR UPDATE", held)
+                    locked.continuation.yield()
+                    for _ in 0..<2000 where !go.withLock({ $0 }) { usleep(10_000) }
+                    try db.execute(
+                        """
+                        INSERT INTO accounts.consent_outbox
+                            (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip)
+                        VALUES (accounts.consent_order_key(), 'consent', $1, $2, 'terms_of_service', $3, 'decline', 'held',
+                            (extract(epoch FROM now()) * 1000)::bigint, '198.51.100.7')
+                        """, held, heldRecord, version)
+                }
+            }
+            var holding = locked.stream.makeAsyncIterator()
+            _ = await holding.next()
+            let batch = AccountsAcceptTermsBatch.Request(
+                items: users.map { .init(request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.9"), idempotencyKey: "b-\($0)") })
+            let accepted = Task {
+                try await harness.accountsClient.call(AccountsAcceptTermsBatch.self, batch, principal: AccountsHarness.gateway, timeout: .seconds(30))
+            }
+            // Once the batch has locked users[0] (its transaction id) and waits for `held`, a
+            // transaction with a later id commits, so the held act's place is after the batch's id.
+            try await withTimeout(.seconds(20), "the batch waiting for the held user") {
+                while try await harness.database.pool.withConnection({ db in try db.query(Self.waitingForTransaction)[0].decode(Int.self, column: 0) }
+                ) == 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            try await harness.database.pool.withConnection { db in _ = try db.query("SELECT pg_current_xact_id()") }
+            go.withLock { $0 = true }
+            try await holder.value
+            #expect(try await accepted.value.outcomes.allSatisfy { $0.error == nil })
+            let entries = try await harness.streamEntries(count: 3).filter { $0.userId == held }
+            #expect(entries.map(\.action) == [.decline, .accept], "the act that held the user, then the batch's")
+            #expect(entries.first?.recordId == heldRecord)
+
+            try await harness.startAudit()
+            try await harness.waitForChained()
+            let verified = try await harness.auditClient.call(
+                AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(30))
+            #expect(verified.valid)
+        }
+    }
+
+    /// Backends of this test's database waiting for another's transaction (a row lock).
+    static let waitingForTransaction = """
+        SELECT count(*)::bigint FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'transactionid' AND NOT l.granted AND a.datname = current_database()
+        """
 
     @Test func twoAuditInstancesFollowingAtOnceChainEachEntryOnce() async throws {
         try await AccountsHarness.run(extra: ConsentStreamTests.quick) { harness in

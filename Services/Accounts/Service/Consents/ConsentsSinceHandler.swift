@@ -51,6 +51,8 @@ final class ConsentSignal: Sendable {
 struct ConsentsSinceHandler: Sendable {
     let store: AccountsStore
     let signal: ConsentSignal
+    /// Where this instance's last pruning of the stream ended (every row up to it is gone).
+    let pruned = LockedValue(ConsentStreamPosition.start)
 
     func register(on server: RPCServer) {
         server.register(AccountsConsentsSince.self) { request, context in
@@ -68,10 +70,12 @@ struct ConsentsSinceHandler: Sendable {
                 )
             }
             let generation = signal.generation
-            var page = try await store.consents(after: after, numbered: numbered, limit: request.limit)
+            let from = pruned.withLock { $0 }
+            var page = try await store.consents(after: after, numbered: numbered, pruned: from, limit: request.limit)
+            pruned.withLock { $0 = max($0, after) }
             if page.entries.isEmpty && request.waitMilliseconds > 0 {
                 await signal.wait(after: generation, atMost: .milliseconds(request.waitMilliseconds))
-                page = try await store.consents(after: after, limit: request.limit)
+                page = try await store.consents(after: after, pruned: max(from, after), limit: request.limit)
             }
             return AccountsConsentsSince.Reply(entries: page.entries, latest: page.latest, remaining: page.remaining)
         }

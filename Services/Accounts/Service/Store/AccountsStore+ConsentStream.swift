@@ -19,7 +19,7 @@ extension AccountsStore {
             """
             INSERT INTO \(schema).consent_outbox
                 (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip, user_agent)
-            VALUES ((SELECT order_xid FROM \(schema).consent_order_keys(ARRAY[$1::uuid])), 'consent', $1, $2, 'terms_of_service', $3, $4, $5,
+            VALUES (\(schema).consent_order_key(), 'consent', $1, $2, 'terms_of_service', $3, $4, $5,
                 (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint, $6, $7)
             RETURNING recorded_ms
             """, user, recordId, version, action.rawValue, key, clientIP, userAgent)[0].decode(Int64.self, column: 0)
@@ -40,7 +40,7 @@ extension AccountsStore {
         try db.execute(
             """
             INSERT INTO \(schema).consent_outbox (xid, kind, user_id, recorded_ms)
-            VALUES ((SELECT order_xid FROM \(schema).consent_order_keys(ARRAY[$1::uuid])), 'deleted', $1,
+            VALUES (\(schema).consent_order_key(), 'deleted', $1,
                 (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint)
             """, user)
     }
@@ -48,24 +48,32 @@ extension AccountsStore {
     /// One page of the stream after `after`, the last entry readable now and how many readable
     /// entries follow the page. First deletes the entries up to `after` (and, for an Audit still
     /// at a position of the numbered stream, those numbered up to `numbered`): the caller, Audit,
-    /// asks after an entry only once it has chained it. Each statement on its own, in one round
-    /// trip, and none holds a lock or a transaction id while the page is read.
+    /// asks after an entry only once it has chained it. `pruned` is where this instance's last
+    /// pruning ended: every row up to it is gone, so the deletion's index scan starts there and
+    /// not among the dead entries before it. Each statement on its own, the pruning and the page
+    /// in one round trip, and none holds a lock or a transaction id while the page is read; a
+    /// page shorter than `limit` is everything readable, so only a full one asks how far the
+    /// stream goes (a second round trip).
     public func consents(
-        after: ConsentStreamPosition, numbered: Int64? = nil, limit: Int
+        after: ConsentStreamPosition, numbered: Int64? = nil, pruned: ConsentStreamPosition = .start, limit: Int
     ) async throws -> (entries: [AccountsConsentsSince.Entry], latest: ConsentStreamPosition?, remaining: Int) {
         let statements = consentStream
         var calls: [PipelineCall] = []
-        if after > .start { calls.append(PipelineCall(statements.prune, [after.transaction, after.entry])) }
+        if after > pruned {
+            calls.append(PipelineCall(statements.prune, [pruned.transaction, pruned.entry, after.transaction, after.entry]))
+        }
         if let numbered { calls.append(PipelineCall(statements.pruneNumbered, [numbered])) }
         calls.append(PipelineCall(statements.page, [after.transaction, after.entry, limit]))
-        calls.append(
-            PipelineCall(statements.summary, [after.transaction, after.entry, limit + AccountsConsentsSince.remainingCountLimit]))
-        let results = try await pool.withConnection { [calls] db in try db.pipeline(calls).map { try $0.get() } }
-        let entries = try results[results.count - 2].map(Self.entry)
-        let summary = results[results.count - 1][0]
-        let (transaction, entry, readable) = try summary.decode(Int64?.self, Int64?.self, Int.self)
-        let latest = transaction.flatMap { transaction in entry.map { ConsentStreamPosition(transaction: transaction, entry: $0) } }
-        return (entries, latest, max(0, readable - entries.count))
+        let count = limit + AccountsConsentsSince.remainingCountLimit
+        return try await pool.withConnection { [calls] db in
+            let results = try db.pipeline(calls).map { try $0.get() }
+            let entries = try results[results.count - 1].map(Self.entry)
+            guard entries.count == limit, let last = entries.last else { return (entries, entries.last?.position, 0) }
+            let (transaction, entry, readable) = try db.query(statements.summary, after.transaction, after.entry, count)[0]
+                .decode(Int64?.self, Int64?.self, Int.self)
+            let latest = transaction.flatMap { transaction in entry.map { ConsentStreamPosition(transaction: transaction, entry: $0) } }
+            return (entries, max(latest ?? last.position, last.position), max(0, readable - entries.count))
+        }
     }
 
     /// How many entries Audit has not chained yet, and when the oldest of them was written.
@@ -121,7 +129,11 @@ struct ConsentStreamStatements: Sendable {
         // Only what every transaction below the snapshot's xmin could write: all of them have ended.
         let readable = "xid < pg_snapshot_xmin(pg_current_snapshot())"
         prune = PostgresStatement(
-            name: "\(schema)_consents_prune", sql: "DELETE FROM \(table) WHERE (xid, id) <= ($1::bigint::text::xid8, $2::bigint)")
+            name: "\(schema)_consents_prune",
+            sql: """
+                DELETE FROM \(table)
+                WHERE (xid, id) > ($1::bigint::text::xid8, $2::bigint) AND (xid, id) <= ($3::bigint::text::xid8, $4::bigint)
+                """)
         pruneNumbered = PostgresStatement(
             name: "\(schema)_consents_prune_numbered", sql: "DELETE FROM \(table) WHERE sequence <= $1::bigint")
         page = PostgresStatement(

@@ -47,8 +47,8 @@ public struct AcceptanceResult: Sendable, Equatable {
 /// written for it: the deletion race of the two-writer path (an acceptance recorded after the
 /// account's erasure) cannot happen, since a deletion locks the same row.
 ///
-/// Each act's place in the stream (`consent_order_keys`, migration 0180) is read once every lock
-/// is held: the batch has its transaction id from its first user's lock, and an act of a later user
+/// The acts' place in the stream (`consent_order_key`, migration 0181) is taken once every lock is
+/// held: the batch has its transaction id from its first user's lock, and an act of a later user
 /// that committed while the batch waited for that user must stay before the batch's.
 extension AccountsStore {
     /// Stores `items` in one statement; each existing user as it now is, by id. A user twice in
@@ -88,8 +88,8 @@ struct TermsBatchStatements: Sendable {
                     SELECT (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint AS now_ms
                 ), locked AS MATERIALIZED (
                     SELECT id FROM \(users) WHERE id IN (SELECT user_id FROM a) ORDER BY id FOR UPDATE
-                ), keys AS MATERIALIZED (
-                    SELECT * FROM \(schema).consent_order_keys(ARRAY(SELECT id FROM locked))
+                ), key AS MATERIALIZED (
+                    SELECT \(schema).consent_order_key() AS order_xid FROM (SELECT count(*) FROM locked) every_lock_held
                 ), fresh AS (
                     INSERT INTO \(schema).consent_keys (user_id, key, version, recorded_ms)
                     SELECT DISTINCT ON (a.user_id, a.key) a.user_id, a.key, a.version, t.now_ms
@@ -100,11 +100,10 @@ struct TermsBatchStatements: Sendable {
                 ), streamed AS (
                     INSERT INTO \(schema).consent_outbox
                         (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip, user_agent)
-                    SELECT keys.order_xid, 'consent', a.user_id, a.record_id, 'terms_of_service', a.version, 'accept', a.key, t.now_ms,
+                    SELECT key.order_xid, 'consent', a.user_id, a.record_id, 'terms_of_service', a.version, 'accept', a.key, t.now_ms,
                         a.client_ip, a.user_agent
                     FROM (SELECT DISTINCT ON (user_id, key) * FROM a ORDER BY user_id, key) a
-                    JOIN fresh ON fresh.user_id = a.user_id AND fresh.key = a.key
-                    JOIN keys ON keys.for_user = a.user_id, t
+                    JOIN fresh ON fresh.user_id = a.user_id AND fresh.key = a.key, key, t
                 ), updated AS (
                     UPDATE \(users) AS u SET tos_version = a.version,
                         tos_accepted_at = timestamptz 'epoch' + t.now_ms * interval '1 millisecond', tos_declined_at = NULL,
