@@ -10,15 +10,15 @@ import Postgres
 ///
 /// **One** (``append(_:at:after:subjects:on:)``): the chain's only writer knows the chain's head
 /// from its last batch, and the batch's subjects are in the instance's ``SubjectCache``. One
-/// statement, committed on its own (after the head and the users are locked, in the same pipeline),
+/// statement, after two that lock the head and the users in the same pipeline and transaction,
 /// then inserts the rows, moves the head and checks that neither had changed: on a batch's path that
 /// is one database round trip and one commit instead of two round trips and five statements.
 ///
 /// **Two** (``writeReadingState(_:at:findingRepeats:on:)``), for a chain's first batch, a batch with
 /// a user not seen lately, one whose one statement found the head or a subject changed (another
 /// writer on the same chain, an erasure), and a retry: one pipeline opens the transaction, locks
-/// the chain's head and the users and finds or creates the subjects; the other inserts the rows, moves the head
-/// and commits. The rows go as one `INSERT … SELECT FROM unnest(…)` rather than a `COPY`: `COPY`
+/// the chain's head and the users and finds or creates the subjects; the other inserts the rows,
+/// moves the head and commits. The rows go as one `INSERT … SELECT FROM unnest(…)` rather than a `COPY`: `COPY`
 /// cannot share a pipeline, and cost its own two round trips plus one for the head and one for the
 /// commit.
 ///
@@ -34,8 +34,8 @@ import Postgres
 /// too), and a batch waits for an erasure under way (and then finds the subject gone). Without it a
 /// batch could commit a record with its IP address and user agent under a subject erased after the
 /// batch read it, where no erasure finds it any more (`DirectWriteErasureLockTests`). The lock goes
-/// in the same round trip as the rest, after the chain's head (every writer locks the head first,
-/// then its users in order, so writers and erasures never wait on each other in a cycle).
+/// in the same round trip as the rest, after the chain's head (every writer locks its head first,
+/// then its users in id order, so writers and an erasure cannot deadlock on these locks).
 ///
 /// Returns a receipt (unsigned) for every record of the batch, in order: new records, and the
 /// original receipt for a repeated idempotency key (within the batch, or from before when
