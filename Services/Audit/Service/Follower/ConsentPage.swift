@@ -45,6 +45,8 @@ struct ConsentPage {
     /// Chains `records` (the acts of the entries after `from`, in order, the last at `to`) and moves the position to `to`.
     func chain(_ records: [PendingRecord], from: ConsentPosition, to: ConsentStreamPosition, on db: isolated PostgresConnection) throws {
         let users = Array(Set(records.map(\.request.userId)))
+        // Before any subject is read: a subject read before an erasure here must not return to the cache.
+        let erasuresBefore = subjects.erasuresNoted
         let opening = [
             PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
             PipelineCall(BatchWriter.lockHead, [chain]),
@@ -81,7 +83,7 @@ struct ConsentPage {
             }
             return (closing, found)
         }
-        subjects.store(found)
+        subjects.store(found, ifNoErasureSince: erasuresBefore)
     }
 
     /// Erases `user` (an account deletion, after every act before it is chained) and moves the
