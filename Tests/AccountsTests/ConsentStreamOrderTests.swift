@@ -194,7 +194,6 @@ import Testing
             environment["RPC_BIND"] = ipcEndpoint()
             environment["AUDIT_CHAIN_OFFSET"] = "8"
             let second = try await PeerProcess("Audit", environment: environment)
-            let acknowledged = LockedValue(0)
             let stop = LockedValue(false)
             let joined = Task {
                 try await Task.sleep(for: .milliseconds(500))
@@ -202,30 +201,11 @@ import Testing
                 try await Task.sleep(for: .milliseconds(1500))
                 stop.withLock { $0 = true }
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<4 {
-                    group.addTask {
-                        var round = 0
-                        while !stop.withLock({ $0 }) {
-                            round += 1
-                            let items = users.map {
-                                AccountsAcceptTermsBatch.Item(
-                                    request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.9", userAgent: "two"),
-                                    idempotencyKey: "w\(worker)-r\(round)-\($0)")
-                            }
-                            let reply = try await harness.accountsClient.call(
-                                AccountsAcceptTermsBatch.self, .init(items: items), principal: AccountsHarness.gateway, timeout: .seconds(30))
-                            acknowledged.withLock { $0 += reply.outcomes.filter { $0.error == nil }.count }
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+            let acks = try await harness.acceptInBatches(users, version: version, agent: "two", until: stop)
             try await joined.value
             try await harness.waitForChained(timeout: .seconds(60))
             second.signal(SIGTERM)
             if await second.waitForExit(timeout: .seconds(15)) == nil { second.kill() }
-            let acks = acknowledged.withLock { $0 }
             #expect(acks > 0)
             #expect(try await harness.auditRecordCount() == acks + users.count, "every acceptance once, and each sign-up")
             let byChain = try await harness.database.pool.withConnection { db in

@@ -114,29 +114,8 @@ import Testing
             for _ in 0..<40 { signedUp.append(try #require(try await harness.signUp().id)) }
             let users = signedUp
             try await harness.waitForChained()
-            let acknowledged = LockedValue(0)
             let stop = LockedValue(false)
-            let load = Task {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for worker in 0..<4 {
-                        group.addTask {
-                            var round = 0
-                            while !stop.withLock({ $0 }) {
-                                round += 1
-                                let items = users.map {
-                                    AccountsAcceptTermsBatch.Item(
-                                        request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.9", userAgent: "load"),
-                                        idempotencyKey: "w\(worker)-r\(round)-\($0)")
-                                }
-                                let reply = try await harness.accountsClient.call(
-                                    AccountsAcceptTermsBatch.self, .init(items: items), principal: AccountsHarness.gateway, timeout: .seconds(30))
-                                acknowledged.withLock { $0 += reply.outcomes.filter { $0.error == nil }.count }
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
+            let load = Task { try await harness.acceptInBatches(users, version: version, agent: "load", until: stop) }
             for _ in 0..<4 {
                 try await Task.sleep(for: .milliseconds(700))
                 await harness.kill("Audit")
@@ -145,10 +124,9 @@ import Testing
             }
             try await Task.sleep(for: .milliseconds(500))
             stop.withLock { $0 = true }
-            try await load.value
+            let acks = try await load.value
             let stopped = ContinuousClock.now
             try await harness.waitForChained(timeout: .seconds(60))
-            let acks = acknowledged.withLock { $0 }
             let records = try await harness.auditRecordCount()
             #expect(acks > 0)
             #expect(records == acks + users.count, "every acknowledged acceptance once, and each sign-up")
@@ -163,6 +141,33 @@ import Testing
 }
 
 extension AccountsHarness {
+    /// Accepts `version` for every one of `users` in batches, as the gateway calls Accounts, from
+    /// `workers` callers at once, each round with new idempotency keys, until `stop` is set; how
+    /// many acts Accounts acknowledged.
+    func acceptInBatches(_ users: [UUID], version: String, workers: Int = 4, agent: String, until stop: LockedValue<Bool>) async throws -> Int {
+        let acknowledged = LockedValue(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    var round = 0
+                    while !stop.withLock({ $0 }) {
+                        round += 1
+                        let items = users.map {
+                            AccountsAcceptTermsBatch.Item(
+                                request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.9", userAgent: agent),
+                                idempotencyKey: "w\(worker)-r\(round)-\($0)")
+                        }
+                        let reply = try await self.accountsClient.call(
+                            AccountsAcceptTermsBatch.self, .init(items: items), principal: AccountsHarness.gateway, timeout: .seconds(30))
+                        acknowledged.withLock { $0 += reply.outcomes.filter { $0.error == nil }.count }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return acknowledged.withLock { $0 }
+    }
+
     /// Rows in Accounts' consent stream (not yet chained by Audit).
     func streamRows() async throws -> Int {
         try await database.pool.withConnection { db in
