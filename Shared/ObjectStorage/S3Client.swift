@@ -76,11 +76,33 @@ public final class S3Client: Sendable {
         func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
-    /// Signs and sends one request. Throws only when no HTTP response came (as an `S3Error`
-    /// naming why) or the task was cancelled; any status is returned for the caller to judge.
+    /// Signs and sends one request, again (newly signed) after a pause when the server answers
+    /// 500, 502, 503 or 504, at most ``serverErrorAttempts`` times in all, as AWS's SDKs do: a
+    /// store answers those while it is busy or still starting (SeaweedFS gives `InternalError`
+    /// until a volume can take the write), and every call made here is safe to repeat (a PUT of an
+    /// object or part replaces it; a repeated completion finds no upload, which the caller handles).
+    /// Throws only when no HTTP response came (as an `S3Error` naming why) or the task was
+    /// cancelled; any other status, or the last 5xx, is returned for the caller to judge.
     func send(
         _ operation: String, method: String, key: String?, query: [SigV4Signer.QueryItem] = [],
         headers extra: [SigV4Signer.Header] = [], body: [UInt8] = []
+    ) async throws -> Response {
+        var attempt = 1
+        while true {
+            let response = try await sendOnce(operation, method: method, key: key, query: query, headers: extra, body: body)
+            guard [500, 502, 503, 504].contains(response.status), attempt < Self.serverErrorAttempts else { return response }
+            logger.debug("s3 \(operation) \(resource(key)): HTTP \(response.status), trying again", metadata: ["attempt": "\(attempt)"])
+            try await Task.sleep(for: .milliseconds(100 << (2 * (attempt - 1))))
+            attempt += 1
+        }
+    }
+
+    /// How many times a request answered with a server error is sent in all (pauses 100 and 400 ms).
+    static let serverErrorAttempts = 3
+
+    private func sendOnce(
+        _ operation: String, method: String, key: String?, query: [SigV4Signer.QueryItem],
+        headers extra: [SigV4Signer.Header], body: [UInt8]
     ) async throws -> Response {
         let (base, host, path) = address(key: key)
         let payloadHash = body.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Signer.hexSHA256(body)

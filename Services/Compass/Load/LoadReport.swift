@@ -29,6 +29,7 @@ struct LoadReport {
             lines.append(
                 check.missing == 0
                     ? "  stored       all \(check.checked) acknowledged writes verified in the store"
+                        + (check.waited.map { " (chained within \($0))" } ?? "")
                     : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
         }
         if let itemsPerBatch { lines.append(String(format: "  batches      %.1f acceptances per accounts.accept_terms_batch call", itemsPerBatch)) }
@@ -48,7 +49,13 @@ struct LoadReport {
             "mode": mode, "seconds": seconds, "users": users, "throughputPerSecond": measured.rate, "acknowledged": measured.completed,
             "failed": measured.failed, "errors": measured.errors, "latencyMs": latency,
         ]
-        if let check { object["stored"] = ["checked": check.checked, "missing": check.missing, "examples": check.examples] }
+        if let check {
+            var stored: [String: Any] = ["checked": check.checked, "missing": check.missing, "examples": check.examples]
+            if let waited = check.waited {
+                stored["waitedSeconds"] = Double(waited.components.attoseconds) / 1e18 + Double(waited.components.seconds)
+            }
+            object["stored"] = stored
+        }
         if let itemsPerBatch { object["itemsPerBatch"] = itemsPerBatch }
         if let baselineTPS {
             object["baseline"] = ["pgbenchPerSecond": baselineTPS, "ratio": measured.rate / baselineTPS, "pgbenchMode": "prepared"]

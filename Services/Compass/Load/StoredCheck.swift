@@ -9,6 +9,8 @@ struct StoredCheck: Sendable {
     var missing = 0
     /// Why the first few failed, for the report.
     var examples: [String] = []
+    /// How long the check waited for writes acknowledged before they were chained (`--via http`).
+    var waited: Duration?
 
     static func run(_ receipts: [ConsentReceipt], on clients: [RPCClient]) async -> StoredCheck {
         await withTaskGroup(of: String?.self) { group in
