@@ -179,7 +179,12 @@ import Testing
     /// The process listening on a loopback TCP port, from /proc (nil when none).
     func listener(onPort port: Int) -> Int32? {
         let hexPort = String(format: ":%04X", port)
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return nil }
+        // Read to the end: /proc reports a size of 0, and String(contentsOfFile:) then reads one
+        // page (4,050 of 132,750 bytes here with the test suite's sockets open), which missed the
+        // port in a full run and made the "nothing listens any more" checks pass unseen.
+        guard let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd(),
+            let table = String(data: data, encoding: .utf8)
+        else { return nil }
         // state 0A = LISTEN; the inode identifies the socket.
         guard
             let row = table.split(separator: "\n").dropFirst().map({ $0.split(separator: " ") })
