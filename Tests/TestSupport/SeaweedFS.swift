@@ -76,8 +76,12 @@ public final class SeaweedFS: Sendable {
             "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.config=\(config.path)",
             // Off: they listen on fixed default ports, which parallel servers would fight over.
             "-s3.port.iceberg=0", "-s3.port.lance=0",
-            // Small volumes, as many as the disk holds: the default 30 GB volume is for production.
-            "-master.volumeSizeLimitMB=128", "-volume.max=0",
+            // Small volumes (the default 30 GB volume is for production), and a fixed, generous count
+            // of them: each bucket (every S3 test harness makes its own) grows volumes of its own, 7
+            // at a time, and the automatic count (free disk / volume size: about 150 with 19 GB free)
+            // ran out in a full run, after which every write was an InternalError. Volumes are files
+            // that grow as written, so the count reserves no disk.
+            "-master.volumeSizeLimitMB=128", "-volume.max=2000",
         ]
         let pidFile = directory.appendingPathComponent("weed.pid").path
         let watchdog = Process()
