@@ -10,6 +10,10 @@ extension SecurityTests {
     @Suite(.serialized) struct BadInputTests {
         /// Rows in the tables a request could write to.
         static func tableCounts(_ harness: GatewayHarness) async throws -> [String: Int] {
+            // Audit chains an acknowledged act after the reply (the sign-up's, here) and may lag by
+            // as long as the cluster's oldest writing transaction lasts: count once it has caught up,
+            // so a record chained late is not taken for one a refused request wrote.
+            try await harness.waitForChained()
             var counts: [String: Int] = [:]
             for table in ["documents.documents", "documents.share_links", "audit.records", "accounts.users", "accounts.deletion_requests"] {
                 counts[table] = try await harness.database.pool.withConnection { db in
@@ -257,6 +261,7 @@ extension SecurityTests {
                 }
                 #expect(documents == Self.hostile.count + 1)
                 #expect(try await harness.userCount() == Self.hostile.count + 1)
+                try await harness.waitForChained()
                 let records = try await harness.database.pool.withConnection { db in
                     try db.query("SELECT count(*)::bigint FROM audit.records")[0].decode(Int.self, column: 0)
                 }

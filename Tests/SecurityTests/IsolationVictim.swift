@@ -79,6 +79,8 @@ struct IsolationVictim {
             JOIN audit.subjects s ON s.pseudonym = r.subject WHERE s.user_id = $1 ORDER BY r.record_id
             """,
         ]
+        // B's acts are chained by Audit after their replies: compare once it has caught up.
+        try await harness.waitForChained()
         var rows: [String: [String]] = [:]
         for (name, sql) in queries {
             rows[name] = try await harness.database.pool.withConnection { db in

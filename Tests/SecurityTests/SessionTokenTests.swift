@@ -198,8 +198,10 @@ extension SecurityTests {
             }
         }
 
+        /// Audit's records once it has chained every act Accounts acknowledged (it does so after the reply).
         static func auditRecords(_ harness: GatewayHarness) async throws -> Int {
-            try await harness.database.pool.withConnection { db in
+            try await harness.waitForChained()
+            return try await harness.database.pool.withConnection { db in
                 try db.query("SELECT count(*)::bigint FROM audit.records")[0].decode(Int.self, column: 0)
             }
         }
