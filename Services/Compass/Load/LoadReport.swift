@@ -1,3 +1,4 @@
+import BusCore
 import Foundation
 import LoadKit
 
@@ -52,7 +53,7 @@ struct LoadReport {
         if let check {
             var stored: [String: Any] = ["checked": check.checked, "missing": check.missing, "examples": check.examples]
             if let waited = check.waited {
-                stored["waitedSeconds"] = Double(waited.components.attoseconds) / 1e18 + Double(waited.components.seconds)
+                stored["waitedSeconds"] = waited.inSeconds
             }
             object["stored"] = stored
         }

@@ -47,11 +47,12 @@ struct ConsentPage {
         let users = Array(Set(records.map(\.request.userId)))
         // Before any subject is read: a subject read before an erasure here must not return to the cache.
         let erasuresBefore = subjects.erasuresNoted
+        let userIDs = PostgresArrayLiteral.of(users.map { Hex.uuid($0) })
         let opening = [
             PipelineCall(Self.lockPosition, [ConsentFollower.publisher]),
             PipelineCall(BatchWriter.lockHead, [chain]),
-            PipelineCall(BatchWriter.lockSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
-            PipelineCall(BatchWriter.upsertSubjects, [PostgresArrayLiteral.of(users.map { Hex.uuid($0) })]),
+            PipelineCall(BatchWriter.lockSubjects, [userIDs]),
+            PipelineCall(BatchWriter.upsertSubjects, [userIDs]),
             PipelineCall(sql: BatchWriter.findRepeats, [PostgresArrayLiteral.of(records.map(\.idempotencyHash))]),
         ]
         let found = try db.pipelinedTransaction(opening: opening) { db, results -> (closing: [PipelineCall], value: [UUID: Subject]) in

@@ -63,8 +63,11 @@ public final class SessionVerifier: Sendable {
             State(revocations: RevocationList(retention: 15 * 60 + leeway), verified: VerifiedTokenCache(limit: cacheLimit, leeway: leeway)))
     }
 
-    func verdict(on token: String, now: Date = Date(), clock: ContinuousClock.Instant = .now) async -> Verdict {
-        let digest = TokenDigest(of: token)
+    /// `digest`: the token's, when the caller already has it (``Authenticator`` looked the token up first).
+    func verdict(
+        on token: String, digest: TokenDigest? = nil, now: Date = Date(), clock: ContinuousClock.Instant = .now
+    ) async -> Verdict {
+        let digest = digest ?? TokenDigest(of: token)
         if let known = knownVerdict(digest, now: now, clock: clock) { return known }
         let known = state.withLock { state in (state.verifier, isFresh(state, clock)) }
         guard let verifier = known.0, known.1 else { return .undecided }
@@ -98,7 +101,8 @@ public final class SessionVerifier: Sendable {
         knownVerdict(TokenDigest(of: token), now: now, clock: clock)
     }
 
-    private func knownVerdict(_ digest: TokenDigest, now: Date, clock: ContinuousClock.Instant) -> Verdict? {
+    /// ``knownVerdict(on:now:clock:)`` for a token whose digest the caller holds.
+    func knownVerdict(_ digest: TokenDigest, now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Verdict? {
         state.withLock { state in
             guard let entry = state.verified[digest] else { return nil }
             guard isFresh(state, clock) else { return .undecided }

@@ -5,28 +5,14 @@ import Foundation
 /// instead of the token's ~0.5 KiB of text, and a token cannot be matched by anything but itself
 /// (never key by the signature segment alone: an attacker could pair it with another payload).
 struct TokenDigest: Hashable, Sendable {
-    let words: (UInt64, UInt64, UInt64, UInt64)
+    /// swift-crypto's digest: its 32 bytes inline, hashed and compared as they are.
+    let sha256: SHA256.Digest
 
     init(of token: String) {
         var token = token
         var sha = SHA256()
         token.withUTF8 { sha.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        let digest = sha.finalize()
-        words = digest.withUnsafeBytes { bytes in
-            (
-                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
-            )
-        }
-    }
-
-    static func == (lhs: TokenDigest, rhs: TokenDigest) -> Bool { lhs.words == rhs.words }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(words.0)
-        hasher.combine(words.1)
-        hasher.combine(words.2)
-        hasher.combine(words.3)
+        sha256 = sha.finalize()
     }
 }
 
