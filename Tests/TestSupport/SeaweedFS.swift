@@ -36,16 +36,24 @@ public final class SeaweedFS: Sendable {
     public var endpoint: URL { URL(string: "http://127.0.0.1:\(s3Port)")! }
 
     /// Starts a server with an empty bucket `bucket` and waits until S3 answers (about 3 s).
+    /// Ports are checked free when chosen, but another test can still take one before `weed` binds
+    /// it; such a start is tried again on other ports (three times in all), in a new folder.
     public static func start(bucket: String = "compass-test") async throws -> SeaweedFS {
-        let server = try SeaweedFS(bucket: bucket)
-        do {
-            try await server.startProcess()
-            try await server.makeBucket(bucket)
-        } catch {
-            server.kill()
-            throw error
+        var attempt = 1
+        while true {
+            let server = try SeaweedFS(bucket: bucket)
+            do {
+                try await server.startProcess()
+                try await server.makeBucket(bucket)
+                return server
+            } catch SeaweedFSError.exited(let log) where attempt < 3 && log.contains("address already in use") {
+                server.kill()
+                attempt += 1
+            } catch {
+                server.kill()
+                throw error
+            }
         }
-        return server
     }
 
     private init(bucket: String) throws {
@@ -224,30 +232,35 @@ public final class SeaweedFS: Sendable {
         throw SeaweedFSError.notInstalled
     }
 
-    /// `count` distinct free loopback ports: all bound at once (so none repeats), then released.
+    /// `count` consecutive loopback ports, each checked free, from 10000-14999: below Linux's
+    /// ephemeral range (32768 up), where every "port 0" socket and outgoing connection of the
+    /// parallel tests takes its local port. Chosen there, a port was taken before `weed` bound it
+    /// (CI, stop 37). `compass up` tests use 15000-31999. Consecutive ports also keep a restart's
+    /// ports apart from the next server's.
     static func freePorts(_ count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { for fd in sockets { close(fd) } }
-        var ports: [Int] = []
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard bound else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            let port = Int(UInt16(bigEndian: address.sin_port))
-            // SeaweedFS adds 10000 to a port for a default it is not given; keep every port usable alone.
-            guard port < 55000 else { continue }
-            ports.append(port)
+        for _ in 0..<200 {
+            let base = Int.random(in: 1000...(1499 - (count - 1) / 10)) * 10
+            let ports = Array(base..<(base + count))
+            if try ports.allSatisfy(isFree) { return ports }
         }
-        guard ports.count == count else { return try freePorts(count) }
-        return ports
+        throw POSIXError(.EADDRINUSE)
+    }
+
+    /// Whether a loopback TCP listener could bind `port` now.
+    private static func isFree(_ port: Int) throws -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        // As Go's listeners do: a port in TIME_WAIT from an earlier server counts as free.
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 }
 
