@@ -28,6 +28,10 @@ struct LocalObjectStore {
     var masterPort: Int { s3Port + 1 }
     var volumePort: Int { s3Port + 2 }
     var filerPort: Int { s3Port + 3 }
+    /// weed's gRPC ports, given rather than left to weed's default (each HTTP port + 10000), which
+    /// lands in another stack's range when `--base-port` moves them (a test's base 15000 put them
+    /// in 25040-25043, where a second stack's services listen).
+    var grpcPorts: (master: Int, volume: Int, filer: Int, s3: Int) { (s3Port + 4, s3Port + 5, s3Port + 6, s3Port + 7) }
     var endpoint: String { "http://127.0.0.1:\(s3Port)" }
 
     /// The process to supervise. Its chatty glog output goes to files in the data folder (errors
@@ -48,7 +52,9 @@ struct LocalObjectStore {
                 "-logtostderr=false", "-alsologtostderr=false", "-stderrthreshold=ERROR", "-logdir=\(logs.path)", "server", "-dir=\(directory.path)",
                 "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                 "-master.port=\(masterPort)", "-volume.port=\(volumePort)", "-filer.port=\(filerPort)", "-s3",
-                "-s3.port=\(s3Port)", "-volume.max=0", "-master.volumeSizeLimitMB=1024", "-master.telemetry=false",
+                "-s3.port=\(s3Port)", "-master.port.grpc=\(grpcPorts.master)", "-volume.port.grpc=\(grpcPorts.volume)",
+                "-filer.port.grpc=\(grpcPorts.filer)", "-s3.port.grpc=\(grpcPorts.s3)",
+                "-volume.max=0", "-master.volumeSizeLimitMB=1024", "-master.telemetry=false",
                 // Off: weed's Iceberg and Lance listeners take fixed ports (8181, 9101), which another
                 // weed on the machine (a second stack, the tests') holds; Documents needs neither.
                 "-s3.port.iceberg=0", "-s3.port.lance=0",
@@ -88,7 +94,8 @@ struct LocalObjectStore {
     /// One `weed shell` command, its output returned. Blocking, so off the cooperative pool.
     private func shell(_ command: String) async throws -> String {
         let weed = self.weed
-        let master = "127.0.0.1:\(masterPort)"
+        // SeaweedFS's address form "host:port.grpcPort": given alone, the shell would dial port + 10000.
+        let master = "127.0.0.1:\(masterPort).\(grpcPorts.master)"
         return try await offPool {
             let process = Process()
             process.executableURL = weed
