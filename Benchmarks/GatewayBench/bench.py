@@ -22,11 +22,12 @@ turned into a rate on this machine's cores. Round 1 is printed and summarised on
 only round where every token is new to the gateway (its first sight of a token costs a signature
 check, which later rounds' same tokens may skip through the gateway's verified-token cache), the
 first-use case a real wave measures. Usage (deploy/bench-gateway):
-    bench.py [--users N] [--rounds N] [--slices N] [--seconds N] [--connections N] [--profile FILE]
+    bench.py [--users N] [--rounds N] [--slices N] [--seconds N] [--connections N] [--profile FILE [--profile-rounds 1,2]]
 """
 import argparse
 import os
 import pathlib
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,8 +50,11 @@ parser.add_argument("--connections", type=int, default=64)
 parser.add_argument("--threads", type=int, default=2, help="wrk threads")
 parser.add_argument("--cap", type=int, default=120, help="seconds after which wrk gives up on a slice's last answers")
 parser.add_argument("--compass", help="the compass executable that makes the users (default: the one beside the services)")
-parser.add_argument("--profile", metavar="FILE", help="also record a system-wide `perf record -g` into FILE during round 1's "
-                    "first slice (read it with `perf report -i FILE --sort comm,dso,sym`)")
+parser.add_argument("--profile", metavar="FILE", help="also record `perf record -g` of the stack's processes into FILE during "
+                    "round 1's first slice (read it with `perf report -i FILE --pid <Gateway's> --no-children --sort dso,sym`)")
+parser.add_argument("--profile-rounds", default="1", metavar="N,M",
+                    help="the rounds whose first slice --profile records (1: every token new to the gateway; later: tokens it "
+                    "holds); round 1's goes to FILE, round N's to FILE.rN")
 args = parser.parse_args()
 if args.users < args.slices * args.threads:
     raise SystemExit("--users must give every wrk thread of every slice at least one user")
@@ -121,13 +125,17 @@ try:
 
     def wrk_wave(first, last, version, profile=None):
         chained_before = audit_chained(stack.processes)
+        # The stack's processes only (builds beside the run would drown them in a system-wide
+        # profile), from the slice's first request to its last answer.
         recorder = None if profile is None else subprocess.Popen(
-            ["perf", "record", "-a", "-g", "-F", "499", "-o", profile, "--", "sleep", "3"],
+            ["perf", "record", "-g", "-F", "1999", "-o", profile, "-p", ",".join(str(pid) for pid in pids.values())],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run = subprocess.run(["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.cap}s", "--timeout", f"{args.cap}s", "--latency",
                               "-s", str(HERE / "wave.lua"), stack.url, "--", str(tokens), str(first), str(last), version,
                               str(args.threads), str(work / f"done-{version}-{first}")], check=True, capture_output=True, text=True)
-        if recorder is not None and recorder.wait() != 0:
+        if recorder is not None:
+            recorder.send_signal(signal.SIGINT)
+        if recorder is not None and recorder.wait() not in (0, -signal.SIGINT):  # perf ends by the signal it was sent
             raise SystemExit(f"perf record failed (exit {recorder.returncode}); is perf installed and perf_event_paranoid low enough?")
         figures = wrk_figures(run.stdout, run.stderr)
         figures["drain"] = drain(chained_before, figures["requests"] - figures["errors"])
@@ -161,7 +169,9 @@ try:
         for index in range(args.slices):
             first = index * per_slice + 1
             last = args.users if index == args.slices - 1 else (index + 1) * per_slice
-            profile = args.profile if number == 1 and index == 0 else None
+            profile = None
+            if args.profile and index == 0 and str(number) in args.profile_rounds.split(","):
+                profile = args.profile if number == 1 else f"{args.profile}.r{number}"
             http, http_cpu = measured(lambda: wrk_wave(first, last, version, profile), pids, "wrk")
             inserts, insert_cpu = measured(lambda: pgbench(insert_script, max(1, round(http["seconds"]))), {}, "pgbench")
             pairs.append((http, http_cpu, inserts, insert_cpu))
