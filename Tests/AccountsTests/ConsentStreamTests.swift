@@ -54,6 +54,40 @@ import Testing
         }
     }
 
+    /// A page goes without looking its keys up first; a key Audit recorded before (here through
+    /// audit.record_batch, as the two-writer path did) refuses the page's insert, and the page is
+    /// chained again looking the keys up: that act is not recorded twice, the others once.
+    @Test func anActWhoseKeyAuditRecordedBeforeIsChainedOnce() async throws {
+        try await AccountsHarness.run(extra: Self.quick) { harness in
+            let version = try await harness.currentTerms()
+            var users: [UUID] = []
+            for _ in 0..<3 { users.append(try #require(try await harness.signUp().id)) }
+            try await harness.waitForChained()
+            let earlier = AuditRecordBatch.Item(
+                record: .init(userId: users[1], documentType: .termsOfService, version: version, action: .accept, clientIP: nil, userAgent: nil),
+                idempotencyKey: "accounts.accept:again-\(users[1])")  // the key the stream gives the batch's act
+            _ = try await harness.auditClient.call(
+                AuditRecordBatch.self, .init(items: [earlier], signReceipts: false), principal: AccountsHarness.operatorPrincipal
+            ).outcomes.map { try $0.get() }
+            let batch = AccountsAcceptTermsBatch.Request(
+                items: users.map {
+                    .init(
+                        request: .init(userId: $0, tosVersion: version, clientIP: "198.51.100.8", userAgent: "PlayoffChallenge/1.0"),
+                        idempotencyKey: "again-\($0)")
+                })
+            let replies = try await harness.accountsClient.call(AccountsAcceptTermsBatch.self, batch, principal: AccountsHarness.gateway)
+            #expect(replies.outcomes.allSatisfy { (try? $0.get().hasAcceptedTOS) == true })
+            try await harness.waitForChained()
+            for user in users {
+                let accepts = try await harness.auditHistory(user).filter { $0.receipt.action == .accept }
+                #expect(accepts.count == 2, "sign-up and one acceptance, once each")
+            }
+            let verified = try await harness.auditClient.call(
+                AuditVerify.self, Empty(), principal: AccountsHarness.operatorPrincipal, timeout: .seconds(30))
+            #expect(verified.valid)
+        }
+    }
+
     @Test func aDeletionReachesAuditAfterTheActsBeforeItAndPurgesTheirAddresses() async throws {
         try await AccountsHarness.run(extra: Self.quick.merging(["ACCOUNTS_ERASURE_SWEEP_INTERVAL": "1h"]) { $1 }) { harness in
             let version = try await harness.currentTerms()

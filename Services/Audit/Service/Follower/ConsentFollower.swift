@@ -109,7 +109,12 @@ final class ConsentFollower: Service, Sendable {
     /// Chains `acts` (the entries after `from`, the last at `to`); the position afterwards.
     private func flush(_ acts: [PendingRecord], from: ConsentPosition, to: ConsentStreamPosition) async throws -> ConsentPosition {
         guard !acts.isEmpty else { return from }
-        try await pool.withConnection { [page] db in try page.chain(acts, from: from, to: to, on: db) }
+        do {
+            try await pool.withConnection { [page] db in try page.chain(acts, from: from, to: to, findingRepeats: false, on: db) }
+        } catch let error where ConsentPage.isRepeat(error) {
+            // An act chained before (a retry, or one the two-writer path recorded): its receipt stands.
+            try await pool.withConnection { [page] db in try page.chain(acts, from: from, to: to, findingRepeats: true, on: db) }
+        }
         chained.increment(by: Int64(acts.count))
         return .at(to)
     }
