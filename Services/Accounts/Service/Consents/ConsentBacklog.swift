@@ -11,6 +11,8 @@ import ServiceKit
 /// and a retry hint until Audit catches up, so with Audit down the stream grows to about the
 /// limit plus one interval of acts and no further. (Refusing rather than slowing down: a slowed
 /// act still piles up while Audit stays down, and holds a connection while it waits.)
+///
+/// Also forgets idempotency keys older than a day.
 final class ConsentBacklog: PeriodicSweep, Sendable {
     let store: AccountsStore
     let limit: Int
@@ -19,6 +21,7 @@ final class ConsentBacklog: PeriodicSweep, Sendable {
     private let counted = LockedValue(0)
     private let entries = Gauge(label: "accounts_consent_backlog")
     private let lag = Gauge(label: "accounts_consent_chain_lag_seconds")
+    static let keyRetention: TimeInterval = 24 * 3600
 
     init(store: AccountsStore, limit: Int, interval: Duration, logger: Logger) {
         self.store = store
@@ -44,6 +47,7 @@ final class ConsentBacklog: PeriodicSweep, Sendable {
             if count > limit {
                 logger.warning("consent backlog past its limit: acts are refused until Audit catches up", metadata: ["backlog": "\(count)"])
             }
+            _ = try await store.pruneConsentKeys(before: Date().addingTimeInterval(-Self.keyRetention))
         } catch {
             logger.warning("could not count the consent backlog", metadata: ["error": "\(error)"])
         }

@@ -27,15 +27,16 @@ extension AccountsStore {
     }
 
     /// Writes a deletion to the stream inside the deleting transaction (which holds the user's
-    /// lock and deletes the user's row, and the idempotency keys on it), after clearing the user's
-    /// IP addresses and agents still waiting in it: they do not outlive the account. (The acts
-    /// themselves stay, so Audit chains them before it erases the user.)
+    /// lock), after clearing the user's IP addresses and agents still waiting in it and its
+    /// idempotency keys: they do not outlive the account. (The acts themselves stay, so Audit
+    /// chains them before it erases the user.)
     static func streamDeletion(of user: UUID, schema: String, on db: isolated PostgresConnection) throws {
         try db.execute(
             """
             UPDATE \(schema).consent_outbox SET client_ip = NULL, user_agent = NULL
             WHERE user_id = $1 AND (client_ip IS NOT NULL OR user_agent IS NOT NULL)
             """, user)
+        try db.execute("DELETE FROM \(schema).consent_keys WHERE user_id = $1", user)
         try db.execute(
             """
             INSERT INTO \(schema).consent_outbox (xid, kind, user_id, recorded_ms)
@@ -87,6 +88,15 @@ extension AccountsStore {
         return try await pool.withConnection { db in try db.query(sql, user, recordId).isEmpty }
     }
 
+    /// Forgets idempotency keys used before `before` (a retry after that is recorded once by Audit all the same).
+    public func pruneConsentKeys(before: Date, limit: Int = 10_000) async throws -> Int {
+        let sql = """
+            DELETE FROM \(consentStream.keys) WHERE (user_id, key) IN (
+                SELECT user_id, key FROM \(consentStream.keys) WHERE recorded_ms < $1 LIMIT $2)
+            """
+        return try await pool.withConnection { db in try db.execute(sql, before.millisecondsSince1970, limit) }
+    }
+
     private static func entry(_ row: PostgresRow) throws -> AccountsConsentsSince.Entry {
         let (transaction, id, kind, user, recordId, type, version, action, key, milliseconds, clientIP, userAgent) = try row.decode(
             Int64.self, Int64.self, String.self, UUID.self, UUID?.self, String?.self, String?.self, String?.self, String?.self,
@@ -106,6 +116,7 @@ extension AccountsStore {
 /// `bigint` (`xid8` has no cast from it, so through text).
 struct ConsentStreamStatements: Sendable {
     let table: String
+    let keys: String
     let prune: PostgresStatement
     let pruneNumbered: PostgresStatement
     let page: PostgresStatement
@@ -113,6 +124,7 @@ struct ConsentStreamStatements: Sendable {
 
     init(schema: String) {
         table = "\(schema).consent_outbox"
+        keys = "\(schema).consent_keys"
         let after = "(xid, id) > ($1::bigint::text::xid8, $2::bigint)"
         // Only what every transaction below the snapshot's xmin could write: all of them have ended.
         let readable = "xid < pg_snapshot_xmin(pg_current_snapshot())"

@@ -34,12 +34,10 @@ public struct AcceptanceResult: Sendable, Equatable {
 
 /// The SQL of `accounts.accept_terms_batch` and `accounts.accept_terms`: one prepared statement,
 /// committed on its own, stores a whole batch of acceptances. It locks the batch's users (in id
-/// order, so concurrent batches cannot deadlock), writes each act whose key the user's row does
-/// not hold yet to the consent stream (``AccountsStore/consentStream``) with its IP address and
-/// user agent, and moves each user's `tos_version` and `tos_accepted_at` and keeps the acts' keys
-/// on the same row (`consent_keys`, a day; migration 0190): the acceptance is durable, for
-/// Accounts and for Audit, when this one statement commits, and nothing is asked of Audit. A key's
-/// row of its own cost an insert and two index entries per act, and a deletion a day later.
+/// order, so concurrent batches cannot deadlock), keeps each act's idempotency key, writes each
+/// new act to the consent stream (``AccountsStore/consentStream``) with its IP address and user
+/// agent, and moves each user's `tos_version` and `tos_accepted_at`: the acceptance is durable,
+/// for Accounts and for Audit, when this one statement commits, and nothing is asked of Audit.
 ///
 /// A user stored at sign-up whose acceptance the two-writer path left unrecorded (Audit did not
 /// answer) counts this acceptance as the recorded one (`signup_receipt_id`), so the older version
@@ -54,8 +52,7 @@ public struct AcceptanceResult: Sendable, Equatable {
 /// that committed while the batch waited for that user must stay before the batch's.
 extension AccountsStore {
     /// Stores `items` in one statement; each existing user as it now is, by id. A user twice in
-    /// `items` (two acts with different keys) is updated once, to the later act's version, and
-    /// streamed twice.
+    /// `items` (two acts with different keys) is updated once and streamed twice.
     public func accept(_ items: [AcceptanceItem]) async throws -> [UUID: AcceptanceResult] {
         let parameters: [(any PostgresEncodable)?] = [
             PostgresArrayLiteral.of(items.map { Hex.uuid($0.user) }), PostgresArrayLiteral.of(items.map(\.version)),
@@ -85,36 +82,34 @@ struct TermsBatchStatements: Sendable {
             name: "\(schema)_accept_terms_batch",
             sql: """
                 WITH a AS (
-                    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[]) WITH ORDINALITY
-                        AS a(user_id, version, key, client_ip, user_agent, record_id, n)
+                    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[])
+                        AS a(user_id, version, key, client_ip, user_agent, record_id)
                 ), t AS (
                     SELECT (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint AS now_ms
                 ), locked AS MATERIALIZED (
-                    SELECT id, consent_keys FROM \(users) WHERE id IN (SELECT user_id FROM a) ORDER BY id FOR UPDATE
+                    SELECT id FROM \(users) WHERE id IN (SELECT user_id FROM a) ORDER BY id FOR UPDATE
                 ), key AS MATERIALIZED (
                     SELECT \(schema).consent_order_key() AS order_xid FROM (SELECT count(*) FROM locked) every_lock_held
-                ), fresh AS MATERIALIZED (
-                    SELECT DISTINCT ON (a.user_id, a.key) a.*
-                    FROM a JOIN locked ON locked.id = a.user_id
-                    WHERE NOT locked.consent_keys ? a.key
-                    ORDER BY a.user_id, a.key, a.n
+                ), fresh AS (
+                    INSERT INTO \(schema).consent_keys (user_id, key, version, recorded_ms)
+                    SELECT DISTINCT ON (a.user_id, a.key) a.user_id, a.key, a.version, t.now_ms
+                    FROM a JOIN locked ON locked.id = a.user_id, t
+                    ORDER BY a.user_id, a.key
+                    ON CONFLICT (user_id, key) DO NOTHING
+                    RETURNING user_id, key
                 ), streamed AS (
                     INSERT INTO \(schema).consent_outbox
                         (xid, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms, client_ip, user_agent)
-                    SELECT key.order_xid, 'consent', f.user_id, f.record_id, 'terms_of_service', f.version, 'accept', f.key, t.now_ms,
-                        f.client_ip, f.user_agent
-                    FROM fresh f, key, t
-                ), per_user AS (
-                    SELECT f.user_id, jsonb_object_agg(f.key, t.now_ms) AS keys,
-                        (array_agg(f.version ORDER BY f.n DESC))[1] AS version, (array_agg(f.record_id ORDER BY f.n DESC))[1] AS record_id
-                    FROM fresh f, t GROUP BY f.user_id
+                    SELECT key.order_xid, 'consent', a.user_id, a.record_id, 'terms_of_service', a.version, 'accept', a.key, t.now_ms,
+                        a.client_ip, a.user_agent
+                    FROM (SELECT DISTINCT ON (user_id, key) * FROM a ORDER BY user_id, key) a
+                    JOIN fresh ON fresh.user_id = a.user_id AND fresh.key = a.key, key, t
                 ), updated AS (
-                    UPDATE \(users) AS u SET tos_version = p.version,
+                    UPDATE \(users) AS u SET tos_version = a.version,
                         tos_accepted_at = timestamptz 'epoch' + t.now_ms * interval '1 millisecond', tos_declined_at = NULL,
-                        signup_receipt_id = coalesce(u.signup_receipt_id, p.record_id),
-                        consent_keys = \(schema).consent_keys_with(u.consent_keys, p.keys, t.now_ms)
-                    FROM per_user p, t
-                    WHERE u.id = p.user_id
+                        signup_receipt_id = coalesce(u.signup_receipt_id, a.record_id)
+                    FROM a JOIN fresh ON fresh.user_id = a.user_id AND fresh.key = a.key, t
+                    WHERE u.id = a.user_id
                     RETURNING \(StoredUser.columns(of: "u"))
                 )
                 SELECT *, true FROM updated

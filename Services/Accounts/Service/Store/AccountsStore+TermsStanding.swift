@@ -9,31 +9,29 @@ import ServiceKit
 extension AccountsStore {
     /// Stores that the user's last word on the terms is a decline of `version`: the standing,
     /// the act in the consent stream (with the client's address and agent) and the
-    /// `accounts.terms_declined` event, in one transaction. A key used before (within a day: it is
-    /// kept on the user's row, migration 0190) writes nothing again. Nil when there is no such user; else the decline's time and record id.
+    /// `accounts.terms_declined` event, in one transaction. A key used before writes nothing
+    /// again. Nil when there is no such user; else the decline's time and record id.
     public func declined(
         _ id: UUID, version: String, key: String, clientIP: String?, userAgent: String?, outbox: Outbox
     ) async throws -> (at: Date, recordId: UUID)? {
         let (users, schema) = (self.users, self.schema)
         let recordId = UUID.timeOrdered()
         return try await pool.withTransaction { db in
-            // The user's lock first: a retry with the same key waits for it, then finds the key.
-            guard let row = try db.query("SELECT consent_keys ? $2 FROM \(users) WHERE id = $1 FOR UPDATE", id, key).first else {
-                return nil
-            }
-            let repeated = try row.decode(Bool.self, column: 0)
+            guard try !db.query("SELECT 1 FROM \(users) WHERE id = $1 FOR UPDATE", id).isEmpty else { return nil }
+            let repeated = try db.query(
+                """
+                INSERT INTO \(schema).consent_keys (user_id, key, version, recorded_ms)
+                VALUES ($1, $2, $3, (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint)
+                ON CONFLICT (user_id, key) DO NOTHING RETURNING 1
+                """, id, key, version
+            ).isEmpty
             let at =
                 repeated
                 ? Date()
                 : try Self.streamAct(
                     .decline, user: id, version: version, key: key, recordId: recordId, clientIP: clientIP, userAgent: userAgent,
                     schema: schema, on: db)
-            try db.execute(
-                """
-                UPDATE \(users) SET tos_declined_at = $2, consent_keys = CASE WHEN $3::boolean THEN consent_keys
-                    ELSE \(schema).consent_keys_with(consent_keys, jsonb_build_object($4::text, $5::bigint), $5::bigint) END
-                WHERE id = $1
-                """, id, at, repeated, key, at.millisecondsSince1970)
+            try db.execute("UPDATE \(users) SET tos_declined_at = $2 WHERE id = $1", id, at)
             try outbox.append(type: TermsEvents.declined, TermsDeclined(userId: id, declinedAt: at), on: db)
             return (at, recordId)
         }
