@@ -22,16 +22,41 @@ public final class RPCServer: Sendable {
 
     /// A handler and its success counter, made once at registration rather than per request.
     /// The handler returns its payload's JSON as bytes: typed handlers encode straight into them.
-    private struct Registered: Sendable {
-        var handler: @Sendable (Envelope, BusRequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
-        var succeeded: Counter
-        /// From the request's arrival on the socket thread to its reply handed back to it: the
-        /// handler's run and its wait for a pool thread (`bus_rpc_handle_seconds`).
-        var duration: Timer
+    /// `nonisolated(nonsending)`: it runs on the executor of the request's task with no switch of
+    /// its own (each switch looked up the task's preferred executor under its status lock); the
+    /// service's own handler, which it calls, runs where its type says. A class: a request hands
+    /// it on four or five times (admission, its run, the run's task), one reference count each
+    /// rather than one per member.
+    private final class Registered: Sendable {
+        typealias Handler =
+            nonisolated(nonsending) @Sendable (Envelope, BusRequestContext) async throws -> (
+                payload: [UInt8]?, attachments: [Data]
+            )
+        let handler: Handler
+        let succeeded: Counter
+        /// From the request's arrival on the socket thread to its handler's outcome: the handler's
+        /// run and its wait for a thread (`bus_rpc_handle_seconds`).
+        let duration: Timer
         /// Whether replies are kept to answer a retry with the same key (``RPCMethod/cachesReply``).
-        var cachesReply: Bool
+        let cachesReply: Bool
         /// The digest that tells a retry from another request under the same key.
-        var digest: @Sendable (Envelope, [Data]) -> Int = { IdempotencyKeyRule.digest(payload: $0.payload, attachments: $1) }
+        let digest: @Sendable (Envelope, [Data]) -> Int
+
+        init(
+            handler: @escaping Handler, succeeded: Counter, duration: Timer, cachesReply: Bool,
+            digest: @escaping @Sendable (Envelope, [Data]) -> Int
+        ) {
+            self.handler = handler
+            self.succeeded = succeeded
+            self.duration = duration
+            self.cachesReply = cachesReply
+            self.digest = digest
+        }
+
+        /// The digest of requests whose type says nothing of which members make a retry the same.
+        static let payloadDigest: @Sendable (Envelope, [Data]) -> Int = {
+            IdempotencyKeyRule.digest(payload: $0.payload, attachments: $1)
+        }
     }
     private let state: LockedValue<State>
     private let loop = LockedValue<SocketLoop?>(nil)
@@ -71,23 +96,22 @@ public final class RPCServer: Sendable {
         _ method: M.Type,
         withAttachments handler: @escaping @Sendable (M.Request, BusRequestContext) async throws -> (M.Reply, [Data])
     ) {
-        register(M.type, cachesReply: M.cachesReply) { envelope, context in
+        var digest = Registered.payloadDigest
+        if M.cachesReply, M.Request.self is any IdempotencyFingerprinted.Type {
+            digest = { envelope, attachments in
+                guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted
+                else {
+                    return IdempotencyKeyRule.digest(payload: envelope.payload, attachments: attachments)
+                }
+                var hasher = Hasher()
+                fingerprinted.hashFingerprint(into: &hasher)
+                return hasher.finalize()
+            }
+        }
+        register(M.type, cachesReply: M.cachesReply, digest: digest) { envelope, context in
             let request = try envelope.decodePayload(M.Request.self)
             let (reply, attachments) = try await handler(request, context)
             return (try BusJSON.encodeBytes(reply), attachments)
-        }
-        if M.cachesReply, M.Request.self is any IdempotencyFingerprinted.Type {
-            handlers.withLock { registered in
-                registered[M.type]?.digest = { envelope, attachments in
-                    guard let request = try? envelope.decodePayload(M.Request.self), let fingerprinted = request as? any IdempotencyFingerprinted
-                    else {
-                        return IdempotencyKeyRule.digest(payload: envelope.payload, attachments: attachments)
-                    }
-                    var hasher = Hasher()
-                    fingerprinted.hashFingerprint(into: &hasher)
-                    return hasher.finalize()
-                }
-            }
         }
     }
 
@@ -101,13 +125,14 @@ public final class RPCServer: Sendable {
     }
 
     private func register(
-        _ type: String, cachesReply: Bool,
-        _ handler: @escaping @Sendable (Envelope, BusRequestContext) async throws -> (payload: [UInt8]?, attachments: [Data])
+        _ type: String, cachesReply: Bool, digest: @escaping @Sendable (Envelope, [Data]) -> Int = Registered.payloadDigest,
+        _ handler: @escaping Registered.Handler
     ) {
         let succeeded = Counter(label: "bus_rpc_handled_total", dimensions: [("server", name), ("type", type), ("code", "ok")])
         let duration = Timer(label: "bus_rpc_handle_seconds", dimensions: [("server", name), ("type", type)])
         handlers.withLock {
-            $0[type] = Registered(handler: handler, succeeded: succeeded, duration: duration, cachesReply: cachesReply)
+            $0[type] = Registered(
+                handler: handler, succeeded: succeeded, duration: duration, cachesReply: cachesReply, digest: digest)
         }
     }
 
@@ -218,7 +243,10 @@ public final class RPCServer: Sendable {
             envelope: envelope, route: routed.route, peer: peer, attachments: routed.attachments, method: registered,
             idempotency: idempotency)
         let sender = IdempotencyCache.Waiter(route: routed.route, requestId: envelope.id)
-        switch state.withLock({ $0.admission.admit(arrival, now: arrived, date: Date()) }) {
+        // One reading of each clock per request: the deadline check, the handler's deadline and
+        // its duration all start from them.
+        let date = Date()
+        switch state.withLock({ $0.admission.admit(arrival, now: arrived, date: date) }) {
         case .reject(let error, let countedAs):
             if let countedAs { metrics.increment("bus_rpc_rejected_total", [("code", countedAs)]) }
             send(envelope.reply(payload: nil, error: error), attachments: [], to: routed.route)
@@ -235,7 +263,7 @@ public final class RPCServer: Sendable {
             reply(to: sender, type: envelope.type, .init(payload: nil, attachments: [], error: error))
             answered()
         case .run(let admitted):
-            run(admitted, envelope, routed, peer, arrived: arrived)
+            run(admitted, envelope, routed, peer, arrived: arrived, date: date)
         }
     }
 
@@ -272,7 +300,7 @@ public final class RPCServer: Sendable {
     /// handlers must not do long synchronous work on the loop (see ``BusEventLoop``).
     private func run(
         _ admitted: RPCAdmission<Registered>.Run, _ envelope: Envelope, _ routed: Frames.RoutedView, _ peer: String?,
-        arrived: ContinuousClock.Instant
+        arrived: ContinuousClock.Instant, date: Date
     ) {
         let registered = admitted.method
         let context = BusRequestContext(
@@ -280,13 +308,13 @@ public final class RPCServer: Sendable {
             attachments: routed.attachments, servicesActingForUsers: options.servicesActingForUsers, logger: logger)
         let route = routed.route
         // The caller's deadline, on this process's clock: calls the handler makes end before it.
-        let deadline = envelope.deadline.map { ContinuousClock.now + .milliseconds(Int64($0.timeIntervalSinceNow * 1000)) }
+        let deadline = envelope.deadline.map { arrived + .milliseconds(Int64($0.timeIntervalSince(date) * 1000)) }
         Task.immediate(executorPreference: loop.withLock { $0?.eventLoop }) { [self] in
             let outcome = await outcome(of: registered, envelope, context, deadline: deadline)
             let ended = ContinuousClock.now
             let others = state.withLock { $0.admission.complete(admitted, outcome, now: ended) }
             reply(to: .init(route: route, requestId: envelope.id), type: envelope.type, outcome)
-            registered.duration.record(duration: ContinuousClock.now - arrived)
+            registered.duration.record(duration: ended - arrived)
             for waiter in others { reply(to: waiter, type: envelope.type, outcome) }
             if let error = outcome.error {
                 metrics.increment("bus_rpc_handled_total", [("type", envelope.type), ("code", error.code.rawValue)])
@@ -297,8 +325,9 @@ public final class RPCServer: Sendable {
         }
     }
 
-    /// What the handler answered, a thrown error made a reply.
-    private func outcome(
+    /// What the handler answered, a thrown error made a reply. Runs where its caller runs (no
+    /// executor switch; see ``Registered/handler``).
+    private nonisolated(nonsending) func outcome(
         of registered: Registered, _ envelope: Envelope, _ context: BusRequestContext, deadline: ContinuousClock.Instant?
     ) async -> IdempotencyCache.Outcome {
         do {
