@@ -55,11 +55,8 @@ public enum GatewayApplication {
         let follower = LegalTextsFollower(
             texts: legalTexts, legal: try services.client(.legal), events: legalEvents, interval: settings.legalRefresh,
             timeout: settings.busTimeout, logger: logger)
-        // The HTTP server's event loops run its requests' tasks too (``EventLoopTaskExecutor``).
-        let loops = EventLoopGroupProvider.singleton.eventLoopGroup
         let router = makeRouter(
-            runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog(), legalTexts: legalTexts,
-            httpLoops: loops)
+            runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog(), legalTexts: legalTexts)
         // Idle keep-alive connections are closed (GATEWAY_IDLE_TIMEOUT), and every connection lives
         // under the slow-client deadlines and the connection cap (``SlowClientGuard``).
         let limits = settings.connectionLimits
@@ -72,13 +69,13 @@ public enum GatewayApplication {
                     idleTimeout: TimeAmount(settings.idleTimeout))),
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
-            eventLoopGroupProvider: .shared(loops), logger: logger)
+            logger: logger)
         // Added before the server, so they stop after it: clients close once no request is left
         // and the followers no longer need them.
         runtime.addService(CloseOnShutdown(name: "bus clients") { await services.close() })
         runtime.addService(follower)
         runtime.addService(revocations)
-        runtime.addService(EventLoopPreferringService(wrapped: app, executor: EventLoopTaskExecutor(group: loops)))
+        runtime.addService(app)
     }
 
     /// The router with every route, recorded in `catalog`: the router-level middleware every request
@@ -86,11 +83,10 @@ public enum GatewayApplication {
     /// seed's onboarding, sessions, Supabase Auth, legal, accounts, consent, pages, PostgREST,
     /// documents and tus, Storage), each with its error body and middleware declared once
     /// (``RouteFamily``). Without `legalTexts` kept current by a ``LegalTextsFollower``, the legal
-    /// reads ask Legal on every request. `httpLoops`: the event loops the requests' tasks run on,
-    /// where the acceptance batches resume their waiters (``AcceptanceBatcher``).
+    /// reads ask Legal on every request.
     public static func makeRouter(
         runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog,
-        legalTexts: LegalTexts = LegalTexts(), httpLoops: (any EventLoopGroup)? = nil
+        legalTexts: LegalTexts = LegalTexts()
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so error answers carry the CORS headers too.
@@ -119,7 +115,7 @@ public enum GatewayApplication {
         let accounts = family(.native)
         let documents = family(.native)
         OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: operations)
-        let acceptances = AcceptanceBatcher(services: services, loops: httpLoops, maximumInFlight: settings.acceptBatchesInFlight)
+        let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
         OnboardingRoutes(
             services: services, acceptances: acceptances, authenticator: authenticator, limits: limits,
             legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes

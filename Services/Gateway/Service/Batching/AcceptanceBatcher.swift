@@ -3,7 +3,6 @@ import Contracts
 import Foundation
 import Locks
 import Metrics
-import NIOCore
 
 /// Gathers the acceptances that arrive together into `accounts.accept_terms_batch` calls: group
 /// commit across the bus. A request that finds a free slot (fewer than ``maximumInFlight`` batches
@@ -13,18 +12,10 @@ import NIOCore
 /// Each request keeps its own idempotency key (the client's `Idempotency-Key`, or a fresh one), so
 /// a batch retried by the bus client records every acceptance once, and its own answer: one bad
 /// item fails alone.
-///
-/// The answers are handed back with one job per event loop: a request that waits on one of
-/// `loops` (its task runs there, ``EventLoopTaskExecutor``) is resumed by a job on that loop, which
-/// resumes every waiter of the batch on it; each resumed task is then queued on its loop without
-/// a wake-up, and writes its answer where its connection lives.
 final class AcceptanceBatcher: Sendable {
-    private typealias Reply = CheckedContinuation<AccountUser, any Error>
     private struct Waiting {
         let item: AccountsAcceptTermsBatch.Item
-        let reply: Reply
-        /// The event loop the request waits on, if it waits on one.
-        let loop: (any EventLoop)?
+        let reply: CheckedContinuation<AccountUser, any Error>
     }
 
     private struct State {
@@ -33,20 +24,14 @@ final class AcceptanceBatcher: Sendable {
     }
 
     private let services: ServiceClients
-    /// The HTTP server's event loops, whose waiters are resumed on their own loop.
-    private let loops: (any EventLoopGroup)?
     let maximumInFlight: Int
     let maximumBatch: Int
     private let state = LockedValue(State())
     /// Acceptances per batch call: how much the batching saves, for operators and benchmarks.
     private let batchSizes = Recorder(label: "gateway_accept_batch_items")
 
-    init(
-        services: ServiceClients, loops: (any EventLoopGroup)? = nil, maximumInFlight: Int,
-        maximumBatch: Int = AccountsAcceptTermsBatch.maximumItems
-    ) {
+    init(services: ServiceClients, maximumInFlight: Int, maximumBatch: Int = AccountsAcceptTermsBatch.maximumItems) {
         self.services = services
-        self.loops = loops
         self.maximumInFlight = max(1, maximumInFlight)
         self.maximumBatch = min(max(1, maximumBatch), AccountsAcceptTermsBatch.maximumItems)
     }
@@ -54,11 +39,9 @@ final class AcceptanceBatcher: Sendable {
     /// Accepts the terms for `item`'s user once its batch has committed. `traceparent` is that of
     /// the request when it starts a batch (a batch carries one trace context: its first request's).
     func accept(_ item: AccountsAcceptTermsBatch.Item, traceparent: String) async throws -> AccountUser {
-        // `any()` is the calling thread's loop when it is one of the group's.
-        let loop = loops.map { $0.any() }.flatMap { $0.inEventLoop ? $0 : nil }
-        return try await withCheckedThrowingContinuation { continuation in
+        try await withCheckedThrowingContinuation { continuation in
             let batch = state.withLock { state -> [Waiting]? in
-                state.waiting.append(Waiting(item: item, reply: continuation, loop: loop))
+                state.waiting.append(Waiting(item: item, reply: continuation))
                 guard state.inFlight < maximumInFlight else { return nil }
                 state.inFlight += 1
                 return Self.take(&state.waiting, maximumBatch)
@@ -91,28 +74,11 @@ final class AcceptanceBatcher: Sendable {
             guard reply.outcomes.count == batch.count else {
                 throw BusError(.internal, "accounts answered \(reply.outcomes.count) of \(batch.count) acceptances")
             }
-            Self.resume(batch, with: reply.outcomes.map { outcome in Result { try outcome.get() } })
+            for (waiting, outcome) in zip(batch, reply.outcomes) {
+                do { waiting.reply.resume(returning: try outcome.get()) } catch { waiting.reply.resume(throwing: error) }
+            }
         } catch {
-            Self.resume(batch, with: Array(repeating: .failure(error), count: batch.count))
-        }
-    }
-
-    /// Resumes each waiter with its result: those on an event loop by one job per loop, the others here.
-    private static func resume(_ batch: [Waiting], with results: [Result<AccountUser, any Error>]) {
-        var byLoop: [(loop: any EventLoop, replies: [(Reply, Result<AccountUser, any Error>)])] = []
-        for (waiting, result) in zip(batch, results) {
-            guard let loop = waiting.loop else {
-                waiting.reply.resume(with: result)
-                continue
-            }
-            if let index = byLoop.firstIndex(where: { $0.loop === loop }) {
-                byLoop[index].replies.append((waiting.reply, result))
-            } else {
-                byLoop.append((loop, [(waiting.reply, result)]))
-            }
-        }
-        for (loop, replies) in byLoop {
-            loop.execute { for (reply, result) in replies { reply.resume(with: result) } }
+            for waiting in batch { waiting.reply.resume(throwing: error) }
         }
     }
 
