@@ -12,8 +12,7 @@ import ServiceKit
 /// limit plus one interval of acts and no further. (Refusing rather than slowing down: a slowed
 /// act still piles up while Audit stays down, and holds a connection while it waits.)
 ///
-/// Also forgets idempotency keys older than a day, once an hour: the sweep reads the keys' table
-/// through (no index on their age, migration 0190), which an hour's wait makes cheap.
+/// Also forgets idempotency keys older than a day.
 final class ConsentBacklog: PeriodicSweep, Sendable {
     let store: AccountsStore
     let limit: Int
@@ -23,9 +22,6 @@ final class ConsentBacklog: PeriodicSweep, Sendable {
     private let entries = Gauge(label: "accounts_consent_backlog")
     private let lag = Gauge(label: "accounts_consent_chain_lag_seconds")
     static let keyRetention: TimeInterval = 24 * 3600
-    static let keyPruneInterval: TimeInterval = 3600
-    /// When the keys were last pruned (nil: not yet, so the first sweep does).
-    private let keysPruned = LockedValue<Date?>(nil)
 
     init(store: AccountsStore, limit: Int, interval: Duration, logger: Logger) {
         self.store = store
@@ -51,11 +47,7 @@ final class ConsentBacklog: PeriodicSweep, Sendable {
             if count > limit {
                 logger.warning("consent backlog past its limit: acts are refused until Audit catches up", metadata: ["backlog": "\(count)"])
             }
-            let now = Date()
-            if keysPruned.withLock({ $0.map { now.timeIntervalSince($0) >= Self.keyPruneInterval } ?? true }) {
-                _ = try await store.pruneConsentKeys(before: now.addingTimeInterval(-Self.keyRetention))
-                keysPruned.withLock { $0 = now }
-            }
+            _ = try await store.pruneConsentKeys(before: Date().addingTimeInterval(-Self.keyRetention))
         } catch {
             logger.warning("could not count the consent backlog", metadata: ["error": "\(error)"])
         }

@@ -88,11 +88,13 @@ extension AccountsStore {
         return try await pool.withConnection { db in try db.query(sql, user, recordId).isEmpty }
     }
 
-    /// Forgets idempotency keys used before `before` (a retry after that is recorded once by Audit
-    /// all the same): one statement that reads the table through, no index covering the keys' age.
-    public func pruneConsentKeys(before: Date) async throws -> Int {
-        let sql = "DELETE FROM \(consentStream.keys) WHERE recorded_ms < $1"
-        return try await pool.withConnection { db in try db.execute(sql, before.millisecondsSince1970) }
+    /// Forgets idempotency keys used before `before` (a retry after that is recorded once by Audit all the same).
+    public func pruneConsentKeys(before: Date, limit: Int = 10_000) async throws -> Int {
+        let sql = """
+            DELETE FROM \(consentStream.keys) WHERE (user_id, key) IN (
+                SELECT user_id, key FROM \(consentStream.keys) WHERE recorded_ms < $1 LIMIT $2)
+            """
+        return try await pool.withConnection { db in try db.execute(sql, before.millisecondsSince1970, limit) }
     }
 
     private static func entry(_ row: PostgresRow) throws -> AccountsConsentsSince.Entry {
