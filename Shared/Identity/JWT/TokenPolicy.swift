@@ -15,6 +15,9 @@ enum TokenCoding {
         return encoder
     }
 
+    /// The parser's decoder, for claims read without jwt-kit (``SessionTokenVerifier``).
+    static let claimsDecoder = decoder
+
     private static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970

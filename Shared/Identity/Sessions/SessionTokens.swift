@@ -97,18 +97,22 @@ public struct SessionTokens: Sendable {
 }
 
 /// Checks session tokens with public keys only: what the gateway runs, holding Accounts' public
-/// keys (`accounts.public_keys`) but never a signing key.
+/// keys (`accounts.public_keys`) but never a signing key, and what Accounts runs on a token it is
+/// shown. The one home of these rules.
 ///
 /// ``CompactJWS`` checks the shape first; the header must name `EdDSA` and a `kid` we hold (so
-/// `none`, `HS256` and anything else are refused before any key is touched, and jwt-kit never
-/// falls back to another key); jwt-kit then checks the Ed25519 signature and decodes the claims;
-/// issuer, audience and times are checked last.
+/// `none`, `HS256` and anything else are refused before any key is touched, and no other key is
+/// ever tried); then the Ed25519 signature over the token's own bytes (swift-crypto, the signer
+/// jwt-kit calls); the claims are decoded with ``TokenCoding``'s decoder (jwt-kit's parser);
+/// issuer, audience and times are checked last. Synchronous, on the caller's one parse: a token
+/// the gateway had not seen was parsed three times on its way here (its `alg`, this check, then
+/// jwt-kit's own parse behind its key collection's actor), about a tenth of the gateway's CPU in
+/// round 1 of `deploy/bench-gateway`. `SessionTokenVerifierTests` hold it to jwt-kit's answers.
 public struct SessionTokenVerifier: Sendable {
     public let publicKeys: [String: Curve25519.Signing.PublicKey]
     public let leeway: TimeInterval
     public let issuer: String
     public let audience: String
-    private let collection: KeyCollection
 
     public init(
         publicKeys: [String: Curve25519.Signing.PublicKey], leeway: TimeInterval = 30,
@@ -118,26 +122,25 @@ public struct SessionTokenVerifier: Sendable {
         self.leeway = leeway
         self.issuer = issuer
         self.audience = audience
-        collection = KeyCollection { collection in
-            for (kid, key) in publicKeys {
-                await collection.add(
-                    eddsa: EdDSA.PublicKey(backing: key), kid: JWKIdentifier(string: kid), parser: TokenCoding.parser,
-                    serializer: TokenCoding.serializer)
-            }
-        }
     }
 
     /// The claims of `token` when one of ``publicKeys`` signed it and it is still valid.
     public func verify(_ token: String, now: Date = Date()) async throws -> SessionClaims {
-        let jws = try CompactJWS(parsing: token)
+        try verify(CompactJWS(parsing: token), now: now)
+    }
+
+    /// The claims of the token parsed as `jws` when one of ``publicKeys`` signed it and it is
+    /// still valid; else the ``IdentityError`` that says why not.
+    public func verify(_ jws: CompactJWS, now: Date = Date()) throws -> SessionClaims {
         guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
         guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
-        guard publicKeys[kid] != nil else { throw IdentityError.unknownKey }
+        guard let key = publicKeys[kid] else { throw IdentityError.unknownKey }
+        guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
         let claims: SessionClaims
         do {
-            claims = try await collection.collection.verify(token, as: SessionClaims.self)
+            claims = try TokenCoding.claimsDecoder.decode(SessionClaims.self, from: jws.payload)
         } catch {
-            throw IdentityError.fromJWTKit(error)
+            throw IdentityError.malformed("invalid claims")
         }
         guard claims.iss == issuer else { throw IdentityError.wrongIssuer }
         guard claims.aud.value.contains(audience) else { throw IdentityError.wrongAudience }

@@ -61,9 +61,9 @@ struct Authenticator: Sendable {
         // gateway's CPU per acceptance): the cache knows it by its SHA-256, taken once here.
         let digest = TokenDigest(of: token)
         if let verdict = sessions.knownVerdict(digest) { return try await session(token, verdict, context: context) }
-        // One parse serves the routing by `alg` and the session check (``BearerJWS``).
-        guard let jws = BearerJWS(token) else { throw SessionRefusal.signInRequired("the bearer token is malformed") }
-        switch jws.header.alg {
+        // One parse serves the routing by `alg` and the session check.
+        guard let jws = try? CompactJWS(parsing: token) else { throw SessionRefusal.signInRequired("the bearer token is malformed") }
+        switch jws.algorithm {
         case "EdDSA":
             return try await session(token, await sessions.verdict(on: jws, digest: digest), context: context)
         case "RS256":

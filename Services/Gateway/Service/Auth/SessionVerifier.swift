@@ -18,7 +18,7 @@ import Metrics
 /// event's delivery (milliseconds), at worst within ``maximumStaleness``.
 ///
 /// Verified tokens are cached by the SHA-256 of the whole token (``VerifiedTokenCache``), so a
-/// token presented again costs a hash and a look-up instead of a ``SessionTokenCheck``: a
+/// token presented again costs a hash and a look-up instead of Identity's `SessionTokenVerifier` (an Ed25519 check): a
 /// token's signature and claims never change, while expiry and revocation are judged from the
 /// entry on every use. The cache is sized for every live session (`GATEWAY_SESSION_CACHE_ENTRIES`,
 /// tokens live 15 minutes); when full it drops the expired entries, and evicts live ones (the
@@ -38,7 +38,7 @@ public final class SessionVerifier: Sendable {
     }
 
     private struct State {
-        var verifier: SessionTokenCheck?
+        var verifier: SessionTokenVerifier?
         var revocations: RevocationList
         /// When the follower last heard from Accounts (an event, or a catch-up that found nothing new).
         var syncedAt: ContinuousClock.Instant?
@@ -68,19 +68,19 @@ public final class SessionVerifier: Sendable {
         let digest = TokenDigest(of: token)
         if let known = knownVerdict(digest, now: now, clock: clock) { return known }
         // Not a compact JWS: refused by a view that may decide, as a bad signature is.
-        guard let jws = BearerJWS(token) else { return state.withLock { isFresh($0, clock) } ? .refused : .undecided }
+        guard let jws = try? CompactJWS(parsing: token) else { return state.withLock { isFresh($0, clock) } ? .refused : .undecided }
         return await verdict(on: jws, digest: digest, now: now, clock: clock)
     }
 
     /// The verdict on a token parsed as `jws`, whose SHA-256 is `digest` (``Authenticator`` has
     /// both: it looked the token up, then parsed it to read its `alg`).
     func verdict(
-        on jws: BearerJWS, digest: TokenDigest, now: Date = Date(), clock: ContinuousClock.Instant = .now
+        on jws: CompactJWS, digest: TokenDigest, now: Date = Date(), clock: ContinuousClock.Instant = .now
     ) async -> Verdict {
         if let known = knownVerdict(digest, now: now, clock: clock) { return known }
         let known = state.withLock { state in (state.verifier, isFresh(state, clock)) }
         guard let verifier = known.0, known.1 else { return .undecided }
-        let claims: SessionTokenClaims
+        let claims: SessionClaims
         do {
             claims = try verifier.verify(jws, now: now)
         } catch IdentityError.unknownKey {
@@ -159,7 +159,7 @@ public final class SessionVerifier: Sendable {
                 publicKeys[named.keyId] = key
             }
         }
-        let verifier = SessionTokenCheck(publicKeys: publicKeys, leeway: leeway)
+        let verifier = SessionTokenVerifier(publicKeys: publicKeys, leeway: leeway)
         state.withLock { $0.verifier = verifier }
     }
 

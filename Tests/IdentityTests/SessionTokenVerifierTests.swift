@@ -1,18 +1,18 @@
 import Crypto
 import Foundation
-import Identity
+import JWTKit
 import Testing
 
-@testable import GatewayService
+@testable import Identity
 
-/// The gateway's own session-token check (``BearerJWS`` + ``SessionTokenCheck``) gives the answers
-/// of Identity's jwt-kit `SessionTokenVerifier` on the same tokens: Accounts' tokens, and tokens
-/// signed with the right key whose header or claims are wrong.
-@Suite struct SessionTokenCheckTests {
+/// ``SessionTokenVerifier`` (one parse, swift-crypto's Ed25519, the claims through
+/// ``TokenCoding``'s decoder) gives the answers of the verifier it replaced, built on jwt-kit's
+/// key collection, on the same tokens: Accounts' tokens, and tokens signed with the right key
+/// whose header or claims are wrong, forged or misshapen.
+@Suite struct SessionTokenVerifierTests {
     let key = Curve25519.Signing.PrivateKey()
     var signing: SessionSigningKey { try! SessionSigningKey(id: "s1", seed: key.rawRepresentation) }
-    var check: SessionTokenCheck { SessionTokenCheck(publicKeys: ["s1": key.publicKey], leeway: 30) }
-    var reference: SessionTokenVerifier { SessionTokenVerifier(publicKeys: ["s1": key.publicKey], leeway: 30) }
+    var verifier: SessionTokenVerifier { SessionTokenVerifier(publicKeys: ["s1": key.publicKey], leeway: 30) }
     let now = Date()
 
     /// A token signed with `key` (or `signer`) over exactly this header and these claims.
@@ -31,29 +31,42 @@ import Testing
             """
     }
 
-    /// Both checks' outcome: the claims the gateway reads, or the error.
-    func outcomes(_ token: String) async -> (gateway: String, jwtKit: String) {
-        let gateway: String
-        if let jws = BearerJWS(token) {
-            do {
-                let claims = try check.verify(jws, now: now)
-                gateway = "\(claims.sub) \(claims.sid) \(claims.appleSub ?? "-") \(claims.issuedAt) \(claims.expiresAt)"
-            } catch { gateway = "\(error)" }
-        } else {
-            gateway = "\(IdentityError.malformed("not a compact JWS"))"
+    /// The verifier as it was built on jwt-kit (its signature check and claims decoding behind
+    /// the key collection's actor, the same rules around them): the oracle.
+    func jwtKitVerify(_ token: String) async throws -> SessionClaims {
+        let jws = try CompactJWS(parsing: token)
+        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
+        guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
+        guard kid == "s1" else { throw IdentityError.unknownKey }
+        let publicKey = key.publicKey
+        let collection = KeyCollection { collection in
+            await collection.add(
+                eddsa: EdDSA.PublicKey(backing: publicKey), kid: JWKIdentifier(string: "s1"), parser: TokenCoding.parser,
+                serializer: TokenCoding.serializer)
         }
-        let jwtKit: String
+        let claims: SessionClaims
         do {
-            let claims = try await reference.verify(token, now: now)
-            jwtKit = "\(claims.sub) \(claims.sid) \(claims.appleSub ?? "-") \(claims.issuedAt) \(claims.expiresAt)"
-        } catch let error as IdentityError {
-            // What `CompactJWS` refuses for the token's shape, the gateway refuses as one.
-            var shape = false
-            if case .malformed(let why) = error { shape = !["missing kid", "empty sub or sid", "invalid claims"].contains(why) }
-            if case .tokenTooLarge = error { shape = true }
-            jwtKit = shape ? "\(IdentityError.malformed("not a compact JWS"))" : "\(error)"
-        } catch { jwtKit = "\(error)" }
-        return (gateway, jwtKit)
+            claims = try await collection.collection.verify(token, as: SessionClaims.self)
+        } catch {
+            throw IdentityError.fromJWTKit(error)
+        }
+        guard claims.iss == SessionTokens.issuer else { throw IdentityError.wrongIssuer }
+        guard claims.aud.value.contains(SessionTokens.audience) else { throw IdentityError.wrongAudience }
+        try TimeWindow.check(expiresAt: claims.exp.value, issuedAt: claims.iat.value, notBefore: nil, now: now, leeway: 30)
+        guard !claims.sub.isEmpty, !claims.sid.isEmpty else { throw IdentityError.malformed("empty sub or sid") }
+        return claims
+    }
+
+    /// Both verifiers' outcome: the claims, or the error.
+    func outcomes(_ token: String) async -> (verifier: String, jwtKit: String) {
+        func describe(_ claims: SessionClaims) -> String {
+            "\(claims.sub) \(claims.sid) \(claims.appleSub ?? "-") \(claims.issuedAt) \(claims.expiresAt)"
+        }
+        let ours: String
+        do { ours = describe(try await verifier.verify(token, now: now)) } catch { ours = "\(error)" }
+        let jwtKit: String
+        do { jwtKit = describe(try await jwtKitVerify(token)) } catch { jwtKit = "\(error)" }
+        return (ours, jwtKit)
     }
 
     @Test func accountsTokensGiveTheSameClaims() async throws {
@@ -61,8 +74,8 @@ import Testing
         for apple in ["apple.1", nil] {
             let token = try await tokens.issue(userID: UUID().uuidString, sessionID: UUID().uuidString, appleSubject: apple, now: now).token
             let both = await outcomes(token)
-            #expect(both.gateway == both.jwtKit)
-            #expect(try check.verify(try #require(BearerJWS(token)), now: now).appleSub == apple)
+            #expect(both.verifier == both.jwtKit)
+            #expect(try await verifier.verify(token, now: now).appleSub == apple)
         }
     }
 
@@ -90,7 +103,7 @@ import Testing
             default: claims()
             }
         let both = await outcomes(try signed(header: header, claims: body))
-        #expect(both.gateway == both.jwtKit)
+        #expect(both.verifier == both.jwtKit)
     }
 
     @Test func forgedAndMisshapenTokensAreRefusedByBoth() async throws {
@@ -108,11 +121,11 @@ import Testing
             parts[0] + " ." + parts[1] + "." + parts[2],  // outside the alphabet
             String(repeating: "a", count: CompactJWS.defaultMaximumLength) + good,  // too long
         ]
-        #expect(await outcomes(good).gateway == (await outcomes(good)).jwtKit)
+        #expect(await outcomes(good).verifier == (await outcomes(good)).jwtKit)
         for token in variants {
             let both = await outcomes(token)
-            #expect(both.gateway == both.jwtKit, "\(token.prefix(80))")
-            #expect(both.gateway.contains("badSignature") || both.gateway.contains("malformed") || both.gateway.contains("tooLarge"))
+            #expect(both.verifier == both.jwtKit, "\(token.prefix(80))")
+            #expect(both.verifier.contains("badSignature") || both.verifier.contains("malformed") || both.verifier.contains("tokenTooLarge"), "\(both.verifier)")
         }
     }
 }
