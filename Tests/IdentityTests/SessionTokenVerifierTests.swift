@@ -125,7 +125,9 @@ import Testing
         for token in variants {
             let both = await outcomes(token)
             #expect(both.verifier == both.jwtKit, "\(token.prefix(80))")
-            #expect(both.verifier.contains("badSignature") || both.verifier.contains("malformed") || both.verifier.contains("tokenTooLarge"), "\(both.verifier)")
+            #expect(
+                both.verifier.contains("badSignature") || both.verifier.contains("malformed") || both.verifier.contains("tokenTooLarge"),
+                "\(both.verifier)")
         }
     }
 }
