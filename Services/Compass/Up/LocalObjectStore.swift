@@ -98,8 +98,10 @@ struct LocalObjectStore {
         let master = "127.0.0.1:\(masterPort).\(grpcPorts.master)"
         return try await offPool {
             let process = Process()
-            process.executableURL = weed
-            process.arguments = ["shell", "-master=\(master)"]
+            // Bounded: a shell that cannot reach the master waits for it forever, and the bucket's
+            // retry loop (``ensureBucket``) would never see its deadline.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = ["15", weed.path, "shell", "-master=\(master)"]
             let input = Pipe()
             let output = Pipe()
             process.standardInput = input
