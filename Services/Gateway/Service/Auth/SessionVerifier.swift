@@ -72,12 +72,12 @@ public final class SessionVerifier: Sendable {
         return await verdict(on: jws, digest: digest, now: now, clock: clock)
     }
 
-    /// The verdict on a token parsed as `jws`, whose SHA-256 is `digest` (``Authenticator`` has
-    /// both: it looked the token up, then parsed it to read its `alg`).
+    /// The verdict on a token parsed as `jws`, whose SHA-256 is `digest` and which the caller has
+    /// already looked up in the cache and not found (``Authenticator`` looked it up, then parsed it
+    /// to read its `alg`): it is not looked up again.
     func verdict(
         on jws: CompactJWS, digest: TokenDigest, now: Date = Date(), clock: ContinuousClock.Instant = .now
     ) async -> Verdict {
-        if let known = knownVerdict(digest, now: now, clock: clock) { return known }
         let known = state.withLock { state in (state.verifier, isFresh(state, clock)) }
         guard let verifier = known.0, known.1 else { return .undecided }
         let claims: SessionClaims
