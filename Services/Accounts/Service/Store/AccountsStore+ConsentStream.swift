@@ -136,12 +136,16 @@ struct ConsentStreamStatements: Sendable {
                 """)
         pruneNumbered = PostgresStatement(
             name: "\(schema)_consents_prune_numbered", sql: "DELETE FROM \(table) WHERE sequence <= $1::bigint")
+        // The output column `xid::text::bigint` is named `xid`, and ORDER BY takes an output
+        // column's name before a table's: ordering by `o.xid` keeps the (xid, id) index's order, so
+        // a page is an index range scan. Unqualified, it sorted the bigint, which no index has: a
+        // sequential scan and sort of the whole stream per page, slower the longer the backlog.
         page = PostgresStatement(
             name: "\(schema)_consents_page",
             sql: """
-                SELECT xid::text::bigint, id, kind, user_id, record_id, document_type, version, action, idempotency_key, recorded_ms,
-                    client_ip, user_agent
-                FROM \(table) WHERE \(after) AND \(readable) ORDER BY xid, id LIMIT $3::int
+                SELECT o.xid::text::bigint, o.id, kind, user_id, record_id, document_type, version, action, idempotency_key,
+                    recorded_ms, client_ip, user_agent
+                FROM \(table) o WHERE \(after) AND \(readable) ORDER BY o.xid, o.id LIMIT $3::int
                 """)
         summary = PostgresStatement(
             name: "\(schema)_consents_summary",
