@@ -125,35 +125,18 @@ struct ConsentStreamStatements: Sendable {
     init(schema: String) {
         table = "\(schema).consent_outbox"
         keys = "\(schema).consent_keys"
-        let after = "(xid, id) > ($1::bigint::text::xid8, $2::bigint)"
-        // Only what every transaction below the snapshot's xmin could write: all of them have ended.
-        let readable = "xid < pg_snapshot_xmin(pg_current_snapshot())"
+        // The page, its summary and the pruning are functions (migration 0200) that keep to the
+        // (xid, id) index whatever the table's statistics say.
         prune = PostgresStatement(
             name: "\(schema)_consents_prune",
-            sql: """
-                DELETE FROM \(table)
-                WHERE (xid, id) > ($1::bigint::text::xid8, $2::bigint) AND (xid, id) <= ($3::bigint::text::xid8, $4::bigint)
-                """)
+            sql: "SELECT \(schema).consents_prune($1::bigint::text::xid8, $2::bigint, $3::bigint::text::xid8, $4::bigint)")
         pruneNumbered = PostgresStatement(
             name: "\(schema)_consents_prune_numbered", sql: "DELETE FROM \(table) WHERE sequence <= $1::bigint")
-        // The output column `xid::text::bigint` is named `xid`, and ORDER BY takes an output
-        // column's name before a table's: ordering by `o.xid` keeps the (xid, id) index's order, so
-        // a page is an index range scan. Unqualified, it sorted the bigint, which no index has: a
-        // sequential scan and sort of the whole stream per page, slower the longer the backlog.
         page = PostgresStatement(
             name: "\(schema)_consents_page",
-            sql: """
-                SELECT o.xid::text::bigint, o.id, kind, user_id, record_id, document_type, version, action, idempotency_key,
-                    recorded_ms, client_ip, user_agent
-                FROM \(table) o WHERE \(after) AND \(readable) ORDER BY o.xid, o.id LIMIT $3::int
-                """)
+            sql: "SELECT * FROM \(schema).consents_page($1::bigint::text::xid8, $2::bigint, $3::int)")
         summary = PostgresStatement(
             name: "\(schema)_consents_summary",
-            sql: """
-                SELECT l.xid::text::bigint, l.id,
-                    (SELECT count(*) FROM (SELECT 1 FROM \(table) WHERE \(after) AND \(readable) LIMIT $3::int) r)::bigint
-                FROM (SELECT 1) one
-                LEFT JOIN LATERAL (SELECT xid, id FROM \(table) WHERE \(readable) ORDER BY xid DESC, id DESC LIMIT 1) l ON true
-                """)
+            sql: "SELECT * FROM \(schema).consents_summary($1::bigint::text::xid8, $2::bigint, $3::int)")
     }
 }
