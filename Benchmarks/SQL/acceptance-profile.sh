@@ -7,17 +7,27 @@
 # per table; index entries written (a row inserted, or updated other than HOT, is an entry in each
 # of its table's indexes); WAL bytes and commits in all, and those of pgbench's own statements,
 # which run on the same cluster in the same run. Needs the release binaries:
-#   GATEWAY_CHECKS_BIN=<dir> Benchmarks/SQL/acceptance-profile.sh [--dir D] --users 20000 --rounds 2 --slices 2
+#   GATEWAY_CHECKS_BIN=<dir> Benchmarks/SQL/acceptance-profile.sh [--dir D] [--set NAME=VALUE]… --users 20000 --rounds 2 --slices 2
+# (--set adds a server setting to the cluster's postgresql.conf, e.g. --set autovacuum=off, to see
+# what a setting changes side by side.)
 # Run it under `flock /work/notes/bench.lock`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 pgdir="$root/.local/pg-profile"
-if [ "${1:-}" = --dir ]; then pgdir=$2; shift 2; fi
+settings=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dir) pgdir=$2; shift 2 ;;
+    --set) settings+=("$2"); shift 2 ;;
+    *) break ;;
+  esac
+done
 : "${GATEWAY_CHECKS_BIN:?set GATEWAY_CHECKS_BIN to the folder of the release binaries}"
 cd "$root"
 eval "$(deploy/pg start --fresh --dir "$pgdir")"
 echo "shared_preload_libraries = 'pg_stat_statements'" >>"$COMPASS_PG_DIR/data/postgresql.conf"
 echo "pg_stat_statements.max = 10000" >>"$COMPASS_PG_DIR/data/postgresql.conf"
+for setting in "${settings[@]}"; do echo "${setting%%=*} = '${setting#*=}'" >>"$COMPASS_PG_DIR/data/postgresql.conf"; done
 deploy/pg restart --dir "$pgdir" >/dev/null
 export DATABASE_URL COMPASS_PG_DIR
 trap 'deploy/pg stop --dir "$pgdir" >/dev/null 2>&1 || true' EXIT

@@ -118,3 +118,7 @@ def test_load_json_says_how_many_users(stack):
     assert report["users"] == 20
     assert report["acknowledged"] > 0 and report["failed"] == 0, report
     assert report["itemsPerBatch"] >= 1
+    # Audit chained every act the load wrote, and the rate over the load and the drain is given.
+    assert report["chained"]["remaining"] == 0, report
+    assert 0 <= report["chained"]["drainSeconds"] < 60, report
+    assert 0 < report["chained"]["perSecond"] <= report["throughputPerSecond"], report

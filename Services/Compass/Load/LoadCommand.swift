@@ -24,7 +24,10 @@ struct Load: AsyncParsableCommand {
                 users` does; DATABASE_URL or --database-url must reach Accounts' schema as its owner)
                 and drives accounts.accept_terms_batch the way the gateway calls it: acceptances that
                 arrive while a batch is under way go together in the next one, one batch in flight
-                per client socket.
+                per client socket. Accounts acknowledges an act once it is in its consent stream and
+                Audit chains it afterwards: the run then waits until the stream is empty and reports
+                how long that took and the rate over the load and that wait (exit 1 if Audit has not
+                chained every act within 10 times the duration, at least 60 s).
                 """)
 
         @Option(help: "Calls per second (open loop).") var rate: Double?
@@ -116,7 +119,12 @@ struct Load: AsyncParsableCommand {
             var batchers: [AcceptBatcher] = []
             for _ in 0..<clients { batchers.append(AcceptBatcher(client: try await bus.client(for: .accounts), principal: bus.principal)) }
             let load = AccountsAcceptances(users: made.users.map(\.id), version: made.version, batchers: batchers)
+            // The stream starts empty (an earlier run's acts chained), so the drain after is this run's.
+            let url = try LoadUsers.databaseURL(databaseURL)
+            let limit = Duration.seconds(Swift.max(60, 10 * duration))
+            _ = try await ConsentDrain.wait(databaseURL: url, schema: "accounts", limit: limit, logger: bus.logger)
             report.measured = await measure(load.driver)
+            report.drain = try await ConsentDrain.wait(databaseURL: url, schema: "accounts", limit: limit, logger: bus.logger)
             var (batches, items) = (0, 0)
             for batcher in batchers {
                 batches += await batcher.batches
@@ -138,6 +146,7 @@ struct Load: AsyncParsableCommand {
         func finish(_ report: LoadReport) throws {
             print(json ? report.json : report.text)
             if let check = report.check, check.missing > 0 { throw ExitCode(1) }
+            if let drain = report.drain, drain.remaining > 0 { throw ExitCode(1) }
         }
     }
 }

@@ -13,6 +13,13 @@ struct LoadReport {
     var baselineTPS: Double?
     /// With `--via accounts`: acceptances per `accounts.accept_terms_batch` call.
     var itemsPerBatch: Double?
+    /// With `--via accounts`: how long Audit took to chain the load's acts after its end.
+    var drain: ConsentDrain?
+
+    /// Acts acknowledged per second over the load and the drain after it: the rate Audit keeps up with.
+    var chainedRate: Double? {
+        drain.map { measured.elapsed + $0.seconds > 0 ? Double(measured.completed) / (measured.elapsed + $0.seconds) : 0 }
+    }
 
     static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
 
@@ -34,6 +41,13 @@ struct LoadReport {
                     : "  stored       MISSING \(check.missing) of \(check.checked) acknowledged writes: \(check.examples.joined(separator: "; "))")
         }
         if let itemsPerBatch { lines.append(String(format: "  batches      %.1f acceptances per accounts.accept_terms_batch call", itemsPerBatch)) }
+        if let drain, let chainedRate {
+            lines.append(
+                drain.remaining == 0
+                    ? String(format: "  chained      Audit chained every act %.2f s after the last acknowledgement: %.0f/s over both", drain.seconds, chainedRate)
+                        + (baselineTPS.map { String(format: " (ratio %.2f×)", chainedRate / $0) } ?? "")
+                    : String(format: "  chained      NOT ALL: %d acts still unchained %.0f s after the load", drain.remaining, drain.seconds))
+        }
         if let baselineTPS {
             lines.append(
                 String(
@@ -58,6 +72,11 @@ struct LoadReport {
             object["stored"] = stored
         }
         if let itemsPerBatch { object["itemsPerBatch"] = itemsPerBatch }
+        if let drain, let chainedRate {
+            var chained: [String: Any] = ["drainSeconds": drain.seconds, "remaining": drain.remaining, "perSecond": chainedRate]
+            if let baselineTPS { chained["ratio"] = chainedRate / baselineTPS }
+            object["chained"] = chained
+        }
         if let baselineTPS {
             object["baseline"] = ["pgbenchPerSecond": baselineTPS, "ratio": measured.rate / baselineTPS, "pgbenchMode": "prepared"]
         }

@@ -45,10 +45,15 @@ struct LoadUsers: AsyncParsableCommand {
     }
 
     static func bulk(bus: BusAccess, databaseURL: String?, schema: String) throws -> BulkUsers {
-        guard let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
+        BulkUsers(bus: bus, databaseURL: try Self.databaseURL(databaseURL), schema: schema, logger: bus.logger)
+    }
+
+    /// `--database-url`, or DATABASE_URL: a URL of Accounts' schema owner.
+    static func databaseURL(_ option: String?) throws -> String {
+        guard let url = option ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
             throw ValidationError("give --database-url (Accounts' schema owner) or DATABASE_URL")
         }
-        return BulkUsers(bus: bus, databaseURL: url, schema: schema, logger: bus.logger)
+        return url
     }
 
     /// Accounts' session signing key from its own variables: a bare base64 seed takes its id from

@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import Postgres
+
+/// How long Audit took, after a `--via accounts` load's last acknowledgement, to chain every act
+/// the load wrote: Accounts acknowledges an acceptance once it is in its consent stream, and Audit
+/// chains it afterwards, so the acknowledged rate alone says nothing of whether Audit keeps up. A
+/// load Audit cannot follow leaves a backlog, and the rate that lasts is the chained one:
+/// acknowledged acts over the load's time and the drain's.
+struct ConsentDrain: Sendable {
+    /// Seconds from the load's end until the stream was empty (or the wait gave up).
+    var seconds: Double
+    /// Acts still in the stream when the wait gave up; 0 when Audit chained them all.
+    var remaining: Int
+
+    /// Waits, up to `limit`, until Accounts' consent stream (`<schema>.consent_outbox`, read as
+    /// its owner at `databaseURL`) is empty, polling every 50 ms.
+    static func wait(databaseURL: String, schema: String, limit: Duration, logger: Logger) async throws -> ConsentDrain {
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-drain"), logger: logger)
+        defer { Task { await connection.close() } }
+        let start = ContinuousClock.now
+        let sql = "SELECT count(*) FROM \(schema).consent_outbox"
+        while true {
+            let remaining = try await connection.run { db in try db.query(sql)[0].decode(Int.self, column: 0) }
+            let waited = ContinuousClock.now - start
+            if remaining == 0 || waited >= limit {
+                return ConsentDrain(seconds: Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18, remaining: remaining)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
