@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What each part of Accounts' batch statement (AccountsStore+TermsBatch.swift) costs PostgreSQL:
+# the statement as it is and variants with parts taken out, each on Accounts' own migrations in a
+# scratch schema (abl0, abl1, …) with 100,000 users, batches of BATCH (default 30) consecutive users
+# with new keys, pgbench -M prepared, one client, alternating by round. Prints the cluster's CPU per
+# act (postmaster, backends and the ones gone) and pgbench's latency per batch.
+#   DATABASE_URL=… COMPASS_PG_DIR=… [BATCH=30] Benchmarks/SQL/batch-parts.sh ROUNDS SECONDS VARIANT…
+# A variant is `full` or parts joined by `+`: nokeys (no consent_keys row), nostream (no
+# consent_outbox row), nolock (no FOR UPDATE), noorder (pg_current_xact_id() for the order key),
+# nounion (no second SELECT of users not written), bare (a plain UPDATE of the batch's users),
+# barea[+ret] (the UPDATE joined to the batch's input, with RETURNING). Run under the bench lock.
+set -euo pipefail
+rounds=$1; seconds=$2; shift 2; variants=("$@")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+export PGOPTIONS="-c client_min_messages=warning"
+dir=$(mktemp -d)
+migrations=$root/Services/Accounts/Service/Migrations
+id() { echo "('00000000-0000-4000-8000-' || lpad(to_hex($1), 12, '0'))::uuid"; }
+i=0; declare -A schema_of
+for v in "${variants[@]}"; do
+  s=abl$i; i=$((i+1)); schema_of[$v]=$s
+  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "DROP SCHEMA IF EXISTS $s CASCADE; CREATE SCHEMA $s" >/dev/null
+  for file in $(ls "$migrations"/01*.sql | grep -v 0190); do
+    PGOPTIONS="$PGOPTIONS -c search_path=$s,public" psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -f "$file" >/dev/null
+  done
+  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 >/dev/null <<SQL
+INSERT INTO $s.users (id, apple_id, state, eligibility_confirmed_at, eligibility_rules_version, tos_version, tos_accepted_at)
+SELECT $(id n), 'apple-' || n, 'CA', now(), 'rules-1', 'v0', now() FROM generate_series(1, 100000) AS n;
+VACUUM ANALYZE $s.users;
+SQL
+  python3 "$root/Benchmarks/SQL/batch-parts.py" "$s" "$v" < $root/Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift > "$dir/$s.sql"
+done
+pm=$(head -1 "$COMPASS_PG_DIR"/data/postmaster.pid 2>/dev/null || head -1 "$COMPASS_PG_DIR"/postmaster.pid)
+cpu() { # ticks of the postmaster and its children
+  local t=0; for p in $pm $(ps -o pid= --ppid "$pm"); do
+    [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14+$15+$16+$17}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $t; }
+hz=$(getconf CLK_TCK)
+for round in $(seq 1 "$rounds"); do
+  line="round $round:"
+  for v in "${variants[@]}"; do
+    s=${schema_of[$v]}
+    psql "$DATABASE_URL" -qX -c "CHECKPOINT" >/dev/null; sleep 0.5
+    c0=$(cpu)
+    out=$(pgbench -n -M prepared -f "$dir/$s.sql" -c 1 -T "$seconds" "$DATABASE_URL")
+    sleep 0.5; c1=$(cpu)
+    tx=$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
+    lat=$(echo "$out" | sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
+    us=$(python3 -c "print(f'{($c1-$c0)/$hz*1e6/($tx*${BATCH:-30}):.1f}')")
+    line="$line | $v ${us}us/act ${lat}ms"
+  done
+  echo "$line"
+done
+rm -rf "$dir"
+for s in "${schema_of[@]}"; do psql "$DATABASE_URL" -qX -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null; done
