@@ -1,5 +1,5 @@
 # The SQL of Accounts' batch statement for batch-parts.sh: its schema, a variant, the Swift source
-# on stdin; prints a pgbench script whose batch is BATCH consecutive users of 100,000.
+# on stdin; prints a pgbench script whose batch is BATCH (30) consecutive users of USERS (100,000).
 import sys, re
 schema, variant, s = sys.argv[1], sys.argv[2], sys.stdin.read()
 sql = s[s.index("sql: \"\"\"") + 8:s.index("                \"\"\")")]
@@ -8,7 +8,8 @@ sql = sql.replace("\\(StoredUser.columns(of: \"u\"))", "u.id, u.tos_version, u.t
 start, end = sql.index("WITH a AS ("), sql.index("), t AS (")
 sql = sql[:start] + """WITH a AS (
     SELECT id AS user_id, 'v' || :v AS version, 'accounts.accept:' || gen_random_uuid() AS key, '203.0.113.9'::text AS client_ip,
-        'PlayoffChallenge/1.0'::text AS user_agent, gen_random_uuid() AS record_id
+        'PlayoffChallenge/1.0'::text AS user_agent, gen_random_uuid() AS record_id,
+        row_number() OVER () AS n
     FROM """ + schema + """.users
     WHERE id BETWEEN ('00000000-0000-4000-8000-' || lpad(to_hex(:n::int), 12, '0'))::uuid
         AND ('00000000-0000-4000-8000-' || lpad(to_hex((:n + K_MINUS_1)::int), 12, '0'))::uuid
@@ -41,4 +42,4 @@ elif "bare" in v:
 import os
 K=int(os.environ.get("BATCH","30"))
 sql=sql.replace("K_MINUS_1", str(K-1))
-print(("\\set n random(1, N_MAX)\n\\set v random(1, 1000000)\n" + " ".join(line.strip() for line in sql.splitlines()) + ";").replace("N_MAX", str(100000-K+1)))
+print(("\\set n random(1, N_MAX)\n\\set v random(1, 1000000)\n" + " ".join(line.strip() for line in sql.splitlines()) + ";").replace("N_MAX", str(int(os.environ.get("USERS", "100000"))-K+1)))

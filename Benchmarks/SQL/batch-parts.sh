@@ -14,20 +14,11 @@ rounds=$1; seconds=$2; shift 2; variants=("$@")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export PGOPTIONS="-c client_min_messages=warning"
 dir=$(mktemp -d)
-migrations=$root/Services/Accounts/Service/Migrations
-id() { echo "('00000000-0000-4000-8000-' || lpad(to_hex($1), 12, '0'))::uuid"; }
+. "$root/Benchmarks/SQL/scratch-accounts.sh"
 i=0; declare -A schema_of
 for v in "${variants[@]}"; do
   s=abl$i; i=$((i+1)); schema_of[$v]=$s
-  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "DROP SCHEMA IF EXISTS $s CASCADE; CREATE SCHEMA $s" >/dev/null
-  for file in $(ls "$migrations"/01*.sql | grep -v 0190); do
-    PGOPTIONS="$PGOPTIONS -c search_path=$s,public" psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -f "$file" >/dev/null
-  done
-  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 >/dev/null <<SQL
-INSERT INTO $s.users (id, apple_id, state, eligibility_confirmed_at, eligibility_rules_version, tos_version, tos_accepted_at)
-SELECT $(id n), 'apple-' || n, 'CA', now(), 'rules-1', 'v0', now() FROM generate_series(1, 100000) AS n;
-VACUUM ANALYZE $s.users;
-SQL
+  scratch_accounts "$s" 100000
   python3 "$root/Benchmarks/SQL/batch-parts.py" "$s" "$v" < $root/Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift > "$dir/$s.sql"
 done
 pm=$(head -1 "$COMPASS_PG_DIR"/data/postmaster.pid 2>/dev/null || head -1 "$COMPASS_PG_DIR"/postmaster.pid)

@@ -14,42 +14,15 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 export PGOPTIONS="-c client_min_messages=warning"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"; psql "$DATABASE_URL" -qX -c "DROP SCHEMA IF EXISTS kba, kbb CASCADE" >/dev/null 2>&1 || true' EXIT
-migrations=$root/Services/Accounts/Service/Migrations
 git -C "$root" show 3c3efc4:Services/Accounts/Service/Migrations/0190_consent_keys_on_users.sql >"$dir/0190.sql"
-id() { echo "('00000000-0000-4000-8000-' || lpad(to_hex($1), 12, '0'))::uuid"; }
-for schema in kba kbb; do
-  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null
-  files=$(ls "$migrations"/01*.sql)
-  [ "$schema" = kbb ] && files="$files $dir/0190.sql"
-  for file in $files; do
-    PGOPTIONS="$PGOPTIONS -c search_path=$schema,public" psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -f "$file" >/dev/null
-  done
-  psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 >/dev/null <<SQL
-INSERT INTO $schema.users (id, apple_id, state, eligibility_confirmed_at, eligibility_rules_version, tos_version, tos_accepted_at)
-SELECT $(id n), 'apple-' || n, 'CA', now(), 'rules-1', 'v0', now() FROM generate_series(1, 20000) AS n;
-VACUUM ANALYZE $schema.users;
-SQL
-done
+. "$root/Benchmarks/SQL/scratch-accounts.sh"
+scratch_accounts kba 20000
+scratch_accounts kbb 20000 "$dir/0190.sql"
 # The statement of each side, with its input drawn from 30 consecutive users.
-cat >"$dir/statement.py" <<'PY'
-import sys
-schema, s = sys.argv[1], sys.stdin.read()
-sql = s[s.index("sql: \"\"\"") + 8:s.index("                \"\"\")")]
-sql = sql.replace("\\(users)", schema + ".users").replace("\\(schema)", schema)
-sql = sql.replace("\\(StoredUser.columns(of: \"u\"))", "u.id, u.tos_version, u.tos_accepted_at, u.signup_receipt_id")
-start, end = sql.index("WITH a AS ("), sql.index("), t AS (")
-sql = sql[:start] + """WITH a AS (
-    SELECT id AS user_id, 'v' || :v AS version, 'accounts.accept:' || gen_random_uuid() AS key, '203.0.113.9'::text AS client_ip,
-        'PlayoffChallenge/1.0'::text AS user_agent, gen_random_uuid() AS record_id, row_number() OVER () AS n
-    FROM """ + schema + """.users
-    WHERE id BETWEEN ('00000000-0000-4000-8000-' || lpad(to_hex(:n::int), 12, '0'))::uuid
-        AND ('00000000-0000-4000-8000-' || lpad(to_hex((:n + 29)::int), 12, '0'))::uuid
-""" + sql[end:]
-print("\\set n random(1, 19971)\n\\set v random(1, 1000000)\n" + " ".join(line.strip() for line in sql.splitlines()) + ";")
-PY
 for pair in "kba 191852a" "kbb 3c3efc4"; do
   set -- $pair
-  git -C "$root" show "$2:Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift" | python3 "$dir/statement.py" "$1" >"$dir/$1.sql"
+  git -C "$root" show "$2:Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift" \
+    | USERS=20000 python3 "$root/Benchmarks/SQL/batch-parts.py" "$1" full >"$dir/$1.sql"
 done
 declare -A latencies
 for round in $(seq 1 "$rounds"); do
