@@ -18,16 +18,22 @@ struct ConsentDrain: Sendable {
     static func wait(databaseURL: String, schema: String, limit: Duration, logger: Logger) async throws -> ConsentDrain {
         let connection = try await PostgresConnection.connect(
             configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-drain"), logger: logger)
-        defer { Task { await connection.close() } }
         let start = ContinuousClock.now
         let sql = "SELECT count(*) FROM \(schema).consent_outbox"
-        while true {
-            let remaining = try await connection.run { db in try db.query(sql)[0].decode(Int.self, column: 0) }
-            let waited = ContinuousClock.now - start
-            if remaining == 0 || waited >= limit {
-                return ConsentDrain(seconds: Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18, remaining: remaining)
+        do {
+            while true {
+                let remaining = try await connection.run { db in try db.query(sql)[0].decode(Int.self, column: 0) }
+                let waited = ContinuousClock.now - start
+                if remaining == 0 || waited >= limit {
+                    await connection.close()
+                    let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+                    return ConsentDrain(seconds: seconds, remaining: remaining)
+                }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch {
+            await connection.close()
+            throw error
         }
     }
 }
