@@ -51,9 +51,19 @@ import Testing
             let large = try await measured()
             try await pool.withConnection { db in try db.execute("ANALYZE accounts.consent_outbox") }
             let analyzed = try await measured()
+            let heapPages = try await pool.withConnection { db in
+                try db.query("SELECT pg_relation_size('accounts.consent_outbox') / 8192")[0].decode(Int.self, column: 0)
+            }
+            // A scan of the table touches at least its heap's pages (about 1,600 here; the plain
+            // statements' page and prune touched 1,633 and 2,133) and grows with it. By the index,
+            // a page or summary touches a few dozen (more once the new rows' pages are not yet
+            // all-visible and an index-only count reads the heap), a prune of 500 about 600, and
+            // neither grows with the backlog.
             for (check, before) in small.sorted(by: { $0.key < $1.key }) {
                 for (after, label) in [(large[check] ?? 0, "stale statistics"), (analyzed[check] ?? 0, "analyzed")] {
-                    #expect(after <= before * 2 + 20, "\(check), \(label): \(before) buffers at 20,000 acts, \(after) at 80,000")
+                    #expect(
+                        after < heapPages && after <= before * 2 + 100,
+                        "\(check), \(label): \(before) buffers at 20,000 acts, \(after) at 80,000 (\(heapPages) heap pages)")
                 }
             }
             // The page is the first 500 in (transaction, id) order.
