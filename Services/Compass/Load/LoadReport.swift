@@ -42,10 +42,12 @@ struct LoadReport {
         }
         if let itemsPerBatch { lines.append(String(format: "  batches      %.1f acceptances per accounts.accept_terms_batch call", itemsPerBatch)) }
         if let drain, let chainedRate {
+            let ratio = baselineTPS.map { String(format: " (ratio %.2f×)", chainedRate / $0) } ?? ""
             lines.append(
                 drain.remaining == 0
-                    ? String(format: "  chained      Audit chained every act %.2f s after the last acknowledgement: %.0f/s over both", drain.seconds, chainedRate)
-                        + (baselineTPS.map { String(format: " (ratio %.2f×)", chainedRate / $0) } ?? "")
+                    ? String(
+                        format: "  chained      Audit chained every act %.2f s after the last acknowledgement: %.0f/s over both",
+                        drain.seconds, chainedRate) + ratio
                     : String(format: "  chained      NOT ALL: %d acts still unchained %.0f s after the load", drain.remaining, drain.seconds))
         }
         if let baselineTPS {
