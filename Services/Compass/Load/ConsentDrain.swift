@@ -26,8 +26,7 @@ struct ConsentDrain: Sendable {
                 let waited = ContinuousClock.now - start
                 if remaining == 0 || waited >= limit {
                     await connection.close()
-                    let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
-                    return ConsentDrain(seconds: seconds, remaining: remaining)
+                    return ConsentDrain(seconds: waited.inSeconds, remaining: remaining)
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
