@@ -5,8 +5,8 @@ import Testing
 
 @testable import AccountsService
 
-/// How PostgreSQL runs a page of the consent stream, its summary and its pruning: by the (xid, id)
-/// index from the reader's position, whatever the table's statistics say (migration 0200). A page
+/// How PostgreSQL runs a page of the consent stream, its summary, its pruning and the backlog's
+/// count: by the (xid, id) index, whatever the table's statistics say (migrations 0200, 0210). A page
 /// once sorted the whole stream (its ORDER BY named the output column `xid`, a bigint); then, with
 /// the statistics of a drained queue (autovacuum saw it empty), the planner chose a sequential scan
 /// and a sort: 15 µs an act under `compass load` with a 100,000-act backlog, and a catch-up after
@@ -34,7 +34,7 @@ import Testing
             }
             let checks = [
                 ("page", statements.page.sql, "0, 0, 500"), ("summary", statements.summary.sql, "0, 0, 600"),
-                ("prune", statements.prune.sql, "0, 0, \(xid), \(id)"),
+                ("prune", statements.prune.sql, "0, 0, \(xid), \(id)"), ("backlog", statements.backlog.sql, "600"),
             ]
             func measured() async throws -> [String: Int] {
                 var buffers: [String: Int] = [:]
@@ -104,7 +104,7 @@ import Testing
             try db.execute("BEGIN")
             defer { _ = try? db.execute("ROLLBACK") }
             try db.execute("SET LOCAL plan_cache_mode = \(mode)")
-            let types = sql.contains("$4") ? "bigint, bigint, bigint, bigint" : "bigint, bigint, int"
+            let types = sql.contains("$4") ? "bigint, bigint, bigint, bigint" : sql.contains("$3") ? "bigint, bigint, int" : "int"
             try db.execute("PREPARE plan_check(\(types)) AS \(sql)")
             defer { _ = try? db.execute("DEALLOCATE plan_check") }
             try db.execute("SAVEPOINT first")

@@ -6,8 +6,8 @@ import Metrics
 import ServiceKit
 
 /// Counts the consent stream's entries Audit has not chained yet, every `interval`: the lag
-/// metrics (`accounts_consent_backlog`, entries; `accounts_consent_chain_lag_seconds`, the age of
-/// the oldest) and the backpressure. Past `limit` entries, new acts are refused with `unavailable`
+/// metrics (`accounts_consent_backlog`, entries, counted up to one past the limit;
+/// `accounts_consent_chain_lag_seconds`, the age of the first in stream order) and the backpressure. Past `limit` entries, new acts are refused with `unavailable`
 /// and a retry hint until Audit catches up, so with Audit down the stream grows to about the
 /// limit plus one interval of acts and no further. (Refusing rather than slowing down: a slowed
 /// act still piles up while Audit stays down, and holds a connection while it waits.)
@@ -40,7 +40,8 @@ final class ConsentBacklog: PeriodicSweep, Sendable {
 
     func sweep() async {
         do {
-            let (count, oldest) = try await store.consentBacklog()
+            // One past the limit is all the refusal needs, and the gauge then reads "past it".
+            let (count, oldest) = try await store.consentBacklog(countingUpTo: limit + 1)
             counted.withLock { $0 = count }
             entries.record(count)
             lag.record(oldest.map { max(0, Date().timeIntervalSince($0)) } ?? 0)

@@ -76,10 +76,12 @@ extension AccountsStore {
         }
     }
 
-    /// How many entries Audit has not chained yet, and when the oldest of them was written.
-    public func consentBacklog() async throws -> (count: Int, oldest: Date?) {
-        let sql = "SELECT count(*)::bigint, min(created_at) FROM \(consentStream.table)"
-        return try await pool.withConnection { db in try db.query(sql)[0].decode(Int.self, Date?.self) }
+    /// How many entries Audit has not chained yet, counted up to `limit`, and when the first of
+    /// them in stream order was written (migration 0210: by the stream's index, not its heap).
+    public func consentBacklog(countingUpTo limit: Int) async throws -> (count: Int, oldest: Date?) {
+        try await pool.withConnection { [consentStream] db in
+            try db.query(consentStream.backlog, limit)[0].decode(Int.self, Date?.self)
+        }
     }
 
     /// Whether the act with this record id has left the stream: Audit has chained it.
@@ -121,6 +123,7 @@ struct ConsentStreamStatements: Sendable {
     let pruneNumbered: PostgresStatement
     let page: PostgresStatement
     let summary: PostgresStatement
+    let backlog: PostgresStatement
 
     init(schema: String) {
         table = "\(schema).consent_outbox"
@@ -138,5 +141,6 @@ struct ConsentStreamStatements: Sendable {
         summary = PostgresStatement(
             name: "\(schema)_consents_summary",
             sql: "SELECT * FROM \(schema).consents_summary($1::bigint::text::xid8, $2::bigint, $3::int)")
+        backlog = PostgresStatement(name: "\(schema)_consents_backlog", sql: "SELECT * FROM \(schema).consents_backlog($1::int)")
     }
 }
