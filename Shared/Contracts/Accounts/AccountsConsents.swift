@@ -20,8 +20,13 @@ import Foundation
 /// Accounts' events is not filled with acts they ignore).
 public enum AccountsConsentsSince: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
-        /// Entries after this position; everything up to it is chained (``ConsentStreamPosition/start``: all).
+        /// Entries after this position; everything up to it is chained (``ConsentStreamPosition/start``: all),
+        /// unless `chained` says less.
         public var after: ConsentStreamPosition
+        /// Everything up to here is chained, when that is less than `after`: a reader that asks for the
+        /// next page while it is still chaining the one before (from `chained` to `after`), so
+        /// Accounts keeps those entries. At most `after`; nil: `after`.
+        public var chained: ConsentStreamPosition?
         /// Only from an Audit whose position is still a sequence number of the numbered stream
         /// (before the stream was ordered by transaction, Accounts migration 0180): the entries
         /// numbered up to it are chained and deleted, and the reply starts at the first of the
@@ -32,8 +37,12 @@ public enum AccountsConsentsSince: RPCMethod {
         /// How long to wait for a first entry when there is none yet (capped at 5,000).
         public var waitMilliseconds: Int
 
-        public init(after: ConsentStreamPosition, afterSequence: Int64? = nil, limit: Int = 1000, waitMilliseconds: Int = 0) {
+        public init(
+            after: ConsentStreamPosition, chained: ConsentStreamPosition? = nil, afterSequence: Int64? = nil, limit: Int = 1000,
+            waitMilliseconds: Int = 0
+        ) {
             self.after = after
+            self.chained = chained
             self.afterSequence = afterSequence
             self.limit = limit
             self.waitMilliseconds = waitMilliseconds

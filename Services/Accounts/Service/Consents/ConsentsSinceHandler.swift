@@ -59,23 +59,24 @@ struct ConsentsSinceHandler: Sendable {
             guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
                 throw BusError(.forbidden, "the consent stream is for the audit service and operators")
             }
-            let (after, numbered) = (request.after, request.afterSequence)
+            let (after, numbered, chained) = (request.after, request.afterSequence, request.chained ?? request.after)
             guard after.transaction >= 0, after.entry >= 0, numbered.map({ $0 >= 0 && after == .start }) ?? true,
+                chained.transaction >= 0, chained.entry >= 0, chained <= after,
                 (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
                 (0...AccountsConsentsSince.maximumWaitMilliseconds).contains(request.waitMilliseconds)
             else {
                 throw BusError(
                     .invalidArgument,
-                    "after's numbers must be ≥ 0, afterSequence ≥ 0 and only with after at the start, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
+                    "after's and chained's numbers must be ≥ 0, chained at most after, afterSequence ≥ 0 and only with after at the start, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
                 )
             }
             let generation = signal.generation
             let from = pruned.withLock { $0 }
-            var page = try await store.consents(after: after, numbered: numbered, pruned: from, limit: request.limit)
-            pruned.withLock { $0 = max($0, after) }
+            var page = try await store.consents(after: after, chained: chained, numbered: numbered, pruned: from, limit: request.limit)
+            pruned.withLock { $0 = max($0, chained) }
             if page.entries.isEmpty && request.waitMilliseconds > 0 {
                 await signal.wait(after: generation, atMost: .milliseconds(request.waitMilliseconds))
-                page = try await store.consents(after: after, pruned: max(from, after), limit: request.limit)
+                page = try await store.consents(after: after, chained: chained, pruned: max(from, chained), limit: request.limit)
             }
             return AccountsConsentsSince.Reply(entries: page.entries, latest: page.latest, remaining: page.remaining)
         }

@@ -46,21 +46,23 @@ extension AccountsStore {
     }
 
     /// One page of the stream after `after`, the last entry readable now and how many readable
-    /// entries follow the page. First deletes the entries up to `after` (and, for an Audit still
-    /// at a position of the numbered stream, those numbered up to `numbered`): the caller, Audit,
-    /// asks after an entry only once it has chained it. `pruned` is where this instance's last
+    /// entries follow the page. First deletes the entries up to `chained` (by default `after`;
+    /// and, for an Audit still at a position of the numbered stream, those numbered up to
+    /// `numbered`): the caller, Audit, has chained them. `pruned` is where this instance's last
     /// pruning ended: every row up to it is gone, so the deletion's index scan starts there and
     /// not among the dead entries before it. Each statement on its own, the pruning and the page
     /// in one round trip, and none holds a lock or a transaction id while the page is read; a
     /// page shorter than `limit` is everything readable, so only a full one asks how far the
     /// stream goes (a second round trip).
     public func consents(
-        after: ConsentStreamPosition, numbered: Int64? = nil, pruned: ConsentStreamPosition = .start, limit: Int
+        after: ConsentStreamPosition, chained: ConsentStreamPosition? = nil, numbered: Int64? = nil, pruned: ConsentStreamPosition = .start,
+        limit: Int
     ) async throws -> (entries: [AccountsConsentsSince.Entry], latest: ConsentStreamPosition?, remaining: Int) {
         let statements = consentStream
+        let chained = min(chained ?? after, after)
         var calls: [PipelineCall] = []
-        if after > pruned {
-            calls.append(PipelineCall(statements.prune, [pruned.transaction, pruned.entry, after.transaction, after.entry]))
+        if chained > pruned {
+            calls.append(PipelineCall(statements.prune, [pruned.transaction, pruned.entry, chained.transaction, chained.entry]))
         }
         if let numbered { calls.append(PipelineCall(statements.pruneNumbered, [numbered])) }
         calls.append(PipelineCall(statements.page, [after.transaction, after.entry, limit]))

@@ -53,11 +53,14 @@ final class ConsentFollower: Service, Sendable {
 
     func run() async throws {
         var failures = 0
+        var next: NextPage?
         while !Task.isShuttingDownGracefully {
             do {
-                try await followOnce()
+                next = try await followOnce(prefetched: next)
                 failures = 0
             } catch {
+                next?.reply.cancel()
+                next = nil
                 failures += 1
                 let level: Logger.Level = failures > 3 && !(error is ConsentPage.PositionMoved) ? .warning : .debug
                 logger.log(level: level, "consent follower: failed, will retry", metadata: ["error": "\(error)", "failures": "\(failures)"])
@@ -65,21 +68,68 @@ final class ConsentFollower: Service, Sendable {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: min(pause, .seconds(5))) }
             }
         }
+        next?.reply.cancel()
     }
 
-    /// Reads one page after the position (waiting for one when there is none) and chains it.
-    func followOnce() async throws {
+    /// The read of the page after `after`, sent while the page before it is chained.
+    struct NextPage: Sendable {
+        let after: ConsentStreamPosition
+        let reply: Task<AccountsConsentsSince.Reply, any Error>
+    }
+
+    /// Reads one page after the position (waiting for one when there is none), or takes the one
+    /// `prefetched` when it starts there, and chains it. While a backlog waits (the page was full
+    /// and more follow), first asks for the next page, telling Accounts that only the entries up
+    /// to the position are chained, so the read and its bus hop overlap this page's chaining;
+    /// returns that read. (Only then: while Audit keeps up, a read sent early would be answered at
+    /// the first commit and pages would shrink to an act or two.)
+    func followOnce(prefetched: NextPage? = nil) async throws -> NextPage? {
         let start = try await position()
         let reply: AccountsConsentsSince.Reply
+        if let prefetched, start == .at(prefetched.after) {
+            reply = try await read { try await prefetched.reply.value }
+        } else {
+            prefetched?.reply.cancel()
+            reply = try await read { [self] in
+                try await accounts().call(
+                    AccountsConsentsSince.self, start.request(limit: Self.pageSize, waitMilliseconds: Self.wait),
+                    principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
+            }
+        }
+        var next: NextPage?
+        if reply.remaining > 0, case .at(let chained) = start, let last = reply.entries.last?.position {
+            let request = AccountsConsentsSince.Request(after: last, chained: chained, limit: Self.pageSize)
+            next = NextPage(
+                after: last,
+                reply: Task { [self] in
+                    try await accounts().call(
+                        AccountsConsentsSince.self, request, principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
+                })
+        }
         do {
-            reply = try await accounts().call(
-                AccountsConsentsSince.self, start.request(limit: Self.pageSize, waitMilliseconds: Self.wait),
-                principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
+            try await chain(reply, from: start)
+        } catch {
+            next?.reply.cancel()
+            throw error
+        }
+        return next
+    }
+
+    /// A read of the stream, noting whether Accounts answered.
+    private func read(_ call: () async throws -> AccountsConsentsSince.Reply) async throws -> AccountsConsentsSince.Reply {
+        do {
+            let reply = try await call()
             reachable.withLock { $0 = true }
+            return reply
         } catch {
             reachable.withLock { $0 = false }
             throw error
         }
+    }
+
+    /// Chains a page read after `start`, erasing a deleted account's records where its deletion
+    /// comes in the stream.
+    private func chain(_ reply: AccountsConsentsSince.Reply, from start: ConsentPosition) async throws {
         var position = start
         var acts: [PendingRecord] = []
         var last = start.stream
