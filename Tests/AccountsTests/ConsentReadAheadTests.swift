@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Audit reads the next page of the consent stream while it chains the one before, whenever a
-/// backlog waits (``AccountsConsentsSince/Request/chained``): Accounts keeps the entries the
+/// backlog waits (``AccountsConsentsSince/Request/readAfter``): Accounts keeps the entries the
 /// reader has not chained yet, and a backlog of several pages, with Audit killed in the middle of
 /// it, is chained once each and in order.
 @Suite(.serialized) struct ConsentReadAheadTests {
@@ -21,7 +21,7 @@ import Testing
             let entries = try await harness.streamEntries(count: 4)
             func read(after: ConsentStreamPosition, chained: ConsentStreamPosition) async throws -> [ConsentStreamPosition] {
                 try await harness.accountsClient.call(
-                    AccountsConsentsSince.self, .init(after: after, chained: chained), principal: AccountsHarness.operatorPrincipal
+                    AccountsConsentsSince.self, .init(after: chained, readAfter: after), principal: AccountsHarness.operatorPrincipal
                 ).entries.map(\.position)
             }
             // The page after the second entry, nothing chained yet: the first two stay.
@@ -30,7 +30,7 @@ import Testing
             // The first chained: it goes, the second stays.
             #expect(try await read(after: entries[1].position, chained: entries[0].position) == entries.suffix(2).map(\.position))
             #expect(try await harness.streamRows() == 3)
-            // More chained than read is refused, and prunes nothing.
+            // A page that would start before what is chained is refused, and prunes nothing.
             let refused = try await harness.refusal { try await read(after: entries[1].position, chained: entries[2].position) }
             #expect(refused.code == .invalidArgument)
             #expect(try await harness.streamRows() == 3)
@@ -88,7 +88,7 @@ extension AccountsHarness {
         var entries: [AccountsConsentsSince.Entry] = []
         while true {
             let page = try await accountsClient.call(
-                AccountsConsentsSince.self, .init(after: entries.last?.position ?? .start, chained: .start),
+                AccountsConsentsSince.self, .init(after: .start, readAfter: entries.last?.position ?? .start),
                 principal: Self.operatorPrincipal
             ).entries
             if page.isEmpty { return entries }

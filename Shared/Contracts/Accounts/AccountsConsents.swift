@@ -20,13 +20,15 @@ import Foundation
 /// Accounts' events is not filled with acts they ignore).
 public enum AccountsConsentsSince: RPCMethod {
     public struct Request: Codable, Sendable, Equatable {
-        /// Entries after this position; everything up to it is chained (``ConsentStreamPosition/start``: all),
-        /// unless `chained` says less.
+        /// Entries after this position (or after `readAfter`); everything up to it is chained
+        /// (``ConsentStreamPosition/start``: all).
         public var after: ConsentStreamPosition
-        /// Everything up to here is chained, when that is less than `after`: a reader that asks for the
-        /// next page while it is still chaining the one before (from `chained` to `after`), so
-        /// Accounts keeps those entries. At most `after`; nil: `after`.
-        public var chained: ConsentStreamPosition?
+        /// The page starts after this later position instead: a reader asking for the next page
+        /// while it still chains the one before (the entries from `after` to here), which Accounts
+        /// keeps. At least `after`. An Accounts older than this field answers with the page after
+        /// `after`, which the reader recognises (its first entry is not past `readAfter`) and drops;
+        /// so the field never makes an older Accounts prune what is not chained.
+        public var readAfter: ConsentStreamPosition?
         /// Only from an Audit whose position is still a sequence number of the numbered stream
         /// (before the stream was ordered by transaction, Accounts migration 0180): the entries
         /// numbered up to it are chained and deleted, and the reply starts at the first of the
@@ -38,11 +40,11 @@ public enum AccountsConsentsSince: RPCMethod {
         public var waitMilliseconds: Int
 
         public init(
-            after: ConsentStreamPosition, chained: ConsentStreamPosition? = nil, afterSequence: Int64? = nil, limit: Int = 1000,
+            after: ConsentStreamPosition, readAfter: ConsentStreamPosition? = nil, afterSequence: Int64? = nil, limit: Int = 1000,
             waitMilliseconds: Int = 0
         ) {
             self.after = after
-            self.chained = chained
+            self.readAfter = readAfter
             self.afterSequence = afterSequence
             self.limit = limit
             self.waitMilliseconds = waitMilliseconds

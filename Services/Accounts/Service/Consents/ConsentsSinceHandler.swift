@@ -59,15 +59,14 @@ struct ConsentsSinceHandler: Sendable {
             guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
                 throw BusError(.forbidden, "the consent stream is for the audit service and operators")
             }
-            let (after, numbered, chained) = (request.after, request.afterSequence, request.chained ?? request.after)
-            guard after.transaction >= 0, after.entry >= 0, numbered.map({ $0 >= 0 && after == .start }) ?? true,
-                chained.transaction >= 0, chained.entry >= 0, chained <= after,
+            let (chained, numbered, after) = (request.after, request.afterSequence, request.readAfter ?? request.after)
+            guard chained.transaction >= 0, chained.entry >= 0, numbered.map({ $0 >= 0 && chained == .start }) ?? true, after >= chained,
                 (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
                 (0...AccountsConsentsSince.maximumWaitMilliseconds).contains(request.waitMilliseconds)
             else {
                 throw BusError(
                     .invalidArgument,
-                    "after's and chained's numbers must be ≥ 0, chained at most after, afterSequence ≥ 0 and only with after at the start, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
+                    "after's numbers must be ≥ 0, readAfter at least after, afterSequence ≥ 0 and only with after at the start, limit 1 to \(AccountsConsentsSince.maximumLimit), waitMilliseconds 0 to \(AccountsConsentsSince.maximumWaitMilliseconds)"
                 )
             }
             let generation = signal.generation

@@ -86,10 +86,9 @@ final class ConsentFollower: Service, Sendable {
     func followOnce(prefetched: NextPage? = nil) async throws -> NextPage? {
         let start = try await position()
         let reply: AccountsConsentsSince.Reply
-        if let prefetched, start == .at(prefetched.after) {
-            reply = try await read { try await prefetched.reply.value }
+        if let early = try await take(prefetched, at: start) {
+            reply = early
         } else {
-            prefetched?.reply.cancel()
             reply = try await read { [self] in
                 try await accounts().call(
                     AccountsConsentsSince.self, start.request(limit: Self.pageSize, waitMilliseconds: Self.wait),
@@ -98,7 +97,7 @@ final class ConsentFollower: Service, Sendable {
         }
         var next: NextPage?
         if reply.remaining > 0, case .at(let chained) = start, let last = reply.entries.last?.position {
-            let request = AccountsConsentsSince.Request(after: last, chained: chained, limit: Self.pageSize)
+            let request = AccountsConsentsSince.Request(after: chained, readAfter: last, limit: Self.pageSize)
             next = NextPage(
                 after: last,
                 reply: Task { [self] in
@@ -113,6 +112,19 @@ final class ConsentFollower: Service, Sendable {
             throw error
         }
         return next
+    }
+
+    /// The page read ahead, if it starts at `start` and Accounts honoured its `readAfter`: a page
+    /// that starts at or before its read position came from an Accounts that does not know the
+    /// field (it pruned only what was chained), and is read again.
+    private func take(_ prefetched: NextPage?, at start: ConsentPosition) async throws -> AccountsConsentsSince.Reply? {
+        guard let prefetched else { return nil }
+        guard start == .at(prefetched.after) else {
+            prefetched.reply.cancel()
+            return nil
+        }
+        let reply = try await read { try await prefetched.reply.value }
+        return reply.entries.first.map { $0.position > prefetched.after } ?? true ? reply : nil
     }
 
     /// A read of the stream, noting whether Accounts answered.
