@@ -25,9 +25,8 @@ struct ServiceDatabaseRoles {
         do { configuration = try PostgresConfiguration(adminURL, applicationName: "compass-db-roles") } catch {
             throw CLIError("the admin database URL is not a valid PostgreSQL URL")  // never echoed: it may hold a password
         }
-        let connection = try await PostgresConnection.connect(configuration: configuration, logger: logger)
-        do {
-            let roles = try await connection.run { connection in
+        return try await PostgresConnection.using(configuration: configuration, logger: logger) { connection in
+            try await connection.run { connection in
                 var roles: [ServiceName: ServiceRoles] = [:]
                 for service in services {
                     guard let password = passwords[service] else { throw CLIError("no passwords for \(service.rawValue)") }
@@ -36,11 +35,6 @@ struct ServiceDatabaseRoles {
                 }
                 return roles
             }
-            await connection.close()
-            return roles
-        } catch {
-            await connection.close()
-            throw error
         }
     }
 }

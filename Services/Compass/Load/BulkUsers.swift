@@ -153,16 +153,9 @@ struct BulkUsers {
     }
 
     private func withDatabase<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
-        let connection = try await PostgresConnection.connect(
-            configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-users"), logger: logger)
-        do {
-            let result = try await connection.run(body)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await PostgresConnection.using(
+            configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-users"), logger: logger
+        ) { connection in try await connection.run(body) }
     }
 
     /// Each user's session token, signed with `keys` as Accounts signs them; `user_id token` lines.

@@ -16,23 +16,17 @@ struct ConsentDrain: Sendable {
     /// Waits, up to `limit`, until Accounts' consent stream (`<schema>.consent_outbox`, read as
     /// its owner at `databaseURL`) is empty, polling every 50 ms.
     static func wait(databaseURL: String, schema: String, limit: Duration, logger: Logger) async throws -> ConsentDrain {
-        let connection = try await PostgresConnection.connect(
-            configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-drain"), logger: logger)
-        let start = ContinuousClock.now
         let sql = "SELECT count(*) FROM \(schema).consent_outbox"
-        do {
+        return try await PostgresConnection.using(
+            configuration: try PostgresConfiguration(databaseURL, applicationName: "compass-load-drain"), logger: logger
+        ) { connection in
+            let start = ContinuousClock.now
             while true {
                 let remaining = try await connection.run { db in try db.query(sql)[0].decode(Int.self, column: 0) }
                 let waited = ContinuousClock.now - start
-                if remaining == 0 || waited >= limit {
-                    await connection.close()
-                    return ConsentDrain(seconds: waited.inSeconds, remaining: remaining)
-                }
+                if remaining == 0 || waited >= limit { return ConsentDrain(seconds: waited.inSeconds, remaining: remaining) }
                 try await Task.sleep(for: .milliseconds(50))
             }
-        } catch {
-            await connection.close()
-            throw error
         }
     }
 }

@@ -46,6 +46,22 @@ public actor PostgresConnection {
         return connection
     }
 
+    /// Opens a connection, runs `body` with it, and closes it whether `body` returned or threw: a
+    /// command's one session (compass's bulk users, its wait for Audit, its role set-up).
+    public static func using<T: Sendable>(
+        configuration: PostgresConfiguration, logger: Logger, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let connection = try await connect(configuration: configuration, logger: logger)
+        do {
+            let result = try await body(connection)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
     // Isolated: runs on the connection thread, so PQfinish never races a running call.
     isolated deinit {
         if let raw { PQfinish(raw) }
