@@ -1,6 +1,6 @@
 # The SQL of Accounts' batch statement for batch-parts.sh: its schema, a variant, the Swift source
 # on stdin; prints a pgbench script whose batch is BATCH (30) consecutive users of USERS (100,000).
-import sys, re
+import os, re, sys
 schema, variant, s = sys.argv[1], sys.argv[2], sys.stdin.read()
 sql = s[s.index("sql: \"\"\"") + 8:s.index("                \"\"\")")]
 sql = sql.replace("\\(users)", schema + ".users").replace("\\(schema)", schema)
@@ -17,8 +17,7 @@ sql = sql[:start] + """WITH a AS (
 def cte(name, body):
     global sql
     i = sql.index(name + " AS (")
-    j = sql.index("), ", i) if name != "updated" else None
-    # find the end of this CTE: next top-level "), <name> AS"
+    # the CTE ends where the next one starts: "), <name> AS"
     m = re.compile(r"\), \w+ AS").search(sql, i)
     sql = sql[:i] + name + " AS (" + body + sql[m.start():]
 v = set(variant.split("+"))
@@ -39,7 +38,6 @@ elif "bare" in v:
     sql = ("UPDATE " + schema + ".users SET tos_version = 'v' || :v, tos_accepted_at = now(), tos_declined_at = NULL "
            "WHERE id BETWEEN ('00000000-0000-4000-8000-' || lpad(to_hex(:n::int), 12, '0'))::uuid "
            "AND ('00000000-0000-4000-8000-' || lpad(to_hex((:n + K_MINUS_1)::int), 12, '0'))::uuid")
-import os
-K=int(os.environ.get("BATCH","30"))
+K = int(os.environ.get("BATCH", "30"))
 sql=sql.replace("K_MINUS_1", str(K-1))
 print(("\\set n random(1, N_MAX)\n\\set v random(1, 1000000)\n" + " ".join(line.strip() for line in sql.splitlines()) + ";").replace("N_MAX", str(int(os.environ.get("USERS", "100000"))-K+1)))

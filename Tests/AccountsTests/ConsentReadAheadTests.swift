@@ -53,15 +53,7 @@ import Testing
             }
             stop.withLock { $0 = true }
             let acks = try await load.value
-            // (Read again until every act is readable: another suite's transaction on the same
-            // cluster can hold the last ones back for a moment.)
-            let streamed = try await withTimeout(.seconds(20), "\(acks) readable acts") {
-                while true {
-                    let entries = try await harness.wholeStreamUnpruned().compactMap(\.recordId)
-                    if entries.count >= acks { return entries }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let streamed = try await harness.wholeStreamUnpruned(count: acks).compactMap(\.recordId)
             #expect(streamed.count == acks)
             try await harness.startAudit()
             // Killed three times just after a page commits, at different points of the next one
@@ -91,16 +83,23 @@ import Testing
 
 extension AccountsHarness {
     /// Every readable entry of the stream, read page by page as an operator without pruning any
-    /// (each read says nothing is chained).
-    func wholeStreamUnpruned() async throws -> [AccountsConsentsSince.Entry] {
-        var entries: [AccountsConsentsSince.Entry] = []
-        while true {
-            let page = try await accountsClient.call(
-                AccountsConsentsSince.self, .init(after: .start, readAfter: entries.last?.position ?? .start),
-                principal: Self.operatorPrincipal
-            ).entries
-            if page.isEmpty { return entries }
-            entries += page
+    /// (each read says nothing is chained); read again (bounded) until `count` entries are
+    /// readable, as ``streamEntries(count:)`` does.
+    func wholeStreamUnpruned(count: Int) async throws -> [AccountsConsentsSince.Entry] {
+        try await withTimeout(.seconds(20), "\(count) readable consent stream entries") { [accountsClient] in
+            while true {
+                var entries: [AccountsConsentsSince.Entry] = []
+                while true {
+                    let page = try await accountsClient.call(
+                        AccountsConsentsSince.self, .init(after: .start, readAfter: entries.last?.position ?? .start),
+                        principal: Self.operatorPrincipal
+                    ).entries
+                    if page.isEmpty { break }
+                    entries += page
+                }
+                if entries.count >= count { return entries }
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 }
