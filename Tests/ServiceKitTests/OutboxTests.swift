@@ -19,13 +19,16 @@ import Testing
         let server: RPCServer
         let pool: PostgresPool
 
-        static func start(in schema: TestSchema) async throws -> Publisher {
+        /// A publishing service named `service`, its events and its bus methods bound where asked.
+        static func start(
+            in schema: TestSchema, service: String = "test", events: String = "tcp://127.0.0.1:*", rpc: String = "tcp://127.0.0.1:*"
+        ) async throws -> Publisher {
             let logger = testLogger()
             try await Migrator(schema: schema.name, migrations: OutboxSchema.migrations, logger: logger).run(on: schema.pool)
             let outbox = Outbox(schema: schema.name)
-            let publisher = try await EventPublisher.bind(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
-            let server = RPCServer(name: "test", endpoints: ["tcp://127.0.0.1:*"], logger: logger)
-            EventsSinceHandler.register(service: "test", outbox: outbox, pool: schema.pool, on: server)
+            let publisher = try await EventPublisher.bind(name: service, endpoints: [events], logger: logger)
+            let server = RPCServer(name: service, endpoints: [rpc], logger: logger)
+            EventsSinceHandler.register(service: service, outbox: outbox, pool: schema.pool, on: server)
             try await server.start()
             let relay = OutboxRelay(outbox: outbox, pool: schema.pool, publisher: publisher, logger: logger)
             return Publisher(outbox: outbox, relay: relay, publisher: publisher, server: server, pool: schema.pool)

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Locks
 import Logging
+import Metrics
 import Postgres
 import ServiceLifecycle
 
@@ -66,6 +67,12 @@ public final class EventConsumer: Service, Sendable {
         self.logger = logger
     }
 
+    /// Consecutive failures logged at debug before they are a warning: a publisher restarting (or
+    /// starting after this consumer, as containers do) fails a catch-up or two, each waiting up to
+    /// the bus deadline, before its sockets reconnect; a third in a row (about 15 s at the default
+    /// interval) is worth an operator's eye. `events_consumer_failures_total{publisher}` counts every one.
+    static let failuresBeforeWarning = 3
+
     public func run() async throws {
         let (work, feed) = AsyncStream.makeStream(of: Work.self)
         let live = Task { [subscriber] in
@@ -82,15 +89,24 @@ public final class EventConsumer: Service, Sendable {
             live.cancel()
             ticker.cancel()
         }
+        var failures = 0
         for await item in work.cancelOnGracefulShutdown() {
             do {
                 switch item {
                 case .catchUp: try await catchUp()
                 case .live(let event): try await handleLive(event)
                 }
+                if failures >= Self.failuresBeforeWarning {
+                    logger.info("event consumer: caught up again", metadata: ["publisher": "\(publisher)", "failures": "\(failures)"])
+                }
+                failures = 0
             } catch {
                 // The next catch-up retries whatever failed here.
-                logger.warning("event consumer: failed, will catch up", metadata: ["publisher": "\(publisher)", "error": "\(error)"])
+                failures += 1
+                Counter(label: "events_consumer_failures_total", dimensions: [("publisher", publisher)]).increment()
+                logger.log(
+                    level: failures >= Self.failuresBeforeWarning ? .warning : .debug, "event consumer: failed, will catch up",
+                    metadata: ["publisher": "\(publisher)", "error": "\(error)", "failures": "\(failures)"])
             }
         }
     }
