@@ -17,8 +17,11 @@ struct S3FaultTests {
             secretAccessKey: "s", pathStyle: true, requestTimeout: timeout)
     }
 
-    /// A listening socket that never accepts: connections complete in the kernel and hang.
-    static func blackHole() throws -> (fd: Int32, port: Int) {
+    /// A listening socket that never accepts: connections complete in the kernel and hang. With
+    /// `listening: false`, a socket bound but not listening: connections to its port are refused,
+    /// and no other socket can take the port while it is open (a port closed instead could be
+    /// taken by another test's socket before the connect).
+    static func blackHole(listening: Bool = true) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -26,7 +29,7 @@ struct S3FaultTests {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0
+                bind(fd, $0, length) == 0 && (!listening || listen(fd, 64) == 0) && getsockname(fd, $0, &length) == 0
             }
         }
         guard ok else { throw POSIXError(.EADDRINUSE) }
@@ -34,8 +37,8 @@ struct S3FaultTests {
     }
 
     @Test func nothingListeningIsUnreachableAndRetryable() async throws {
-        let (fd, port) = try Self.blackHole()
-        close(fd)  // the port is now closed: connections are refused
+        let (fd, port) = try Self.blackHole(listening: false)
+        defer { close(fd) }
         let client = try S3Client(configuration: Self.configuration(port: port), logger: testLogger())
         let error = await #expect(throws: S3Error.self) { try await client.checkBucket() }
         #expect(error?.reason == .unreachable)
