@@ -5,6 +5,7 @@ import Foundation
 import Locks
 import Postgres
 import TestSupport
+import Testing
 
 /// The real Legal and Audit executables on a private database, with clients of both: what the
 /// Audit tests run against. Audit can be stopped and started again (catch-up tests).
@@ -64,7 +65,7 @@ final class AuditHarness: Sendable {
             }
             await legalClient.close()
             await auditClient.close()
-            harness.stopAudit()
+            await harness.stopAudit()
             legal.signal(SIGTERM)
             if await legal.waitForExit(timeout: .seconds(10)) == nil { legal.kill() }
             try result.get()
@@ -76,11 +77,15 @@ final class AuditHarness: Sendable {
     /// The running Audit process (nil while stopped).
     var audit: PeerProcess? { auditProcess.withLock { $0 } }
 
-    /// SIGTERM, and waits for it to exit (the graceful shutdown is bounded by the service).
-    func stopAudit() {
+    /// SIGTERM, and waits for it to exit (the graceful shutdown is bounded by the service), sleeping
+    /// rather than blocking a pool thread in `waitUntilExit` (ProcessExit.swift says why).
+    func stopAudit() async {
         guard let process = auditProcess.withLock({ $0 }) else { return }
         process.signal(SIGTERM)
-        process.process.waitUntilExit()
+        if await process.waitForExit(timeout: .seconds(30)) == nil {
+            Issue.record("Audit did not stop within 30 s of SIGTERM")
+            process.kill()
+        }
         auditProcess.withLock { $0 = nil }
     }
 

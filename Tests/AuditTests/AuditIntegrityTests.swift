@@ -103,7 +103,7 @@ import Testing
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             for _ in 0..<20 { _ = try await harness.record(UUID(), .termsOfService, version) }
             // A restart writes a checkpoint at shutdown.
-            harness.stopAudit()
+            await harness.stopAudit()
             try await harness.startAudit(writers: 1)
             let clean = try await harness.verify()
             #expect(clean.valid && clean.chains.first { $0.chain == 0 }?.records == 20)
@@ -132,7 +132,7 @@ import Testing
         try await AuditHarness.run(writers: 1) { harness in
             let version = try await harness.legalClient.call(LegalCurrent.self, .init(type: .termsOfService)).summary.version
             for _ in 0..<3 { _ = try await harness.record(UUID(), .termsOfService, version) }
-            harness.stopAudit()
+            await harness.stopAudit()
             try await harness.startAudit(writers: 1)
             #expect(try await harness.verify().badCheckpoints.isEmpty)
             try await harness.sql("UPDATE audit.checkpoints SET position = position - 1")
@@ -207,7 +207,7 @@ import Testing
             try await withTimeout(.seconds(30), "the first acknowledgements") {
                 while acknowledgedSoFar.value < 100 { try await Task.sleep(for: .milliseconds(2)) }
             }
-            if signal == SIGKILL { harness.killAudit() } else { harness.stopAudit() }
+            if signal == SIGKILL { harness.killAudit() } else { await harness.stopAudit() }
             let acknowledged = await calls.value
             try await harness.startAudit()
             let stored = try await harness.database.pool.withConnection { db in
@@ -224,7 +224,7 @@ import Testing
         try await AuditHarness.run { harness in
             // Audit has applied Legal's seeded versions.
             try await harness.waitForVersion(.privacyPolicy, harness.legalClient.call(LegalCurrent.self, .init(type: .privacyPolicy)).summary.version)
-            harness.stopAudit()
+            await harness.stopAudit()
             let published = try await harness.publish(.privacyPolicy, "2.0-while-down", material: true)
             try await harness.startAudit()
             // No record asks for it: the consumer's catch-up alone must bring it in.

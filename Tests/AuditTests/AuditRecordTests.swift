@@ -139,7 +139,7 @@ import Testing
             let first = try await harness.auditClient.call(
                 AuditRecordBatch.self, .init(items: items(0..<3), signReceipts: false), principal: AuditHarness.operatorPrincipal
             ).outcomes.map { try $0.get() }
-            harness.stopAudit()
+            await harness.stopAudit()
             try await harness.startAudit(writers: 1)
             let second = try await harness.auditClient.call(
                 AuditRecordBatch.self, .init(items: items(0..<6), signReceipts: false), principal: AuditHarness.operatorPrincipal,

@@ -29,7 +29,7 @@ import Testing
             let user = UUID()
             _ = try await harness.record(user, .termsOfService, version)
             // Audit checkpoints its chains when it stops: its role inserted every kind of row.
-            harness.stopAudit()
+            await harness.stopAudit()
             let runtime = try harness.database.runtimePool(harness.auditRoles)
             for table in Self.evidence.keys.sorted() {
                 let rows = try await Self.count(runtime, table)  // throws if it may not read them

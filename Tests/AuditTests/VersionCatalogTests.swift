@@ -15,7 +15,7 @@ import Testing
     @Test func concurrentMissesOfOneVersionShareOneLookUp() async throws {
         try await AuditHarness.run(writers: 1) { harness in
             // Without the Audit service nothing applies Legal's events, so the table never has it.
-            harness.stopAudit()
+            await harness.stopAudit()
             let published = try await harness.publish(.termsOfService, "3.0-burst", material: true)
             let asked = LockedValue(0)
             let catalog = VersionCatalog(pool: harness.database.pool) { [legal = harness.legalClient] in

@@ -61,11 +61,11 @@ import Testing
                 cli["\(service)_RPC_ENDPOINTS"] = "tcp://127.0.0.1:\(base + index)"
                 cli["\(service)_EVENTS_ENDPOINTS"] = "tcp://127.0.0.1:\(base + 10 + index)"
             }
-            let status = try run("compass", ["status", "--base-port", String(base)], cli)
+            let status = try await run("compass", ["status", "--base-port", String(base)], cli)
             #expect(status.output.contains("legal      ready"), "\(status.output)")
             // A deployment that is not this layout (compose, Kubernetes) names each health server,
             // and the bus endpoints come from the variables; one server that does not answer is DOWN.
-            let named = try run(
+            let named = try await run(
                 "compass",
                 [
                     "status", "--health", "legal=http://127.0.0.1:\(base + 21)", "--health",
@@ -75,14 +75,14 @@ import Testing
             #expect(named.output.contains("legal      ready"), "\(named.output)")
             #expect(named.output.contains("rpc tcp://127.0.0.1:\(base + 1) events tcp://127.0.0.1:\(base + 11)"), "\(named.output)")
             #expect(named.output.contains("gateway    ready"), "\(named.output)")
-            let oneDown = try run("compass", ["status", "--health", "audit=http://127.0.0.1:\(base + 29)"], cli)
+            let oneDown = try await run("compass", ["status", "--health", "audit=http://127.0.0.1:\(base + 29)"], cli)
             #expect(oneDown.status == 1 && oneDown.output.contains("audit      DOWN"), "\(oneDown.output)")
-            let malformed = try run("compass", ["status", "--health", "legal"], cli)
+            let malformed = try await run("compass", ["status", "--health", "legal"], cli)
             #expect(malformed.status != 0 && malformed.output.contains("--health takes name=URL"), "\(malformed.output)")
-            let current = try run("compass", ["call", "legal.current", #"{"type":"terms_of_service"}"#], cli)
+            let current = try await run("compass", ["call", "legal.current", #"{"type":"terms_of_service"}"#], cli)
             #expect(current.status == 0)
             #expect(current.output.contains(#""version" : "2025-12-12""#), "\(current.output)")
-            let refused = try run("compass", ["call", "legal.current", #"{"type":"cookies"}"#], cli)
+            let refused = try await run("compass", ["call", "legal.current", #"{"type":"cookies"}"#], cli)
             #expect(refused.status == 1)
             #expect(refused.output.contains("invalid_argument"))
 
@@ -93,15 +93,15 @@ import Testing
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("terms-\(UUID().uuidString).md")
             try "# Terms\n\n## 1. Changed\n\nNew text.\n".write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }
-            let publish = try run("compass", ["legal", "publish", "--type", "terms_of_service", "--version", "2026-02-01", "--file", file.path], cli)
+            let publish = try await run("compass", ["legal", "publish", "--type", "terms_of_service", "--version", "2026-02-01", "--file", file.path], cli)
             #expect(publish.status == 0, "\(publish.output)")
             #expect(await follower.waitForExit(timeout: .seconds(20)) == 0)
             #expect(follower.output.contains(#""version":"2026-02-01""#), "\(follower.output)")
-            let verify = try run("compass", ["audit", "verify"], cli)
+            let verify = try await run("compass", ["audit", "verify"], cli)
             #expect(verify.status == 0 && verify.output.contains("valid"), "\(verify.output)")
 
             // A small load run: every acknowledged write is found in the store.
-            let load = try run("compass", ["load", "acceptances", "--max", "--concurrency", "16", "--duration", "2", "--json"], cli)
+            let load = try await run("compass", ["load", "acceptances", "--max", "--concurrency", "16", "--duration", "2", "--json"], cli)
             #expect(load.status == 0, "\(load.output)")
             let report = try #require(
                 try JSONSerialization.jsonObject(with: Data(load.output.utf8)) as? [String: Any], "\(load.output)")
@@ -111,7 +111,7 @@ import Testing
             let stored = try #require(report["stored"] as? [String: Any])
             #expect(stored["checked"] as? Int == acknowledged)
             #expect(stored["missing"] as? Int == 0)
-            let viaHTTP = try run(
+            let viaHTTP = try await run(
                 "compass",
                 [
                     "load", "acceptances", "--via", "http", "--gateway", "http://127.0.0.1:\(base + 30)", "--max",
@@ -122,7 +122,7 @@ import Testing
                 try JSONSerialization.jsonObject(with: Data(viaHTTP.output.utf8)) as? [String: Any], "\(viaHTTP.output)")
             #expect((httpReport["acknowledged"] as? Int ?? 0) > 0)
             #expect((httpReport["stored"] as? [String: Any])?["missing"] as? Int == 0, "\(viaHTTP.output)")
-            let badFlags = try run("compass", ["load", "acceptances", "--max", "--rate", "10"], cli)
+            let badFlags = try await run("compass", ["load", "acceptances", "--max", "--rate", "10"], cli)
             #expect(badFlags.status != 0)
             #expect(badFlags.output.contains("--rate") && badFlags.output.contains("--max"), "\(badFlags.output)")
 
@@ -201,7 +201,7 @@ import Testing
     }
 
     /// Runs a product to completion: its exit status and everything it printed.
-    func run(_ name: String, _ arguments: [String], _ environment: [String: String]) throws -> (status: Int32, output: String) {
+    func run(_ name: String, _ arguments: [String], _ environment: [String: String]) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = PeerProcess.productsDirectory.appendingPathComponent(name)
         process.arguments = arguments
@@ -213,7 +213,7 @@ import Testing
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         try handle.close()
         return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
     }
@@ -222,7 +222,7 @@ import Testing
 /// `compass keys generate`: every CURVE pair is a real pair, safe in any .env reader, and the
 /// admitted-keys list names each peer's public key.
 @Suite struct CompassKeysTests {
-    @Test func generatedKeysAreRealPairsAndEnvFileSafe() throws {
+    @Test func generatedKeysAreRealPairsAndEnvFileSafe() async throws {
         let process = Process()
         process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("compass")
         process.arguments = ["keys", "generate"]
@@ -230,7 +230,7 @@ import Testing
         process.standardOutput = pipe
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 0)
         var values: [String: String] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

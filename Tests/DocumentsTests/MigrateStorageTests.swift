@@ -146,7 +146,7 @@ import Testing
             }
             #expect(process.isRunning, "the copy ended before it could be interrupted")
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.exited()
 
             #expect(try await Self.storages(harness) == ["postgres": 1])
             #expect(try await Self.readAll(harness, document, owner: owner) == video)

@@ -24,7 +24,7 @@ extension GatewayIntegration {
                 // "Last Updated" is the instant of publication: PostgREST says it as seed 000/001's
                 // example does (`…T…:…:…Z`, which ISO8601DateFormatter's defaults parse), and the
                 // page carries the same instant for the reader's zone.
-                let anon = try PostgRESTTests.anonKey()
+                let anon = try await PostgRESTTests.anonKey()
                 let rows = try await http.get("/rest/v1/legal_documents?select=type,last_updated,version", headers: PostgRESTTests.keys(anon))
                     .jsonArray
                 #expect(rows.count == 2)

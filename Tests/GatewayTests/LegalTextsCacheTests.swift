@@ -65,7 +65,7 @@ extension GatewayIntegration {
         }
 
         @Test func publishedVersionsReachEveryRouteAndTheLastTextsOutliveLegal() async throws {
-            let anon = try PostgRESTTests.anonKey()
+            let anon = try await PostgRESTTests.anonKey()
             try await GatewayHarness.run { harness in
                 let http = harness.http
                 try await Self.waitUntilServed(try await harness.currentTerms(), harness, anon: anon, within: .seconds(15))
@@ -131,7 +131,7 @@ extension GatewayIntegration {
         /// drops one: the periodic revalidation still serves a published version within
         /// `GATEWAY_LEGAL_REFRESH` plus one round trip.
         @Test func aLostEventIsMadeUpByThePeriodicRevalidation() async throws {
-            let anon = try PostgRESTTests.anonKey()
+            let anon = try await PostgRESTTests.anonKey()
             let refresh = Duration.seconds(1)
             try await GatewayHarness.run(gateway: ["LEGAL_EVENTS_ENDPOINTS": ipcEndpoint(), "GATEWAY_LEGAL_REFRESH": "1s"]) { harness in
                 try await Self.waitUntilServed(try await harness.currentTerms(), harness, anon: anon, within: .seconds(15))

@@ -129,7 +129,7 @@ extension GatewayIntegration {
                 let archive = try ZipReader.entries(of: reply.body)
                 #expect(archive.map(\.name).first == "README.txt" && archive.map(\.name).last == "manifest.json")
                 let files = Dictionary(uniqueKeysWithValues: archive.map { ($0.name, $0.data) })
-                try ZipReader.checkWithUnzip(reply.body)
+                try await ZipReader.checkWithUnzip(reply.body)
                 let manifestData = try #require(files["manifest.json"])
                 let manifest = try #require(try JSONSerialization.jsonObject(with: manifestData) as? [String: Any])
                 #expect(manifest["format"] as? String == "recruiting-compass-export/1")

@@ -97,7 +97,7 @@ extension GatewayIntegration {
                 let past = try await http.get("/rest/v1/documents?offset=61", headers: counted)
                 #expect(past.status == 416 && past.json["code"] as? String == "PGRST103", "\(past.status) \(past.text)")
                 // The anon key sees no rows, counted as none.
-                let anon = try PostgRESTTests.anonKey()
+                let anon = try await PostgRESTTests.anonKey()
                 let anonymous = try await http.get(
                     "/rest/v1/documents?select=id", headers: ["apikey": anon, "Authorization": "Bearer " + anon, "Prefer": "count=exact"])
                 #expect(anonymous.status == 200 && anonymous.jsonArray.isEmpty && anonymous.header("Content-Range") == "*/0")
@@ -105,7 +105,7 @@ extension GatewayIntegration {
         }
 
         @Test func legalAcceptancesReadOwnRowsAndInsertThroughAccountsOnce() async throws {
-            let anon = try PostgRESTTests.anonKey()
+            let anon = try await PostgRESTTests.anonKey()
             try await GatewayHarness.run { harness in
                 let http = harness.http
                 let user = try await harness.signedUpUser()

@@ -8,7 +8,7 @@ extension GatewayIntegration {
     /// The Supabase-compatible subset under `/rest/v1`, through the real gateway.
     @Suite(.serialized) struct PostgRESTTests {
         /// The anon key as an operator gets it: `Gateway --print-anon-key`.
-        static func anonKey() throws -> String {
+        static func anonKey() async throws -> String {
             let process = Process()
             process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("Gateway")
             process.arguments = ["--print-anon-key"]
@@ -16,8 +16,9 @@ extension GatewayIntegration {
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
-            process.waitUntilExit()
-            return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let printed = pipe.fileHandleForReading.readDataToEndOfFile()
+            await process.exited()
+            return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         static func keys(_ key: String, bearer: String? = nil) -> [String: String] {
@@ -25,7 +26,7 @@ extension GatewayIntegration {
         }
 
         @Test func legalDocumentsReadsAsSupabaseDoes() async throws {
-            let anon = try Self.anonKey()
+            let anon = try await Self.anonKey()
             #expect(anon.split(separator: ".").count == 3)
             try await GatewayHarness.run { harness in
                 let keys = Self.keys(anon)
@@ -76,7 +77,7 @@ extension GatewayIntegration {
         /// `legal_documents` answers filters, order, `Range` and `Prefer: count=exact` as the
         /// other tables do (supabase-js's `select('version', {count: 'exact'})` gets a number).
         @Test func legalDocumentsFilterOrderPageAndCountLikeTheOtherTables() async throws {
-            let anon = try Self.anonKey()
+            let anon = try await Self.anonKey()
             try await GatewayHarness.run { harness in
                 let keys = Self.keys(anon)
                 let counted = keys.merging(["Prefer": "count=exact"]) { a, _ in a }
@@ -131,7 +132,7 @@ extension GatewayIntegration {
         }
 
         @Test func acceptancesBecomeTheCallersAuditRecords() async throws {
-            let anon = try Self.anonKey()
+            let anon = try await Self.anonKey()
             try await GatewayHarness.run { harness in
                 let user = try await harness.signedUpUser()
                 let other = try await harness.signedUpUser()

@@ -110,7 +110,7 @@ extension GatewayIntegration {
                 #expect(
                     native.status == 429 && native.json["error"] as? String == "rate_limited" && native.header("Retry-After") != nil, "\(native.text)"
                 )
-                let anon = try PostgRESTTests.anonKey()
+                let anon = try await PostgRESTTests.anonKey()
                 let rest = try await harness.http.send(
                     "POST", "/rest/v1/legal_acceptances", json: ["user_id": a.id, "document_type": "privacy_policy", "version": privacy],
                     headers: PostgRESTTests.keys(anon, bearer: a.token))

@@ -41,7 +41,7 @@ extension GatewayIntegration {
                 let unsupported = try await http.get("/rest/v1/documents?title=fts.abc", headers: keys)
                 #expect(unsupported.status == 400 && unsupported.json["code"] as? String == "PGRST100")
                 // The anon key sees no one's documents; no key at all is 401.
-                let anon = try PostgRESTTests.anonKey()
+                let anon = try await PostgRESTTests.anonKey()
                 let anonymous = try await http.get("/rest/v1/documents?select=id", headers: ["apikey": anon, "Authorization": "Bearer " + anon])
                 #expect(anonymous.status == 200 && anonymous.jsonArray.isEmpty)
                 #expect(try await http.get("/rest/v1/documents").status == 401)

@@ -14,7 +14,7 @@ extension GatewayIntegration {
         static func sha256Hex(_ text: String) -> String { SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined() }
 
         @Test func idTokenGrantChecksTheNonceAndAnswersInGoTrueShapes() async throws {
-            let anon = try PostgRESTTests.anonKey()
+            let anon = try await PostgRESTTests.anonKey()
             try await GatewayHarness.run { harness in
                 let key = ["apikey": anon]
                 let versioned = key.merging(["X-Supabase-Api-Version": "2024-01-01"]) { a, _ in a }

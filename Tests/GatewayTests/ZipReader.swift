@@ -78,7 +78,7 @@ enum ZipReader {
     }
 
     /// Python's `zipfile` (another implementation again) opens the archive and checks every CRC.
-    static func checkWithUnzip(_ archive: Data) throws {
+    static func checkWithUnzip(_ archive: Data) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).zip")
         try archive.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -88,7 +88,7 @@ enum ZipReader {
             "python3", "-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); bad = z.testzip(); sys.exit(1 if bad else 0)", file.path,
         ]
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         guard process.terminationStatus == 0 else { throw TestSupportError("python3 zipfile refused the archive (\(process.terminationStatus))") }
     }
 }

@@ -135,7 +135,7 @@ import Testing
         process.standardOutput = pipe
         try process.run()
         let output = String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 0)
         for variable in [
             "DATABASE_URL", "RPC_BIND", "EVENTS_BIND", "BUS_SECRET_KEY", "BUS_ADMITTED_KEYS", "AUDIT_RPC_ENDPOINTS", "LOG_FORMAT", "HEALTH_PORT",
@@ -155,7 +155,7 @@ import Testing
         process.standardError = pipe
         try process.run()
         let output = String(decoding: try pipe.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 1)
         #expect(output.contains("DATABASE_URL is not set"), "output: \(output)")
     }

@@ -84,7 +84,7 @@ public final class PeerProcess: Sendable {
     /// SIGKILL: no handler runs, no reply goes out, sockets die with the process.
     public func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        ChildExit.waitUntilDead(process)  // not waitUntilExit: see ProcessExit.swift
     }
 
     public func signal(_ number: Int32) { Foundation.kill(process.processIdentifier, number) }

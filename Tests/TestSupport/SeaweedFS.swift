@@ -196,7 +196,7 @@ public final class SeaweedFS: Sendable {
     public func kill() {
         guard let process = process.withLock({ $0 }), process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        ChildExit.waitUntilDead(process)  // not waitUntilExit: see ProcessExit.swift
     }
 
     /// Stops (SIGTERM) and starts again on the same folder and ports.
