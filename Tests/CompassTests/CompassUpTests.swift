@@ -93,7 +93,8 @@ import Testing
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("terms-\(UUID().uuidString).md")
             try "# Terms\n\n## 1. Changed\n\nNew text.\n".write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }
-            let publish = try await run("compass", ["legal", "publish", "--type", "terms_of_service", "--version", "2026-02-01", "--file", file.path], cli)
+            let publish = try await run(
+                "compass", ["legal", "publish", "--type", "terms_of_service", "--version", "2026-02-01", "--file", file.path], cli)
             #expect(publish.status == 0, "\(publish.output)")
             #expect(await follower.waitForExit(timeout: .seconds(20)) == 0)
             #expect(follower.output.contains(#""version":"2026-02-01""#), "\(follower.output)")
