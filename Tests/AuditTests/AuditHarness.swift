@@ -82,7 +82,7 @@ final class AuditHarness: Sendable {
     func stopAudit() async {
         guard let process = auditProcess.withLock({ $0 }) else { return }
         process.signal(SIGTERM)
-        if await process.waitForExit(timeout: .seconds(30)) == nil {
+        if await !process.waitUntilEnded(timeout: .seconds(30)) {
             Issue.record("Audit did not stop within 30 s of SIGTERM")
             process.kill()
         }

@@ -89,6 +89,17 @@ public final class PeerProcess: Sendable {
 
     public func signal(_ number: Int32) { Foundation.kill(process.processIdentifier, number) }
 
+    /// Waits (off the cooperative pool) until the process has ended, by Foundation's account or,
+    /// before Foundation has reaped it, by the kernel's (ProcessExit.swift); false at the timeout.
+    public func waitUntilEnded(timeout: Duration) async -> Bool {
+        let end = ContinuousClock.now + timeout
+        while process.isRunning, !ChildExit.isDead(process.processIdentifier) {
+            guard ContinuousClock.now < end else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
     /// Waits (off the cooperative pool) for the process to exit; `nil` if it is still running at the timeout.
     public func waitForExit(timeout: Duration) async -> Int32? {
         let end = ContinuousClock.now + timeout
