@@ -24,13 +24,18 @@ extension Process {
 }
 
 public enum ChildExit {
-    /// Whether the kernel has ended process `pid`: it is a zombie (dead, not yet reaped) or gone.
+    /// Whether the kernel has ended process `pid`: it is gone, or a zombie (not yet reaped) with
+    /// no file open. The open files count too: a multithreaded process's first thread shows `Z`
+    /// while its other threads are still exiting, and its sockets close only with the last one
+    /// (seen: a killed SeaweedFS still accepted a connection, then dropped it).
     public static func isDead(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")"), stat.index(close, offsetBy: 2, limitedBy: stat.endIndex) != nil
         else { return true }
         let state = stat[stat.index(close, offsetBy: 2)]
-        return state == "Z" || state == "X" || state == "x"
+        guard state == "Z" || state == "X" || state == "x" else { return false }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return open.isEmpty
     }
 
     /// Blocks until `process` is dead by the kernel's account (after a SIGKILL: milliseconds),
