@@ -92,6 +92,11 @@ extension DocumentsSuites {
                 try await server.startProcess()
                 let key = "documents/\(owner.uuidString.lowercased())/\(gone.id.uuidString.lowercased())"
                 try await harness.waitForObjects(prefix: key, count: 0)
+                // The sweeper deletes the object, then its queue row: wait for the second step too.
+                let drained = ContinuousClock.now + .seconds(10)
+                while try await harness.queuedObjectRemovals() > 0, ContinuousClock.now < drained {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 #expect(try await harness.queuedObjectRemovals() == 0)
                 let (_, read) = try await harness.readOnceStoreIsBack(kept.id, principal: me, offset: 0, length: 1 << 20)
                 #expect(read == Samples.png)
