@@ -6,12 +6,11 @@ import Foundation
 
 /// Waiting for a child without `Process.waitUntilExit()`.
 ///
-/// Foundation reaps its children from a handler on a global dispatch queue whose threads, on
-/// Linux, are the cooperative pool's (two here). A test that blocks a pool thread in
-/// `waitUntilExit()` waits for a reap that needs a pool thread: with both threads blocked so, the
-/// children stay zombies and the whole test process hangs. That happened: a fresh-clone run stopped
-/// for good with two `AuditHarness.stopAudit()` calls in `waitUntilExit()` and their two Audits
-/// defunct. So tests wait by sleeping (``Foundation/Process/exited()``), which leaves the thread to
+/// A fresh-clone run hung for good with both threads of the cooperative pool (two here) blocked in
+/// `waitUntilExit()`, in two `AuditHarness.stopAudit()` calls, and the two Audits they waited for
+/// defunct: exited, never reaped by Foundation (why, not established; its process-manager thread
+/// was idle). Whatever the cause, blocking the pool on it starved every other test. So tests wait
+/// by sleeping (``Foundation/Process/exited()``), which leaves the thread to
 /// the reaper, or, after a SIGKILL, by asking the kernel (``ChildExit/waitUntilDead(_:within:)``).
 extension Process {
     /// Returns once the process has exited and been reaped, sleeping between looks instead of
@@ -29,10 +28,7 @@ public enum ChildExit {
     /// while its other threads are still exiting, and its sockets close only with the last one
     /// (seen: a killed SeaweedFS still accepted a connection, then dropped it).
     public static func isDead(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")"), stat.index(close, offsetBy: 2, limitedBy: stat.endIndex) != nil
-        else { return true }
-        let state = stat[stat.index(close, offsetBy: 2)]
+        guard let state = processState(pid) else { return true }
         guard state == "Z" || state == "X" || state == "x" else { return false }
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         return open.isEmpty
