@@ -18,14 +18,23 @@ import Testing
             let pool = harness.database.pool
             // The statistics of a drained stream (a heap of dead rows, ten live ones at its end, the
             // planner's density near zero), then a backlog of 20,000 acts they do not know of.
-            try await pool.withConnection { db in
+            let deletion = try await pool.withConnection { db in
                 try db.execute("DELETE FROM accounts.consent_outbox")
                 try Self.insertActs(20_000, named: "drained", on: db)
                 try Self.insertActs(10, named: "tail", on: db)
+                try db.execute("BEGIN")
                 try db.execute("DELETE FROM accounts.consent_outbox WHERE idempotency_key LIKE 'drained-%'")
+                let deletion = try db.query("SELECT pg_current_xact_id()::text::bigint")[0].decode(Int64.self, column: 0)
+                try db.execute("COMMIT")
+                return deletion
+            }
+            // VACUUM removes the deleted rows only once no transaction that could see them runs.
+            try await Self.waitForHorizon(past: deletion, on: pool)
+            try await pool.withConnection { db in
                 try db.execute("VACUUM ANALYZE accounts.consent_outbox")
                 try Self.insertActs(20_000, named: "plan", on: db)
             }
+            try await Self.waitUntilEveryActIsReadable(on: pool)
             // A page, a summary and a pruning of the first 500, each measured in a transaction rolled back.
             let statements = ConsentStreamStatements(schema: "accounts")
             let (xid, id) = try await pool.withConnection { db in
@@ -48,6 +57,7 @@ import Testing
             let small = try await measured()
             // Three times as many acts after them: a scan of the table would touch four times the buffers.
             try await pool.withConnection { db in try Self.insertActs(60_000, named: "later", on: db) }
+            try await Self.waitUntilEveryActIsReadable(on: pool)
             let large = try await measured()
             try await pool.withConnection { db in try db.execute("ANALYZE accounts.consent_outbox") }
             let analyzed = try await measured()
@@ -66,20 +76,38 @@ import Testing
                         "\(check), \(label): \(before) buffers at 20,000 acts, \(after) at 80,000 (\(heapPages) heap pages)")
                 }
             }
-            // The page is the first 500 in (transaction, id) order, once all are readable: a
-            // transaction of another suite on the same cluster can hold the horizon back a moment.
-            let store = AccountsStore(pool: pool)
-            let (entries, _, remaining) = try await withTimeout(.seconds(20), "500 readable consent stream entries") {
-                while true {
-                    let page = try await store.consents(after: .start, limit: 500)
-                    if page.entries.count == 500 { return page }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            // The page is the first 500 in (transaction, id) order.
+            let (entries, _, remaining) = try await AccountsStore(pool: pool).consents(after: .start, limit: 500)
             #expect(entries.count == 500 && remaining > 0)
             #expect(entries.map(\.position) == entries.map(\.position).sorted() && Set(entries.map(\.position)).count == 500)
             #expect(entries.prefix(10).allSatisfy { $0.idempotencyKey?.hasPrefix("tail-") == true })
             #expect(entries.dropFirst(10).allSatisfy { $0.idempotencyKey?.hasPrefix("plan-") == true })
+        }
+    }
+
+    /// Waits until every act written so far is readable (the oldest transaction running on the
+    /// cluster began after the last of them). Each measurement starts there: a transaction of
+    /// another suite on the same cluster can hold the horizon back for a while, and a page then
+    /// reads nothing (2 buffers) where it would read 500 acts (about 15), which made a later,
+    /// settled measurement look like growth.
+    static func waitUntilEveryActIsReadable(on pool: PostgresPool) async throws {
+        let last = try await pool.withConnection { db in
+            try db.query("SELECT coalesce(max(xid)::text::bigint, 0) FROM accounts.consent_outbox")[0].decode(Int64.self, column: 0)
+        }
+        try await waitForHorizon(past: last, on: pool)
+    }
+
+    /// Waits until every transaction up to `transaction` has ended, however long another suite's holds on.
+    static func waitForHorizon(past transaction: Int64, on pool: PostgresPool) async throws {
+        try await withTimeout(.seconds(60), "the oldest running transaction to begin after \(transaction)") {
+            while true {
+                let past = try await pool.withConnection { db in
+                    try db.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint > $1", transaction)[0]
+                        .decode(Bool.self, column: 0)
+                }
+                if past { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 
