@@ -80,10 +80,13 @@ extension ReliabilityTests {
                 let appleIds = (0..<signUps).map { "apple.kill.\($0).\(UUID().uuidString)" }
                 let acknowledged = Tally()
                 let users = Locked<[Int: UUID]>([:])
-                // 32 clients at a time (each sign-up is three services and two transactions).
+                let killed = Locked(false)
+                // 32 clients at a time (each sign-up is three services and two transactions). Once
+                // Accounts is dead no new sign-up starts: each would only wait out its 10 s
+                // deadline (three minutes of idling for the 550 left); the retries below make them all.
                 let load = Task {
                     try? await forEachConcurrently(signUps, width: 32) { index in
-                        guard
+                        guard !killed.withLock({ $0 }),
                             let user = try? await stack.accounts.call(
                                 AccountsGetOrCreate.self, stack.signUpRequest(appleId: appleIds[index], terms: terms),
                                 principal: Stack.gateway, timeout: .seconds(10)), let id = user.id
@@ -95,6 +98,7 @@ extension ReliabilityTests {
                 try await withTimeout(.seconds(60), "the first 50 sign-ups") {
                     while acknowledged.count < 50 { try await Task.sleep(for: .milliseconds(2)) }
                 }
+                killed.withLock { $0 = true }
                 stack.kill("Accounts")
                 await load.value
                 try await stack.start("Accounts")
