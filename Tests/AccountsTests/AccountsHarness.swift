@@ -104,6 +104,11 @@ final class AccountsHarness: Sendable {
         return environment
     }
 
+    /// What the running process `name` has printed so far (empty if it is not running).
+    func output(of name: String) -> String {
+        processes.withLock { $0[name] }?.output ?? ""
+    }
+
     /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
     func stop(_ name: String) async {
         guard let process = processes.withLock({ $0.removeValue(forKey: name) }) else { return }

@@ -6,8 +6,9 @@ import Testing
 
 /// "The `account.deleted` event reaching a subscriber that was down when it was
 /// emitted". Audit consumes `account.deleted`; here Accounts' own erasure calls are kept out of
-/// the way (its sweep waits an hour, and its call right after the deletion finds Audit down), so
-/// only Audit's catch-up through `accounts.events.since` can erase the subject.
+/// the way (its sweep waits an hour, and its call right after the deletion finds Audit down and
+/// gives up before Audit returns), so only Audit's catch-up through `accounts.events.since` can
+/// erase the subject.
 @Suite(.serialized) struct AuditCatchUpTests {
     @Test func auditStoppedDuringTheDeletionErasesTheSubjectWhenItComesBack() async throws {
         try await AccountsHarness.run { harness in
@@ -17,6 +18,13 @@ import Testing
             let request = try await harness.requestDeletion(id)
             await harness.stop("Audit")
             _ = try await harness.confirmDeletion(id, request.requestId)
+            // The deletion answered without waiting out that call (``DeletionHandlers/erasureWait``),
+            // which goes on in the background until its own deadline: Audit returns after it.
+            try await withTimeout(.seconds(30), "Accounts' erasure call giving up") {
+                while !harness.output(of: "Accounts").contains("audit erasure failed") {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
 
             try await harness.startAudit()
             try await withTimeout(.seconds(30), "audit catching up on account.deleted") {

@@ -71,18 +71,28 @@ struct DeletionHandlers: Sendable {
 
     /// After a deletion committed: publish the event now, erase from Audit, revoke the Apple token
     /// (the returned task: the revocation attempt, which goes on when nobody waits for it).
+    ///
+    /// The erasure is waited for at most ``erasureWait``: with Audit up it takes milliseconds, so
+    /// the reply follows it, but Audit down must not hold a committed deletion's answer past the
+    /// gateway's deadline (it waited out the call's 10 s, and the app saw a 504 for a deletion that
+    /// had happened). The attempt goes on unwatched; the sweep and Audit's own consumer of the
+    /// stream erase the user if it fails.
     @discardableResult
     func afterDeletion(_ id: UUID, logger: Logger) async -> Task<Void, Never> {
         outbox.committed()
         consents.committed()
         logger.notice("account deleted", metadata: ["user": "\(id)"])
         let revocation = Task { [revoker] in await revoker.sweep() }
-        await erasure.eraseNow(id)
+        let erasing = Task { [erasure] in await erasure.eraseNow(id) }
+        await Self.wait(for: erasing, atMost: Self.erasureWait)
         return revocation
     }
 
     /// How long confirming a deletion waits for Apple's answer to the revocation.
     static let revocationWait: Duration = .seconds(1)
+
+    /// How long a deletion's answer waits for Audit to erase the user.
+    static let erasureWait: Duration = .seconds(1)
 
     /// Returns when `task` has finished or `limit` has passed, whichever comes first; `task` is
     /// not cancelled.
