@@ -73,10 +73,10 @@ struct DeletionHandlers: Sendable {
     /// (the returned task: the revocation attempt, which goes on when nobody waits for it).
     ///
     /// The erasure is waited for at most ``erasureWait``: with Audit up it takes milliseconds, so
-    /// the reply follows it, but Audit down must not hold a committed deletion's answer past the
-    /// gateway's deadline (it waited out the call's 10 s, and the app saw a 504 for a deletion that
-    /// had happened). The attempt goes on unwatched; the sweep and Audit's own consumer of the
-    /// stream erase the user if it fails.
+    /// the reply follows it, but Audit down must not hold a committed deletion's answer: it waited
+    /// out the call (10 s, or up to the caller's deadline, so an app through the gateway waited
+    /// about 5 s). The attempt goes on unwatched; the sweep and Audit's own consumer of the stream
+    /// erase the user if it fails.
     @discardableResult
     func afterDeletion(_ id: UUID, logger: Logger) async -> Task<Void, Never> {
         outbox.committed()
