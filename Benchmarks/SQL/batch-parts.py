@@ -4,7 +4,8 @@ import os, re, sys
 schema, variant, s = sys.argv[1], sys.argv[2], sys.stdin.read()
 sql = s[s.index("sql: \"\"\"") + 8:s.index("                \"\"\")")]
 sql = sql.replace("\\(users)", schema + ".users").replace("\\(schema)", schema)
-sql = sql.replace("\\(StoredUser.columns(of: \"u\"))", "u.id, u.tos_version, u.tos_accepted_at, u.signup_receipt_id")
+sql = re.sub(r'\\\(StoredUser\.columns\(of: "(\w+)"\)\)',
+             lambda m: ", ".join(m.group(1) + "." + c for c in ("id", "tos_version", "tos_accepted_at", "signup_receipt_id")), sql)
 start, end = sql.index("WITH a AS ("), sql.index("), t AS (")
 sql = sql[:start] + """WITH a AS (
     SELECT id AS user_id, 'v' || :v AS version, 'accounts.accept:' || gen_random_uuid() AS key, '203.0.113.9'::text AS client_ip,

@@ -8,7 +8,9 @@
 # A variant is `full` or parts joined by `+`: nokeys (no consent_keys row), nostream (no
 # consent_outbox row), nolock (no FOR UPDATE), noorder (pg_current_xact_id() for the order key),
 # nounion (no second SELECT of users not written), bare (a plain UPDATE of the batch's users),
-# barea[+ret] (the UPDATE joined to the batch's input, with RETURNING). Run under the bench lock.
+# barea[+ret] (the UPDATE joined to the batch's input, with RETURNING). VARIANT@REV takes the
+# statement as git revision REV has it (`full@HEAD full`: before and after a change of it). Run
+# under the bench lock.
 set -euo pipefail
 rounds=$1; seconds=$2; shift 2; variants=("$@")
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +21,9 @@ i=0; declare -A schema_of
 for v in "${variants[@]}"; do
   s=abl$i; i=$((i+1)); schema_of[$v]=$s
   scratch_accounts "$s" 100000
-  python3 "$root/Benchmarks/SQL/batch-parts.py" "$s" "$v" < $root/Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift > "$dir/$s.sql"
+  source=Services/Accounts/Service/Store/AccountsStore+TermsBatch.swift
+  if [[ $v == *@* ]]; then git -C "$root" show "${v#*@}:$source"; else cat "$root/$source"; fi |
+    python3 "$root/Benchmarks/SQL/batch-parts.py" "$s" "${v%@*}" > "$dir/$s.sql"
 done
 pm=$(head -1 "$COMPASS_PG_DIR"/data/postmaster.pid 2>/dev/null || head -1 "$COMPASS_PG_DIR"/postmaster.pid)
 cpu() { # ticks of the postmaster and its children

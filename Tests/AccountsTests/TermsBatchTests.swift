@@ -45,6 +45,10 @@ import Testing
             // The whole batch again (a retry after a lost reply): nothing new is recorded.
             let again = try await harness.accountsClient.call(AccountsAcceptTermsBatch.self, batch, principal: AccountsHarness.gateway)
             #expect(again.outcomes.map { $0.error?.code } == reply.outcomes.map { $0.error?.code })
+            // Each user of a key used before is answered as stored (the statement's branch for acts not written).
+            for index in [0, 1, 5] {
+                #expect(try again.outcomes[index].get() == (try reply.outcomes[index].get()), "item \(index) answered as stored")
+            }
             #expect(try await countAccepts(first) == firstBefore)
             #expect(try await countAccepts(second) == secondBefore)
         }
