@@ -106,9 +106,14 @@ try:
     pids = {process.name: process.popen.pid for process in stack.processes}
 
     def pgbench(script, seconds, connections=clients):
+        # A tenth of the transactions' latencies logged (`-l`, sampled so that logging costs the
+        # baseline next to nothing), for the slice's p99 beside wrk's: a stall of the machine shows
+        # in both, one of the stack in the gateway's alone.
+        prefix = work / "pgbench-log"
         run = subprocess.run(["pgbench", "-n", "-M", "prepared", "-f", str(script), "-c", str(connections), "-j", "2",
-                              "-T", str(seconds), database], check=True, capture_output=True, text=True)
-        return pgbench_figures(run.stdout)
+                              "-T", str(seconds), "-l", "--sampling-rate", "0.1", "--log-prefix", str(prefix), database],
+                             check=True, capture_output=True, text=True)
+        return pgbench_figures(run.stdout, prefix)
 
     def drain(chained_before, acts):
         """Where Audit chains acts from Accounts' stream after the reply, waits until it has

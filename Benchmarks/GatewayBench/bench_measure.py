@@ -80,9 +80,17 @@ def wrk_figures(out: str, stderr: str = "") -> dict:
             "socket_errors": sum(int(n) for n in socket.groups()) if socket else 0}
 
 
-def pgbench_figures(out: str) -> dict:
+def pgbench_figures(out: str, log_prefix: pathlib.Path) -> dict:
+    """pgbench's rate and count from its output, and the p99 of its logged transactions' latencies
+    (ms) from the logs `-l --log-prefix` wrote (one per thread, a line per logged transaction:
+    `client transaction latency_us script epoch epoch_us`), which it then removes."""
+    logs = sorted(log_prefix.parent.glob(log_prefix.name + ".*"))
+    latencies = sorted(int(line.split()[2]) for log in logs for line in log.read_text().splitlines() if line.strip())
+    for log in logs:
+        log.unlink()
     return {"tps": float(re.search(r"tps = ([\d.]+)", out).group(1)),
-            "transactions": int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))}
+            "transactions": int(re.search(r"number of transactions actually processed: (\d+)", out).group(1)),
+            "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] / 1000 if latencies else float("nan")}
 
 
 def bus_metrics(processes) -> dict[tuple[str, str, str], float]:

@@ -31,6 +31,7 @@ def round_figures(data: dict, cores: int, ceiling_batch: int) -> dict:
         "ratios": [p[0]["rate"] / p[2]["tps"] for p in pairs],
         "p50": median(p[0]["p50"] for p in pairs),
         "p99": max(p[0]["p99"] for p in pairs),
+        "pgbench_p99": max(p[2]["p99"] for p in pairs),
         "errors": sum(p[0]["errors"] for p in pairs),
         "short": sum(1 for p in pairs if p[0]["socket_errors"]),
         "per_acceptance": per_acceptance,
@@ -52,7 +53,7 @@ def print_round(number: int, data: dict, cores: int, ceiling_batch: int) -> dict
     figures = round_figures(data, cores, ceiling_batch)
     data["figures"] = figures
     print(f"{round_label(number)}: accept-tos {figures['rate']:,.0f}/s (p50 {figures['p50']:.1f} ms, p99 {figures['p99']:.1f} ms, "
-          f"non-2xx {figures['errors']}); pgbench -M prepared {figures['tps']:,.0f} tps; pair ratios "
+          f"non-2xx {figures['errors']}); pgbench -M prepared {figures['tps']:,.0f} tps (p99 {figures['pgbench_p99']:.1f} ms); pair ratios "
           + ", ".join(f"{ratio:.3f}" for ratio in figures["ratios"])
           + f" (median {median(figures['ratios']):.3f}x); CPU per acceptance {sum(figures['per_acceptance'].values()):,.0f} µs ("
           + ", ".join(f"{name} {value:,.0f}" for name, value in figures["per_acceptance"].items() if value >= 0.5) + "), "
@@ -85,7 +86,9 @@ def print_summary(rounds: list, metrics: str, args, clients: int, cores: int) ->
     print(f"gateway accept-tos: {rate:,.0f} requests/s at {args.connections} connections, median of {len(rounds)} rounds, each "
           f"a new terms version accepted once by every user in {args.slices} slices (p50 {median(f['p50'] for f in figures):.1f} ms, "
           f"p99 {median(f['p99'] for f in figures):.1f} ms (worst slice of a round); non-2xx {sum(f['errors'] for f in figures)})")
-    print(f"pgbench -M prepared, one INSERT per commit: {tps:,.0f} tps at {clients} clients, in slices between the gateway's")
+    print(f"pgbench -M prepared, one INSERT per commit: {tps:,.0f} tps at {clients} clients, in slices between the gateway's "
+          f"(p99 {median(f['pgbench_p99'] for f in figures):.1f} ms (worst slice of a round): a stall of the machine shows here "
+          "too, one of the stack's only in the gateway's)")
     first = figures[0]
     first_acceptance, first_insert = sum(first["per_acceptance"].values()), sum(first["per_insert"].values())
     print(f"ratio: {ratio:.3f}x pgbench -M prepared one INSERT per commit (median over rounds of each round's median pair ratio); "
