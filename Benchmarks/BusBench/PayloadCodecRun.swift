@@ -20,6 +20,7 @@ enum PayloadCodecRun {
         try measure("accept_terms_batch reply (\(PayloadSamples.batchItems))", PayloadSamples.acceptTermsBatchReply, rounds: rounds)
         try measure("audit.record_batch request (\(PayloadSamples.batchItems))", PayloadSamples.auditRecordBatchRequest, rounds: rounds)
         try measure("audit.record_batch reply (\(PayloadSamples.batchItems))", PayloadSamples.auditRecordBatchReply, rounds: rounds)
+        try measure("consents_since reply (\(PayloadSamples.batchItems))", PayloadSamples.consentsPage, rounds: rounds)
         try measure("accept_terms request (1)", PayloadSamples.acceptTermsBatchRequest.items[0].request, rounds: rounds)
         try measure("legal document reply (10 KB text)", PayloadSamples.legalDocument, rounds: rounds)
         print("")

@@ -4,7 +4,8 @@ import Foundation
 
 /// Real bus payloads for `bus-bench codecs`, filled as the services fill them: the acceptance
 /// path's batches (the gateway's `accounts.accept_terms_batch`, Accounts' `audit.record_batch`,
-/// both ways) and a legal document reply with a 10 KB text.
+/// both ways), a page of the consent stream Audit reads from Accounts, and a legal document reply
+/// with a 10 KB text.
 enum PayloadSamples {
     /// Items per batch: what the gateway gathers under a few thousand acceptances a second.
     static let batchItems = 64
@@ -48,6 +49,18 @@ enum PayloadSamples {
                     recordId: UUID(), documentType: .termsOfService, version: "2025-09-01", digest: digest, action: .accept,
                     recordedAt: now, chain: index % 4, position: 1_000_000 + Int64(index), hash: digest, signature: ""))
         })
+
+    /// `accounts.consents_since`'s reply: a page of the consent stream as Accounts reads it for Audit,
+    /// one act per acceptance of the batch above, with its address and agent.
+    static let consentsPage = AccountsConsentsSince.Reply(
+        entries: acceptTermsBatchRequest.items.enumerated().map { index, item in
+            AccountsConsentsSince.Entry(
+                position: ConsentStreamPosition(transaction: 4_294_967_296 + 7_000_000, entry: 90_000_000 + Int64(index)), kind: .consent,
+                userId: item.request.userId, recordId: UUID(), documentType: .termsOfService, version: "2025-09-01", action: .accept,
+                idempotencyKey: item.idempotencyKey, recordedMilliseconds: now.millisecondsSince1970, clientIP: item.request.clientIP,
+                userAgent: item.request.userAgent)
+        },
+        latest: ConsentStreamPosition(transaction: 4_294_967_296 + 7_000_000, entry: 90_000_000 + Int64(batchItems - 1)), remaining: 0)
 
     /// `legal.current`'s reply: about 10 KB of Markdown with quotes, newlines and non-ASCII text.
     static let legalDocument: LegalDocument = {

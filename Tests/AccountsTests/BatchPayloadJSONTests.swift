@@ -69,6 +69,28 @@ import Testing
             })
     }
 
+    func position(_ r: inout SplitMix64) -> ConsentStreamPosition {
+        ConsentStreamPosition(transaction: .random(in: Int64.min...Int64.max, using: &r), entry: .random(in: 0...Int64.max, using: &r))
+    }
+
+    /// A page of the consent stream: acts with and without their optional fields, and deletions.
+    func consentPage(_ r: inout SplitMix64) -> AccountsConsentsSince.Reply {
+        AccountsConsentsSince.Reply(
+            entries: (0..<Int.random(in: 0...5, using: &r)).map { _ in
+                if Int.random(in: 0..<4, using: &r) == 0 {
+                    return AccountsConsentsSince.Entry(
+                        position: position(&r), kind: .deleted, userId: UUID(), recordedMilliseconds: .random(in: 0...Int64.max, using: &r))
+                }
+                return AccountsConsentsSince.Entry(
+                    position: position(&r), kind: .consent, userId: UUID(), recordId: maybe(&r) { _ in UUID() },
+                    documentType: maybe(&r) { LegalDocumentType.allCases.randomElement(using: &$0)! }, version: maybe(&r) { text(&$0) },
+                    action: maybe(&r) { AcceptanceAction.allCases.randomElement(using: &$0)! }, idempotencyKey: maybe(&r) { text(&$0) },
+                    recordedMilliseconds: .random(in: Int64.min...Int64.max, using: &r), clientIP: maybe(&r) { text(&$0) },
+                    userAgent: maybe(&r) { text(&$0) })
+            },
+            latest: maybe(&r, position), remaining: .random(in: 0...AccountsConsentsSince.remainingCountLimit, using: &r))
+    }
+
     func outcomes<T>(_ r: inout SplitMix64, _ make: (inout SplitMix64) -> T) -> [ItemOutcome<T>] {
         (0..<Int.random(in: 0...5, using: &r)).map { _ in
             Int.random(in: 0..<4, using: &r) == 0 ? ItemOutcome(error: error(&r)) : ItemOutcome(value: make(&r))
@@ -117,6 +139,10 @@ import Testing
             try Self.expectRoundTrip(receipt(&r))
             if let item = recordRequest(&r).items.first { try Self.expectRoundTrip(item.record) }
             if let item = acceptTermsRequest(&r).items.first { try Self.expectRoundTrip(item.request) }
+            let page = consentPage(&r)
+            try Self.expectRoundTrip(page)
+            if let entry = page.entries.first { try Self.expectRoundTrip(entry) }
+            try Self.expectRoundTrip(position(&r))
         }
     }
 
@@ -151,6 +177,16 @@ import Testing
               {"value":{"version":"1","signature":"","recordedAt":"2025-11-24T16:00:00Z","recordId":"\#(user)",
               "proof":{"size":2,"path":["00"],"index":1},"position":9,"hash":"ab","documentType":"terms_of_service","digest":"cd",
               "chain":0,"action":"acknowledge"}}]}
+            """#)
+        try Self.expectReadsLikeDecodable(
+            AccountsConsentsSince.Reply.self,
+            #"""
+            { "remaining" : 0, "latest" : null, "next" : 1, "entries" : [
+              {"userId":"\#(user)","kind":"deleted","position":{"transaction":7,"entry":1,"shard":0},"recordedMilliseconds":5,
+               "recordId":null,"documentType":null,"version":null,"action":null,"idempotencyKey":null,"clientIP":null,"userAgent":null},
+              {"userAgent":"Playoff\/1.0 \u00e9","clientIP":"203.0.113.9","recordedMilliseconds":-1,"idempotencyKey":"k","action":"decline",
+               "version":"2025-12-12","documentType":"privacy_policy","recordId":"\#(user)","position":{"entry":2,"transaction":8},
+               "kind":"consent","userId":"\#(user)"} ] }
             """#)
     }
 
@@ -188,6 +224,20 @@ import Testing
                 #expect(error.message.contains(field), "\(error.message)")
             }
         }
+        // A page with an entry of a kind this reader does not know, or without its position: refused, naming the field.
+        for (json, field) in [
+            (#"{"entries":[{"position":{"transaction":1,"entry":1},"kind":"moved","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#, "kind"),
+            (#"{"entries":[{"kind":"deleted","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#, "position"),
+        ] {
+            #expect(BusJSON.handDecoded(AccountsConsentsSince.Reply.self, from: Data(json.utf8)) == nil)
+            let envelope = Envelope(kind: .reply, type: AccountsConsentsSince.type, payload: Data(json.utf8))
+            do {
+                _ = try envelope.decodePayload(AccountsConsentsSince.Reply.self)
+                Issue.record("\(json) was accepted")
+            } catch {
+                #expect(error.message.contains(field), "\(error.message)")
+            }
+        }
         let badRecord =
             #"{"items":[{"record":{"userId":"\#(user)","documentType":"cookies","version":"1","action":"accept"},"#
             + #""idempotencyKey":"k"}],"signReceipts":true}"#
@@ -210,6 +260,10 @@ import Testing
             let requestData = try BusJSON.encodedWithoutHandCoder(request)
             #expect(BusJSON.handEncoded(request) == requestData)
             #expect(try BusJSON.decodedWithoutHandCoder(AccountsAcceptTermsBatch.Request.self, from: requestData) == request)
+            let page = consentPage(&r)
+            let pageData = try BusJSON.encodedWithoutHandCoder(page)
+            #expect(BusJSON.handEncoded(page) == pageData)
+            #expect(try BusJSON.decodedWithoutHandCoder(AccountsConsentsSince.Reply.self, from: pageData) == page)
         }
     }
 }
