@@ -72,6 +72,18 @@ struct RecordHashTests {
         #expect(personalHMAC(nil, secret: [UInt8](repeating: 1, count: 32)) == nil)
     }
 
+    /// A subject's HMAC, keyed once and copied per value, is HMAC-SHA256: RFC 4231's test case 2,
+    /// and a keyed copy used for one value does not change the next value's.
+    @Test func aSubjectsKeyedHMACIsHMACSHA256() {
+        let subject = Subject(pseudonym: UUID(), secret: Array("Jefe".utf8))
+        let expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        #expect(personalHMAC("what do ya want for nothing?", keyed: subject.keyed).map(Hex.string) == expected)
+        #expect(personalHMAC("what do ya want for nothing?", secret: subject.secret).map(Hex.string) == expected)
+        _ = personalHMAC("203.0.113.7", keyed: subject.keyed)
+        #expect(personalHMAC("what do ya want for nothing?", keyed: subject.keyed).map(Hex.string) == expected)
+        #expect(personalHMAC(nil, keyed: subject.keyed) == nil)
+    }
+
     @Test func receiptSignatureVerifiesAndDetectsEdits() {
         let signer = ReceiptSigner(privateKey: Curve25519.Signing.PrivateKey())
         let receipt = signer.signed(

@@ -69,6 +69,13 @@ struct ChainedFields: Sendable, Equatable {
 /// HMAC-SHA256 of a personal value under a subject's secret: comparable while the secret exists,
 /// meaningless once it is destroyed.
 func personalHMAC(_ value: String?, secret: [UInt8]) -> [UInt8]? {
+    personalHMAC(value, keyed: HMAC(key: SymmetricKey(data: secret)))
+}
+
+/// The same with the subject's HMAC keyed already (``Subject/keyed``): what a batch's records use.
+func personalHMAC(_ value: String?, keyed: HMAC<SHA256>) -> [UInt8]? {
     guard let value else { return nil }
-    return Array(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: SymmetricKey(data: secret)))
+    var hmac = keyed
+    hmac.update(data: Array(value.utf8))
+    return Array(hmac.finalize())
 }

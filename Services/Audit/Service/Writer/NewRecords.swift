@@ -50,8 +50,8 @@ struct NewRecords {
                 chain: chain, position: self.head.position + 1, recordID: record.recordId ?? .timeOrdered(milliseconds: milliseconds),
                 subject: subject.pseudonym, documentType: request.documentType.rawValue, version: request.version,
                 digest: record.digest, action: request.action.rawValue, recordedMilliseconds: milliseconds,
-                ipHMAC: personalHMAC(request.clientIP, secret: subject.secret),
-                userAgentHMAC: personalHMAC(request.userAgent, secret: subject.secret))
+                ipHMAC: personalHMAC(request.clientIP, keyed: subject.keyed),
+                userAgentHMAC: personalHMAC(request.userAgent, keyed: subject.keyed))
             let hash = fields.hash(previous: self.head.hash)
             append(fields, request: request, idempotencyHash: record.idempotencyHash, previous: self.head.hash, hash: hash)
             let receipt = ConsentReceipt(
