@@ -226,7 +226,10 @@ import Testing
         }
         // A page with an entry of a kind this reader does not know, or without its position: refused, naming the field.
         for (json, field) in [
-            (#"{"entries":[{"position":{"transaction":1,"entry":1},"kind":"moved","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#, "kind"),
+            (
+                #"{"entries":[{"position":{"transaction":1,"entry":1},"kind":"moved","userId":"\#(user)","recordedMilliseconds":1}],"#
+                    + #""remaining":0}"#, "kind"
+            ),
             (#"{"entries":[{"kind":"deleted","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#, "position"),
         ] {
             #expect(BusJSON.handDecoded(AccountsConsentsSince.Reply.self, from: Data(json.utf8)) == nil)
