@@ -126,6 +126,25 @@ import Testing
         #expect(try BusJSON.decode(T.self, from: data) == foundation, sourceLocation: sourceLocation)
     }
 
+    /// `json` is refused: the hand-written coder leaves it to `Decodable`, whose error (returned)
+    /// names `field`.
+    @discardableResult
+    static func expectRefused<T: HandCodedJSON>(
+        _ type: T.Type, _ json: String, naming field: String, in kind: Envelope.Kind, of method: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> BusError? {
+        #expect(BusJSON.handDecoded(T.self, from: Data(json.utf8)) == nil, sourceLocation: sourceLocation)
+        let envelope = Envelope(kind: kind, type: method, payload: Data(json.utf8))
+        do {
+            _ = try envelope.decodePayload(T.self)
+            Issue.record("\(json) was accepted", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            #expect(error.message.contains(field), "\(error.message)", sourceLocation: sourceLocation)
+            return error
+        }
+    }
+
     // MARK: Tests
 
     @Test func theBatchPayloadsRoundTripWithFoundationsBytes() throws {
@@ -214,33 +233,18 @@ import Testing
             (#"{}"#, "items"),
         ]
         for (json, field) in bad {
-            #expect(BusJSON.handDecoded(AccountsAcceptTermsBatch.Request.self, from: Data(json.utf8)) == nil)
-            let envelope = Envelope(kind: .request, type: AccountsAcceptTermsBatch.type, payload: Data(json.utf8))
-            do {
-                _ = try envelope.decodePayload(AccountsAcceptTermsBatch.Request.self)
-                Issue.record("\(json) was accepted")
-            } catch {
-                #expect(error.code == .invalidArgument)
-                #expect(error.message.contains(field), "\(error.message)")
-            }
+            let error = Self.expectRefused(
+                AccountsAcceptTermsBatch.Request.self, json, naming: field, in: .request, of: AccountsAcceptTermsBatch.type)
+            #expect(error?.code == .invalidArgument)
         }
-        // A page with an entry of a kind this reader does not know, or without its position: refused, naming the field.
-        for (json, field) in [
-            (
-                #"{"entries":[{"position":{"transaction":1,"entry":1},"kind":"moved","userId":"\#(user)","recordedMilliseconds":1}],"#
-                    + #""remaining":0}"#, "kind"
-            ),
-            (#"{"entries":[{"kind":"deleted","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#, "position"),
-        ] {
-            #expect(BusJSON.handDecoded(AccountsConsentsSince.Reply.self, from: Data(json.utf8)) == nil)
-            let envelope = Envelope(kind: .reply, type: AccountsConsentsSince.type, payload: Data(json.utf8))
-            do {
-                _ = try envelope.decodePayload(AccountsConsentsSince.Reply.self)
-                Issue.record("\(json) was accepted")
-            } catch {
-                #expect(error.message.contains(field), "\(error.message)")
-            }
-        }
+        // A page with an entry of a kind this reader does not know, or without its position.
+        Self.expectRefused(
+            AccountsConsentsSince.Reply.self,
+            #"{"entries":[{"position":{"transaction":1,"entry":1},"kind":"moved","userId":"\#(user)","recordedMilliseconds":1}],"#
+                + #""remaining":0}"#, naming: "kind", in: .reply, of: AccountsConsentsSince.type)
+        Self.expectRefused(
+            AccountsConsentsSince.Reply.self, #"{"entries":[{"kind":"deleted","userId":"\#(user)","recordedMilliseconds":1}],"remaining":0}"#,
+            naming: "position", in: .reply, of: AccountsConsentsSince.type)
         let badRecord =
             #"{"items":[{"record":{"userId":"\#(user)","documentType":"cookies","version":"1","action":"accept"},"#
             + #""idempotencyKey":"k"}],"signReceipts":true}"#
