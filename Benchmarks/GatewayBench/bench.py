@@ -35,7 +35,8 @@ import tempfile
 import time
 import urllib.request
 
-from bench_measure import audit_chained, bus_metrics, measured, pgbench_figures, print_bus_round, rss_mib, verify_session_calls, wrk_figures
+from bench_measure import (audit_chained, bus_metrics, measured, pgbench_figures, print_bus_round, rss_mib, slow_batch_calls,
+                           verify_session_calls, wrk_figures)
 from bench_report import print_round, print_summary
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
@@ -189,6 +190,7 @@ try:
             check=True, capture_output=True, text=True).stdout), pids, "wrk")
         ceiling, ceiling_cpu = measured(lambda: pgbench(ceiling_script, args.seconds, 8), {}, "pgbench")
         rounds.append({"pairs": pairs, "requests": requests, "verify_session": verify_session_calls(bus_before, bus_after) / requests,
+                       "slow_batches": slow_batch_calls(bus_before, bus_after),
                        "health": health, "health_cpu": health_cpu, "ceiling": ceiling, "ceiling_cpu": ceiling_cpu})
         print_round(number, rounds[-1], os.cpu_count() or 1, CEILING_BATCH)
     if time.monotonic() - tokens_minted > 14 * 60:

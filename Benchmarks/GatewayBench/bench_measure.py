@@ -97,10 +97,12 @@ def bus_metrics(processes) -> dict[tuple[str, str, str], float]:
     """The bus's calls and their times from every service's `/metrics`, summed over outcomes, by
     (process, metric, type): `bus_rpc_handled_total` (keyed by the server's name, not the process's),
     and the sums and counts of `bus_rpc_handle_seconds` (arrival to reply, on the server) and
-    `bus_rpc_call_seconds` (send to reply, on the client); and Audit's `audit_batch_duration` (a
-    group-committed batch's statements, commit and signature), under the type "audit.write"."""
+    `bus_rpc_call_seconds` (send to reply, on the client), and their histograms' buckets (metric
+    `…_bucket@<le>`); and Audit's `audit_batch_duration` (a group-committed batch's statements,
+    commit and signature), under the type "audit.write"."""
     totals: dict[tuple[str, str, str], float] = {}
-    wanted = r"bus_rpc_handled_total|(?:bus_rpc_handle_seconds|bus_rpc_call_seconds|audit_batch_duration)_(?:sum|count)"
+    wanted = (r"bus_rpc_handled_total|(?:bus_rpc_handle_seconds|bus_rpc_call_seconds|audit_batch_duration)_(?:sum|count)"
+              r"|(?:bus_rpc_handle_seconds|bus_rpc_call_seconds)_bucket")
     for process in processes:
         health = process.port("health")
         if health is None:
@@ -113,7 +115,8 @@ def bus_metrics(processes) -> dict[tuple[str, str, str], float]:
                     if match.group(1).startswith("audit_batch"):
                         labels["type"] = "audit.write"
                     owner = labels.get("server", process.name) if match.group(1) == "bus_rpc_handled_total" else process.name
-                    key = (owner, match.group(1), labels.get("type", "?"))
+                    metric = match.group(1) + (f"@{labels['le']}" if match.group(1).endswith("_bucket") else "")
+                    key = (owner, metric, labels.get("type", "?"))
                     totals[key] = totals.get(key, 0) + float(match.group(3))
     return totals
 
@@ -127,6 +130,24 @@ def audit_chained(processes) -> float | None:
                 match = re.search(r"^audit_consent_entries_chained_total(?:\{[^}]*\})? ([\d.e+]+)$", response.read().decode(), re.M)
                 return float(match.group(1)) if match else None
     return None
+
+
+SLOW_SECONDS = ("0.1", "1.0")
+
+
+def slow_batch_calls(before: dict, after: dict) -> dict[str, tuple[int, ...]]:
+    """`accounts.accept_terms_batch` calls between two readings of `bus_metrics` that took longer
+    than each of ``SLOW_SECONDS``, and all of them: as Accounts handled them (arrival to reply) and
+    as the gateway waited for them (send to reply). Tells a batch held up in Accounts or
+    PostgreSQL from a wait outside them, when the acceptances' p99 runs long."""
+    kind = "accounts.accept_terms_batch"
+    counts = {}
+    for process, metric, label in (("Accounts", "bus_rpc_handle_seconds", "Accounts handling"),
+                                   ("Gateway", "bus_rpc_call_seconds", "the gateway's waits")):
+        spent = lambda name: after.get((process, name, kind), 0) - before.get((process, name, kind), 0)
+        total = spent(f"{metric}_count")
+        counts[label] = tuple(int(total - spent(f"{metric}_bucket@{le}")) for le in SLOW_SECONDS) + (int(total),)
+    return counts
 
 
 def verify_session_calls(before: dict, after: dict) -> float:

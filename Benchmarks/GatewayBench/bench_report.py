@@ -59,7 +59,9 @@ def print_round(number: int, data: dict, cores: int, ceiling_batch: int) -> dict
           + ", ".join(f"{name} {value:,.0f}" for name, value in figures["per_acceptance"].items() if value >= 0.5) + "), "
           f"per insert {sum(figures['per_insert'].values()):,.0f} µs; accounts.verify_session per acceptance "
           f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; ceiling {figures['ceiling_rate']:,.0f}/s"
-          + (f"; Audit chained each slice's acts within {figures['drain'] * 1000:,.0f} ms of its last answer" if figures["drain"] else ""),
+          + (f"; Audit chained each slice's acts within {figures['drain'] * 1000:,.0f} ms of its last answer" if figures["drain"] else "")
+          + "; batch calls over 100 ms / over 1 s: " + ", ".join(
+              f"{who} {over_100ms} / {over_1s} of {total}" for who, (over_100ms, over_1s, total) in data["slow_batches"].items()),
           flush=True)
     return figures
 
