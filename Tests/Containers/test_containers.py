@@ -220,15 +220,19 @@ def under_load(deployment, users, faults, name, inject):
     load; checks every acknowledged acceptance is in Audit once and the chain verifies."""
     baseline = accept_counts(deployment, users)
     load = AcceptanceLoad(deployment, users, deployment.terms_version()).start()
-    started = time.monotonic()
-    load.wait_acks_after(started, 100, 60)
-    t0 = time.monotonic()
-    figures = inject(t0)
-    recovered = time.monotonic()
-    during_fault = load.acknowledged_since(t0)
-    load.wait_acks_after(recovered, 100, 120)
-    pause = longest_pause(load, t0, recovered)
-    load.stop()
+    try:
+        started = time.monotonic()
+        load.wait_acks_after(started, 100, 60)
+        t0 = time.monotonic()
+        figures = inject(t0)
+        recovered = time.monotonic()
+        during_fault = load.acknowledged_since(t0)
+        load.wait_acks_after(recovered, 100, 120)
+        pause = longest_pause(load, t0, recovered)
+    finally:
+        # Stopped whatever happened: a load left running by a failed fault counts its acceptances
+        # in the next test's (as "doubled") and appends while it verifies the chain.
+        load.stop()
     after = accept_counts(deployment, users)
     lost = duplicated = 0
     for index, user in enumerate(users):
