@@ -7,6 +7,7 @@ import io
 import os
 import secrets
 import signal
+import subprocess
 import time
 import urllib.parse
 import urllib.request
@@ -203,7 +204,10 @@ def ready(deployment, service) -> bool:
     try:
         podman("exec", deployment.container(service), "curl", "-fsS", "http://127.0.0.1:8081/readyz", timeout=10)
         return True
-    except (RuntimeError, TimeoutError):
+    except (RuntimeError, subprocess.TimeoutExpired):
+        # An exec that hangs (seen right after a restart, on a new podman on a slow machine) is
+        # "not ready yet": the caller asks again until its own deadline. (`TimeoutExpired` is no
+        # `TimeoutError`: caught as one, it ended the test at the first slow exec.)
         return False
 
 
