@@ -7,7 +7,9 @@ import _CryptoExtras
 
 /// Times the token work on the request path, one operation at a time in one task: verifying a
 /// session token (uncached: the gateway's check of a token it has not seen, and Accounts'
-/// `verify_session`), issuing one (every sign-in and refresh), and verifying a Sign in with Apple
+/// `verify_session`), reading the claims of one the gateway relayed from Accounts (no signature
+/// check: what a sign-in or refresh through the gateway costs it instead), issuing one (every
+/// sign-in and refresh), and verifying a Sign in with Apple
 /// identity token against a key set already loaded (every sign-in). Then the signature algorithms
 /// alone, over a session token's signing input: Ed25519 (what session tokens use) and RSA-2048 with
 /// SHA-256 (RS256, what Apple's tokens use), signing and checking. A check is what every token
@@ -34,6 +36,13 @@ enum IdentityBench {
             (
                 "verify session token (uncached)",
                 try await measure(rounds: rounds, iterations: iterations) { _ = try await verifier.verify(sessionToken) }
+            ))
+        results.append(
+            (
+                "read an issued token's claims (no signature check)",
+                try await measure(rounds: rounds, iterations: iterations) {
+                    _ = try verifier.claims(ofTokenIssuedByAccounts: try CompactJWS(parsing: sessionToken))
+                }
             ))
         results.append(
             (

@@ -1,3 +1,4 @@
+import AppleStandIn
 import Bus
 import Contracts
 import Foundation
@@ -67,6 +68,46 @@ extension GatewayIntegration {
                 let other = try await harness.http.send(
                     "PUT", "/api/users/\(users[1].id)/accept-tos", json: ["tos_version": terms], headers: HTTPClient.bearer(user.token))
                 #expect(other.status == 403)
+            }
+        }
+
+        /// A session token the gateway relayed from Accounts (sign-in, refresh, on the native and
+        /// the Supabase routes) is used without the gateway checking its signature; one it did not
+        /// relay is checked once, which shows the count would have moved.
+        @Test func tokensIssuedThroughTheGatewayAreUsedWithoutASignatureCheck() async throws {
+            let anonymousKey = try await PostgRESTTests.anonKey()
+            try await GatewayHarness.run { harness in
+                let appleId = "apple." + UUID().uuidString
+                _ = try await harness.signedUpUser(appleId: appleId)
+                func checks() async throws -> Int {
+                    let text = try await harness.http.get("/metrics").text
+                    let line = text.split(separator: "\n").first { $0.hasPrefix("gateway_session_signature_checks_total ") }
+                    return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+                }
+                func me(_ token: String) async throws -> Int {
+                    try await harness.http.get("/api/me", headers: HTTPClient.bearer(token)).status
+                }
+                let before = try await checks()
+                let signedIn = try await harness.signIn(appleId: appleId)
+                #expect(try await me(try #require(signedIn["sessionToken"] as? String)) == 200)
+                let refreshed = try await harness.http.send(
+                    "POST", "/api/auth/refresh", json: ["refreshToken": try #require(signedIn["refreshToken"] as? String)])
+                #expect(refreshed.status == 200, "\(refreshed.text)")
+                #expect(try await me(try #require(refreshed.json["sessionToken"] as? String)) == 200)
+                let supabase = try await harness.http.send(
+                    "POST", "/auth/v1/token?grant_type=refresh_token",
+                    json: ["refresh_token": try #require(refreshed.json["refreshToken"] as? String)],
+                    headers: ["apikey": anonymousKey])
+                #expect(supabase.status == 200, "\(supabase.text)")
+                #expect(try await me(try #require(supabase.json["access_token"] as? String)) == 200)
+                #expect(try await checks() == before, "a token the gateway relayed was checked again")
+
+                // Issued by Accounts to someone else (another gateway): checked here, once.
+                let elsewhere = try await harness.accountsClient.call(
+                    AccountsSignInWithApple.self, .init(identityToken: try AppleStandIn.token(subject: appleId)), principal: GatewayHarness.gateway)
+                #expect(try await me(elsewhere.sessionToken) == 200)
+                #expect(try await me(elsewhere.sessionToken) == 200)
+                #expect(try await checks() == before + 1)
             }
         }
 

@@ -75,6 +75,37 @@ import Testing
         #expect(await verifier.verdict(on: unseen) == .undecided)
     }
 
+    /// A token Accounts issued through this gateway is held without a signature check: signed
+    /// here with a key the verifier does not hold, which a check would send to Accounts. Every
+    /// later rule still applies, and a token that is not a live session token is not held.
+    @Test func aTokenIssuedThroughThisGatewayIsHeldWithoutASignatureCheck() async throws {
+        let rotated = SessionTokens(keys: try SessionKeySet(current: try SessionSigningKey.generate(id: "s2")))
+        func issued(issuedAt: Date = Date()) async throws -> String {
+            try await rotated.issue(
+                userID: user.uuidString.lowercased(), sessionID: session.uuidString.lowercased(), appleSubject: "apple.1", now: issuedAt
+            ).token
+        }
+        let unloaded = SessionVerifier(maximumStaleness: Self.staleness)
+        let early = try await issued()
+        unloaded.holdIssued(early)
+        #expect(unloaded.cachedTokens == 0, "nothing is held before Accounts' keys are loaded")
+
+        let verifier = loadedVerifier()
+        let token = try await issued()
+        #expect(await verifier.verdict(on: token) == .undecided, "checked, an unknown key goes to Accounts")
+        let fresh = try await issued(issuedAt: Date().addingTimeInterval(-1))
+        verifier.holdIssued(fresh)
+        #expect(verifier.cachedTokens == 1)
+        #expect(await verifier.verdict(on: fresh) == .valid(userId: user, appleId: "apple.1", sessionId: session))
+        verifier.revoked(SessionRevoked(sessionId: session, userId: nil, revokedAt: Date()))
+        #expect(await verifier.verdict(on: fresh) == .refused)
+
+        for notHeld in [try await issued(issuedAt: Date().addingTimeInterval(-3600)), "not a token", "a.b.c"] {
+            verifier.holdIssued(notHeld)
+        }
+        #expect(verifier.cachedTokens == 1, "an expired token or anything else is not held")
+    }
+
     @Test func aStaleOrUnloadedViewDecidesNothing() async throws {
         let token = try await token()
         let unloaded = SessionVerifier(maximumStaleness: Self.staleness)

@@ -130,4 +130,31 @@ import Testing
                 "\(both.verifier)")
         }
     }
+
+    /// What the gateway reads from a token in Accounts' reply to a sign-in or refresh: every rule
+    /// but the signature (and so the key, which a newly rotated-in one may not yet be held).
+    @Test func aTokenFromAccountsIsReadByEveryRuleButTheSignature() throws {
+        let good = try signed(header: #"{"alg":"EdDSA","kid":"s1"}"#, claims: claims())
+        let otherKey = try signed(header: #"{"alg":"EdDSA","kid":"s2"}"#, claims: claims(), signer: Curve25519.Signing.PrivateKey())
+        let read = try verifier.claims(ofTokenIssuedByAccounts: try CompactJWS(parsing: good), now: now)
+        #expect(read == (try verifier.verify(try CompactJWS(parsing: good), now: now)))
+        #expect(throws: IdentityError.unknownKey) { try verifier.verify(try CompactJWS(parsing: otherKey), now: now) }
+        _ = try verifier.claims(ofTokenIssuedByAccounts: try CompactJWS(parsing: otherKey), now: now)
+        let t = now.timeIntervalSince1970.rounded(.down)
+        let refused: [(String, String)] = [
+            (#"{"alg":"none","kid":"s1"}"#, claims()), (#"{"alg":"HS256","kid":"s1"}"#, claims()), (#"{"alg":"EdDSA"}"#, claims()),
+            (#"{"alg":"EdDSA","kid":"s1"}"#, claims(iss: "someone-else")), (#"{"alg":"EdDSA","kid":"s1"}"#, claims(aud: "\"another-app\"")),
+            (#"{"alg":"EdDSA","kid":"s1"}"#, claims(iat: t - 1000, exp: t - 31)), (#"{"alg":"EdDSA","kid":"s1"}"#, claims(iat: t + 31)),
+            (
+                #"{"alg":"EdDSA","kid":"s1"}"#,
+                claims().replacingOccurrences(of: #""sid":"[^"]*""#, with: #""sid":"""#, options: .regularExpression)
+            ),
+        ]
+        for (header, body) in refused {
+            let token = try signed(header: header, claims: body)
+            #expect(throws: IdentityError.self, "\(header) \(body)") {
+                try verifier.claims(ofTokenIssuedByAccounts: try CompactJWS(parsing: token), now: now)
+            }
+        }
+    }
 }

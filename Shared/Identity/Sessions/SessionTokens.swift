@@ -136,6 +136,24 @@ public struct SessionTokenVerifier: Sendable {
         guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
         guard let key = publicKeys[kid] else { throw IdentityError.unknownKey }
         guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
+        return try checkedClaims(of: jws, now: now)
+    }
+
+    /// The claims of a token that Accounts itself handed to the caller, read **without checking
+    /// its signature**: for the gateway relaying a sign-in or refresh, which received the token in
+    /// Accounts' reply over the bus, from the service whose word it already takes on any token
+    /// (`accounts.verify_session`). The signature would only prove again that Accounts signed it.
+    /// Every other rule holds (`EdDSA`, a `kid`, issuer, audience, times, `sub` and `sid`), so a
+    /// reply that is not a live session token of ours is refused. Never for a token a client sent.
+    public func claims(ofTokenIssuedByAccounts jws: CompactJWS, now: Date = Date()) throws -> SessionClaims {
+        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
+        guard jws.header.kid != nil else { throw IdentityError.malformed("missing kid") }
+        return try checkedClaims(of: jws, now: now)
+    }
+
+    /// The claims of `jws` when they name our issuer and audience, are within their times and
+    /// name a user and a session: the rules after the signature, in one place for both entries.
+    private func checkedClaims(of jws: CompactJWS, now: Date) throws -> SessionClaims {
         let claims: SessionClaims
         do {
             claims = try TokenCoding.claimsDecoder.decode(SessionClaims.self, from: jws.payload)

@@ -1,5 +1,7 @@
+import Bus
 import Crypto
 import Foundation
+import Identity
 
 /// The SHA-256 of a whole session token: what the verified-token cache is keyed by. 32 bytes
 /// instead of the token's ~0.5 KiB of text, and a token cannot be matched by anything but itself
@@ -25,6 +27,16 @@ struct VerifiedToken: Sendable {
     let sessionId: UUID
     let issuedAt: Date
     let expiresAt: Date
+}
+
+extension VerifiedToken {
+    /// The entry for a token with these claims; nil when its session id is not a UUID.
+    init?(_ claims: SessionClaims) {
+        guard let sessionId = MessageID.parse(claims.sid) else { return nil }
+        self.init(
+            userId: MessageID.parse(claims.sub), appleId: claims.appleSub, sessionId: sessionId, issuedAt: claims.issuedAt,
+            expiresAt: claims.expiresAt)
+    }
 }
 
 /// The gateway's verified session tokens, by ``TokenDigest``, at most `limit` of them.

@@ -45,6 +45,7 @@ struct SessionRoutes {
                     identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
                     clientIP: context.clientIP, userAgent: request.headers[.userAgent], authorizationCode: body.authorizationCode),
                 principal: .service("gateway"), context: context)
+            authenticator.sessions.holdIssued(reply.sessionToken)
             return try JSONBodies.response(reply)
         }
         family.add(
@@ -66,6 +67,7 @@ struct SessionRoutes {
             do {
                 let grant = try await services.call(
                     .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
+                authenticator.sessions.holdIssued(grant.sessionToken)
                 return try JSONBodies.response(grant)
             } catch let error as BusError where error.code == .unauthenticated {
                 throw SessionRefusal.signInRequired(error.message)

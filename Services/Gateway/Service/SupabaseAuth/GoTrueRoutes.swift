@@ -84,6 +84,7 @@ struct GoTrueRoutes {
             throw GoTrueError(.badRequest, "validation_failed", nonce ? "Nonces mismatch: \(error.message)" : "Bad ID token: \(error.message)")
         }
         guard let accountId = reply.accountId ?? reply.user.id else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
+        authenticator.sessions.holdIssued(reply.sessionToken)
         let user = GoTrueUser(accountId: accountId, appleId: reply.user.appleId, user: reply.user)
         return try JSONBodies.response(
             GoTrueSession(token: reply.sessionToken, expiresAt: reply.sessionExpiresAt, refreshToken: reply.refreshToken, user: user))
@@ -101,6 +102,7 @@ struct GoTrueRoutes {
         } catch let error as BusError where error.code == .unauthenticated {
             throw GoTrueError(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: \(error.message)")
         }
+        authenticator.sessions.holdIssued(grant.sessionToken)
         guard let accountId = grant.accountId, let appleId = grant.appleId else {
             throw BusError(.unavailable, "Accounts did not name the account; try again")
         }
