@@ -102,10 +102,10 @@ struct GoTrueRoutes {
         } catch let error as BusError where error.code == .unauthenticated {
             throw GoTrueError(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: \(error.message)")
         }
-        authenticator.sessions.holdIssued(grant.sessionToken)
         guard let accountId = grant.accountId, let appleId = grant.appleId else {
             throw BusError(.unavailable, "Accounts did not name the account; try again")
         }
+        authenticator.sessions.holdIssued(grant.sessionToken)
         let account = try await grant.userId.asyncMap { try await accountUser($0, context) }
         let user = GoTrueUser(accountId: accountId, appleId: appleId, user: account)
         return try JSONBodies.response(
