@@ -86,11 +86,11 @@ extension AccountsConsentsSince.Entry: HandCodedJSON {
             } else if key == "recordId" {
                 recordId = try value.optionalUUID()
             } else if key == "documentType" {
-                documentType = value.isNull ? nil : try value.rawValue(LegalDocumentType.self)
+                documentType = try value.optionalRawValue(LegalDocumentType.self)
             } else if key == "version" {
                 version = try value.optionalString()
             } else if key == "action" {
-                action = value.isNull ? nil : try value.rawValue(AcceptanceAction.self)
+                action = try value.optionalRawValue(AcceptanceAction.self)
             } else if key == "idempotencyKey" {
                 idempotencyKey = try value.optionalString()
             } else if key == "recordedMilliseconds" {

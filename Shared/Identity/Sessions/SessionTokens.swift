@@ -132,9 +132,7 @@ public struct SessionTokenVerifier: Sendable {
     /// The claims of the token parsed as `jws` when one of ``publicKeys`` signed it and it is
     /// still valid; else the ``IdentityError`` that says why not.
     public func verify(_ jws: CompactJWS, now: Date = Date()) throws -> SessionClaims {
-        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
-        guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
-        guard let key = publicKeys[kid] else { throw IdentityError.unknownKey }
+        guard let key = publicKeys[try keyID(of: jws)] else { throw IdentityError.unknownKey }
         guard key.isValidSignature(jws.signature, for: jws.signingInput) else { throw IdentityError.badSignature }
         return try checkedClaims(of: jws, now: now)
     }
@@ -146,9 +144,16 @@ public struct SessionTokenVerifier: Sendable {
     /// Every other rule holds (`EdDSA`, a `kid`, issuer, audience, times, `sub` and `sid`), so a
     /// reply that is not a live session token of ours is refused. Never for a token a client sent.
     public func claims(ofTokenIssuedByAccounts jws: CompactJWS, now: Date = Date()) throws -> SessionClaims {
-        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
-        guard jws.header.kid != nil else { throw IdentityError.malformed("missing kid") }
+        _ = try keyID(of: jws)
         return try checkedClaims(of: jws, now: now)
+    }
+
+    /// The `kid` of a session token's header, which must name `EdDSA`: the header's rules, in one
+    /// place for both entries.
+    private func keyID(of jws: CompactJWS) throws -> String {
+        guard jws.algorithm == "EdDSA" else { throw IdentityError.unsupported(jws.algorithm) }
+        guard let kid = jws.header.kid else { throw IdentityError.malformed("missing kid") }
+        return kid
     }
 
     /// The claims of `jws` when they name our issuer and audience, are within their times and

@@ -64,6 +64,9 @@ package struct JSONInput {
     package func optionalString() throws -> String? { isNull ? nil : try string() }
     package func optionalUUID() throws -> UUID? { isNull ? nil : try uuid() }
     package func optionalDate() throws -> Date? { isNull ? nil : try date() }
+    package func optionalRawValue<T: RawRepresentable>(_ type: T.Type) throws -> T? where T.RawValue == String {
+        isNull ? nil : try rawValue(T.self)
+    }
 
     /// Any other value through its `Decodable` conformance (``FastJSONDecoder``).
     package func decoded<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decode(T.self) }
