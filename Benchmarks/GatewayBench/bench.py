@@ -14,7 +14,9 @@ reply, a slice ends once Audit has chained its acts, so that work counts in the 
 
 It prints, per round and as medians of the rounds: the rates, the per-pair ratios, p50/p99,
 non-2xx, `accounts.verify_session` calls per acceptance, the CPU time per acceptance of every
-process (services, PostgreSQL, wrk) and per pgbench insert, and the machine's ceiling for this
+process (services, PostgreSQL, wrk) and per pgbench insert, the gateway's share in three parts
+(its `/healthz`; the same acceptances refused with 403 before their bus call, `refused.lua`: the
+token and the body; the rest: batch, bus call, reply), and the machine's ceiling for this
 path: the costs no design removes, per acceptance (wrk's CPU per request, the gateway's HTTP floor
 from `/healthz` under the same wrk, PostgreSQL's CPU for the rows that must be durable, measured
 by pgbench running an acceptance's statements, a user's update and its record, 32 a commit)
@@ -188,10 +190,18 @@ try:
         health, health_cpu = measured(lambda: wrk_figures(subprocess.run(
             ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", stack.url + "/healthz"],
             check=True, capture_output=True, text=True).stdout), pids, "wrk")
+        # The same requests refused before their bus call (another user's id): the gateway's cost of
+        # the token and the body, between /healthz and a whole acceptance. After the wave, so that
+        # round 1's tokens are first seen by its acceptances.
+        refused, refused_cpu = measured(lambda: wrk_figures(subprocess.run(
+            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", str(HERE / "refused.lua"),
+             stack.url, "--", str(tokens), version], check=True, capture_output=True, text=True).stdout), pids, "wrk")
+        if refused["errors"] != refused["requests"]:
+            raise SystemExit(f"refused.lua: {refused['requests'] - refused['errors']} of {refused['requests']} requests were not refused")
         ceiling, ceiling_cpu = measured(lambda: pgbench(ceiling_script, args.seconds, 8), {}, "pgbench")
         rounds.append({"pairs": pairs, "requests": requests, "verify_session": verify_session_calls(bus_before, bus_after) / requests,
                        "slow_batches": slow_batch_calls(bus_before, bus_after),
-                       "health": health, "health_cpu": health_cpu, "ceiling": ceiling, "ceiling_cpu": ceiling_cpu})
+                       "health": health, "health_cpu": health_cpu, "refused": refused, "refused_cpu": refused_cpu, "ceiling": ceiling, "ceiling_cpu": ceiling_cpu})
         print_round(number, rounds[-1], os.cpu_count() or 1, CEILING_BATCH)
     if time.monotonic() - tokens_minted > 14 * 60:
         print("note: the run outlasted the session tokens' 15 minutes: later acceptances may have been refused as expired")

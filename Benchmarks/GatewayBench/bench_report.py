@@ -24,6 +24,12 @@ def round_figures(data: dict, cores: int, ceiling_batch: int) -> dict:
     http_floor = data["health_cpu"]["Gateway"] / health["requests"] * 1e6
     durable = data["ceiling_cpu"]["PostgreSQL"] / (data["ceiling"]["transactions"] * ceiling_batch) * 1e6
     ceiling_rate = cores / (load_generator + http_floor + durable) * 1e6
+    # The gateway's CPU per acceptance in three parts: its HTTP floor (/healthz), the token check
+    # and body (an accept-tos refused before its bus call, its token cached by then), and the rest
+    # (batch, bus call, reply; in round 1 also each token's first signature check).
+    refused = data["refused_cpu"]["Gateway"] / data["refused"]["requests"] * 1e6
+    gateway_parts = {"HTTP (/healthz)": http_floor, "token and body (refused before the bus)": refused - http_floor,
+                     "batch, bus call, reply (round 1: and the token's first check)": per_acceptance.get("Gateway", 0) - refused}
     tps = sum(p[2]["tps"] * p[0]["seconds"] for p in pairs) / sum(p[0]["seconds"] for p in pairs)
     return {
         "rate": requests / sum(p[0]["seconds"] for p in pairs),
@@ -39,6 +45,7 @@ def round_figures(data: dict, cores: int, ceiling_batch: int) -> dict:
         "verify_session": data["verify_session"],
         "health_rate": health["rate"],
         "health_cpu": sum(data["health_cpu"].values()) / health["requests"] * 1e6,
+        "gateway_parts": gateway_parts,
         "floor": {"wrk": load_generator, "gateway HTTP": http_floor, "PostgreSQL durable rows": durable},
         "ceiling_rate": ceiling_rate,
         "drain": max(p[0]["drain"] for p in pairs),
@@ -58,7 +65,9 @@ def print_round(number: int, data: dict, cores: int, ceiling_batch: int) -> dict
           + f" (median {median(figures['ratios']):.3f}x); CPU per acceptance {sum(figures['per_acceptance'].values()):,.0f} µs ("
           + ", ".join(f"{name} {value:,.0f}" for name, value in figures["per_acceptance"].items() if value >= 0.5) + "), "
           f"per insert {sum(figures['per_insert'].values()):,.0f} µs; accounts.verify_session per acceptance "
-          f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; ceiling {figures['ceiling_rate']:,.0f}/s"
+          f"{figures['verify_session']:.3f}; /healthz {figures['health_rate']:,.0f}/s; the gateway's µs per acceptance by part: "
+          + ", ".join(f"{name} {value:,.0f}" for name, value in figures["gateway_parts"].items())
+          + f"; ceiling {figures['ceiling_rate']:,.0f}/s"
           + (f"; Audit chained each slice's acts within {figures['drain'] * 1000:,.0f} ms of its last answer" if figures["drain"] else "")
           + "; batch calls over 100 ms / over 1 s: " + ", ".join(
               f"{who} {over_100ms} / {over_1s} of {total}" for who, (over_100ms, over_1s, total) in data["slow_batches"].items()),
@@ -109,6 +118,8 @@ def print_summary(rounds: list, metrics: str, args, clients: int, cores: int) ->
     print("accounts.verify_session calls per acceptance, by round: " + ", ".join(f"{f['verify_session']:.3f}" for f in figures))
     print(f"the same gateway's /healthz (no bus call, no body): {median(f['health_rate'] for f in figures):,.0f} requests/s, "
           f"{median(f['health_cpu'] for f in figures):,.0f} µs CPU per request (gateway and wrk)")
+    print("the gateway's CPU per acceptance by part (µs, median): " + ", ".join(
+        f"{name} {median(f['gateway_parts'][name] for f in figures):,.1f}" for name in figures[0]["gateway_parts"]))
     print("CPU per acceptance (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in acceptance.items())
           + f"; total {total_acceptance:,.0f}")
     print("CPU per pgbench insert (µs, median): " + ", ".join(f"{name} {value:,.0f}" for name, value in insert.items())
