@@ -26,9 +26,9 @@ import sys
 import threading
 import time
 
-from bench_measure import children_cpu, postgres_cpu, process_cpu
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests" / "GatewayPython"))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "Benchmarks" / "GatewayBench"), str(ROOT / "Tests" / "GatewayPython")]
+from bench_measure import children_cpu, postgres_cpu, process_cpu  # noqa: E402
 from stack import Stack  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -57,7 +57,7 @@ def cpu_now(pids: dict[str, int]) -> dict[str, float]:
     return spent
 
 
-def load_run(stack: Stack, work: pathlib.Path) -> dict:
+def load_run(stack: Stack) -> dict:
     database = stack.database_url.rsplit("/", 1)[0] + "/" + stack.db_name
     env = dict(os.environ, **stack.bus_env, DATABASE_URL=database)
     compass = subprocess.Popen([str(stack.bin / "compass"), "load", "acceptances", "--max", "--via", "accounts",
@@ -123,7 +123,7 @@ work = pathlib.Path(os.environ.get("TMPDIR", "/tmp"))
 for number in range(1, args.runs + 1):
     stack = Stack()
     try:
-        load = load_run(stack, work)
+        load = load_run(stack)
         base = baseline_run(load["database"], work)
     finally:
         stack.close()
