@@ -152,6 +152,12 @@ try:
                   f"{args.cap} s:\n{run.stdout}", flush=True)
         return figures
 
+    def wrk_timed(*target):
+        """wrk on `target` for --seconds at the wave's threads and connections; its figures and the CPU spent."""
+        return measured(lambda: wrk_figures(subprocess.run(
+            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", *target],
+            check=True, capture_output=True, text=True).stdout), pids, "wrk")
+
     def publish(version):
         text = work / f"{version}.md"
         text.write_text(f"# Terms of Service\n\nVersion {version}, published for the gateway benchmark.\n")
@@ -187,15 +193,11 @@ try:
         requests = sum(p[0]["requests"] for p in pairs)
         if number == 1:
             print_bus_round(bus_before, bus_after, requests)
-        health, health_cpu = measured(lambda: wrk_figures(subprocess.run(
-            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", stack.url + "/healthz"],
-            check=True, capture_output=True, text=True).stdout), pids, "wrk")
+        health, health_cpu = wrk_timed(stack.url + "/healthz")
         # The same requests refused before their bus call (another user's id): the gateway's cost of
         # the token and the body, between /healthz and a whole acceptance. After the wave, so that
         # round 1's tokens are first seen by its acceptances.
-        refused, refused_cpu = measured(lambda: wrk_figures(subprocess.run(
-            ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.seconds}s", "--latency", "-s", str(HERE / "refused.lua"),
-             stack.url, "--", str(tokens), version], check=True, capture_output=True, text=True).stdout), pids, "wrk")
+        refused, refused_cpu = wrk_timed("-s", str(HERE / "refused.lua"), stack.url, "--", str(tokens), version)
         if refused["errors"] != refused["requests"]:
             raise SystemExit(f"refused.lua: {refused['requests'] - refused['errors']} of {refused['requests']} requests were not refused")
         ceiling, ceiling_cpu = measured(lambda: pgbench(ceiling_script, args.seconds, 8), {}, "pgbench")

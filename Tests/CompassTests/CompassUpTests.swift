@@ -123,6 +123,22 @@ import Testing
                 try JSONSerialization.jsonObject(with: Data(viaHTTP.output.utf8)) as? [String: Any], "\(viaHTTP.output)")
             #expect((httpReport["acknowledged"] as? Int ?? 0) > 0)
             #expect((httpReport["stored"] as? [String: Any])?["missing"] as? Int == 0, "\(viaHTTP.output)")
+            // The baseline alone, on the test's database: a rate, and its scratch schema gone after.
+            var withDatabase = cli
+            withDatabase["DATABASE_URL"] = database.url
+            let baseline = try await run("compass", ["load", "baseline", "--duration", "1", "--json"], withDatabase)
+            #expect(baseline.status == 0, "\(baseline.output)")
+            let baselineReport = try #require(
+                try JSONSerialization.jsonObject(with: Data(baseline.output.utf8)) as? [String: Any], "\(baseline.output)")
+            #expect((baselineReport["pgbenchPerSecond"] as? Double ?? 0) > 0, "\(baseline.output)")
+            let scratchSchemas = try await database.pool.withConnection { db in
+                try db.query("SELECT count(*)::bigint FROM pg_namespace WHERE nspname = 'compass_load'")[0].decode(Int.self, column: 0)
+            }
+            #expect(scratchSchemas == 0)
+            withDatabase["DATABASE_URL"] = ""
+            let noDatabase = try await run("compass", ["load", "baseline", "--duration", "1"], withDatabase)
+            #expect(noDatabase.status != 0)
+            #expect(noDatabase.output.contains("DATABASE_URL"), "\(noDatabase.output)")
             let badFlags = try await run("compass", ["load", "acceptances", "--max", "--rate", "10"], cli)
             #expect(badFlags.status != 0)
             #expect(badFlags.output.contains("--rate") && badFlags.output.contains("--max"), "\(badFlags.output)")

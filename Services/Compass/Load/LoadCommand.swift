@@ -9,7 +9,7 @@ import Locks
 /// then proves that every write it saw acknowledged is stored.
 struct Load: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load-test the system.", subcommands: [Acceptances.self, LoadUsers.self])
+        abstract: "Load-test the system.", subcommands: [Acceptances.self, LoadUsers.self, Baseline.self])
 
     struct Acceptances: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
