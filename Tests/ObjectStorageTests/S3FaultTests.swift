@@ -56,18 +56,20 @@ struct S3FaultTests {
         // A long timeout, so a pool the calls held (the task below would run only after 6 s) stays
         // far from a pool that is merely busy with the other suites running beside this one.
         let client = try S3Client(configuration: Self.configuration(port: port, timeout: 6), logger: testLogger())
-        let started = ContinuousClock.now
+        let ended = Tally()
         try await withThrowingTaskGroup(of: S3Error?.self) { group in
             for _ in 0..<6 {
                 group.addTask {
+                    defer { ended.add() }
                     do { try await client.checkBucket() } catch let error as S3Error { return error }
                     return nil
                 }
             }
             try await Task.sleep(for: .milliseconds(300))
-            // A pool blocked by the six calls would not run this until their timeouts (6 s).
-            let ran = await Task.detached { ContinuousClock.now }.value
-            #expect(ran - started < .seconds(4))
+            // A pool blocked by the six calls would run this only once they ended (at their 6 s
+            // timeouts): it must run while all six still wait.
+            let endedWhenRun = await Task.detached { ended.count }.value
+            #expect(endedWhenRun == 0, "a task ran only after \(endedWhenRun) of the six calls had ended")
             var errors: [S3Error] = []
             for try await error in group { if let error { errors.append(error) } }
             #expect(errors.count == 6)

@@ -105,10 +105,9 @@ struct PoolTests {
             let waited = ContinuousClock.now - started
             #expect(error?.kind == .checkoutTimeout)
             #expect(error?.message.contains("all 1 in use") == true)
+            // Not before the timeout; and the holder keeps its connection until released, so only
+            // the timeout can have ended the wait (`checkoutTimeout`, above).
             #expect(waited >= .milliseconds(250))
-            // The holder keeps its connection until released, so only the timeout can have ended
-            // the wait; the bound only says "not long after it", with room for a loaded machine.
-            #expect(waited < .seconds(5))
             try await holder.release()
             let after = try await pool.withConnection { c in try c.query("SELECT 2")[0].decode(Int.self, column: 0) }
             #expect(after == 2)

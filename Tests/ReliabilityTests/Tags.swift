@@ -8,13 +8,6 @@ extension Tag {
     @Tag static var long: Self
 }
 
-/// Counts from many tasks at once.
-final class Tally: Sendable {
-    private let value = LockedValue(0)
-    func add(_ amount: Int = 1) { value.withLock { $0 += amount } }
-    var count: Int { value.withLock { $0 } }
-}
-
 /// A flag one task sets and others poll.
 final class Flag: Sendable {
     private let value = LockedValue(false)

@@ -34,15 +34,12 @@ import Testing
             try await schema.pool.withConnection { db in try db.executeScript("CREATE TABLE \(table) (id int)") }
             let holder = try await PostgresConnection.connect(configuration: schema.configuration, logger: testLogger())
             try await holder.run { db in try db.executeScript("BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE") }
-            let started = ContinuousClock.now
+            // The lock is held to the end, so only the lock timeout can end the wait (55P03).
             let locked = await #expect(throws: PostgresError.self) {
                 try await pool.withTransaction { db in _ = try db.query("SELECT count(*) FROM \(table)") }
             }
-            let waited = ContinuousClock.now - started
             #expect(locked?.sqlState == "55P03")
             #expect(locked?.busError.code == .unavailable && locked?.busError.details?["retryAfterSeconds"] != nil)
-            // Far under "never" (the lock is held to the end), with room for a loaded machine's pauses.
-            #expect(waited < .seconds(10), "gave up after \(waited)")
             // The pool's only connection is free again (rolled back, same session) while the lock is still held.
             let after = try await pool.withConnection { db in try db.query("SELECT pg_backend_pid()")[0].decode(Int32.self, column: 0) }
             #expect(after == backend)

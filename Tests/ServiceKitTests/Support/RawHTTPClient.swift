@@ -70,6 +70,13 @@ enum RawHTTPClient {
         }
     }
 
+    /// Whether a read would not wait now (bytes, end of stream or an error are there): `poll`
+    /// with no timeout.
+    static func isReadable(_ descriptor: Int32) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) != 0
+    }
+
     /// Everything until end of stream (or the 5 s receive timeout, which throws).
     static func readToEnd(_ descriptor: Int32) throws -> [UInt8] {
         var received: [UInt8] = []
