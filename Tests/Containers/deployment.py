@@ -115,6 +115,15 @@ class Deployment:
     def compass(self, *args, check=True, timeout=900) -> subprocess.CompletedProcess:
         return self.compose("compass", *args, check=check, timeout=timeout)
 
+    def sql(self, query: str, **variables) -> list[list[str]]:
+        """The rows of `query`, run as the postgres superuser in the postgres container, each a list
+        of its columns' text. Values travel as psql variables (`:'name'` in the query), never
+        formatted into it; the query is an argument of the container's shell, not a file."""
+        script = 'query="$1"; shift; printf "%s\\n" "$query" | psql -U compass -d compass -tAX -v ON_ERROR_STOP=1 "$@"'
+        settings = [f"--set={name}={value}" for name, value in variables.items()]
+        out = self.compose("exec", "-T", "postgres", "sh", "-c", script, "sh", query, "-F", "\t", *settings).stdout
+        return [line.split("\t") for line in out.splitlines() if line]
+
     def inspect_all(self) -> dict[str, dict]:
         """Every container of the project, by compose service: podman's inspect document (two podman calls)."""
         ids = podman("ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={PROJECT}").split()
@@ -235,14 +244,21 @@ class Deployment:
         session = self.sign_in(apple_id)
         return User(user["id"].lower(), apple_id, email, session["sessionToken"])
 
-    def accept_records(self, user: "User") -> list[dict]:
-        """Every terms-of-service record Audit holds for the user, through the API (paged)."""
-        records, before = [], None
+    def accept_records(self, user: "User", retries: list | None = None) -> list[dict]:
+        """Every terms-of-service record Audit holds for the user, through the API (paged). A 503
+        (the user's latest acts still being chained) is asked again after its Retry-After, as the
+        app does, for at most 60 s; each such answer is appended to `retries`."""
+        records, before, deadline = [], None, time.monotonic() + 60
         while True:
             path = "/api/me/consents/history?documentType=terms_of_service&limit=500" + (f"&before={before}" if before else "")
-            status, page, _ = self.get(path, headers={"Authorization": "Bearer " + user.token})
+            status, page, headers = self.get(path, headers={"Authorization": "Bearer " + user.token})
             if status == 401:
                 user.token = self.sign_in(user.apple_id)["sessionToken"]
+                continue
+            if status == 503 and time.monotonic() < deadline:
+                if retries is not None:
+                    retries.append(page)
+                time.sleep(float((headers or {}).get("Retry-After", 1)))
                 continue
             assert status == 200, page
             records += page["records"]
@@ -264,6 +280,7 @@ class AcceptanceLoad:
     def __init__(self, deployment: Deployment, users: list[User], version: str):
         self.deployment, self.users, self.version = deployment, users, version
         self.acknowledged = [0] * len(users)
+        self.keys: list[set[str]] = [set() for _ in users]  # the acknowledged Idempotency-Keys, per user
         self.failures: dict[str, int] = {}
         self.abandoned = 0
         self.acks: list[float] = []  # monotonic times of acknowledgements
@@ -290,6 +307,10 @@ class AcceptanceLoad:
     def acknowledged_since(self, instant: float) -> int:
         with self.lock:
             return sum(1 for t in self.acks if t >= instant)
+
+    def acknowledged_between(self, start: float, end: float) -> int:
+        with self.lock:
+            return sum(1 for t in self.acks if start <= t < end)
 
     def first_ack_after(self, instant: float) -> float | None:
         with self.lock:
@@ -323,6 +344,7 @@ class AcceptanceLoad:
                 if status == 200:
                     with self.lock:
                         self.acknowledged[index] += 1
+                        self.keys[index].add(key)
                         self.acks.append(time.monotonic())
                     break
                 self._fail(str(status or body))

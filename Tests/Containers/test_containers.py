@@ -191,9 +191,41 @@ def users(deployment):
     return [deployment.sign_up() for _ in range(8)]
 
 
-def accept_counts(deployment, users) -> dict[str, int]:
-    return {user.id: sum(1 for record in deployment.accept_records(user) if record["receipt"]["action"] == "accept")
+def accept_counts(deployment, users, retries: list | None = None) -> dict[str, int]:
+    """Each user's accept records in their history, read through the API as the user."""
+    return {user.id: sum(1 for record in deployment.accept_records(user, retries) if record["receipt"]["action"] == "accept")
             for user in users}
+
+
+def committed_keys(deployment, run_id: str) -> dict[str, set[str]]:
+    """The client keys of the load's acceptances Accounts committed (its idempotency key of an act
+    ends with the client's `Idempotency-Key`), per user."""
+    rows = deployment.sql("SELECT user_id, key FROM accounts.consent_keys WHERE key LIKE '%:containers-' || :'run' || '-%'",
+                          run=run_id)
+    keys: dict[str, set[str]] = {}
+    for user_id, key in rows:
+        keys.setdefault(user_id.lower(), set()).add(key.rsplit(":", 1)[-1])
+    return keys
+
+
+def chained_accepts(deployment, users) -> dict[str, int]:
+    """Each user's accept records in Audit's chain, counted in its tables."""
+    rows = deployment.sql(
+        "SELECT s.user_id, count(*) FROM audit.subjects s JOIN audit.records r ON r.subject = s.pseudonym "
+        "WHERE r.action = 'accept' AND s.user_id = ANY (string_to_array(:'users', ',')::uuid[]) GROUP BY s.user_id",
+        users=",".join(user.id for user in users))
+    counts = {user.id: 0 for user in users}
+    counts.update({user_id.lower(): int(count) for user_id, count in rows})
+    return counts
+
+
+def wait_chained(deployment, timeout=120) -> float:
+    """Seconds until Accounts' consent stream is empty (Audit chained every act), bounded."""
+    start = time.monotonic()
+    while int(deployment.sql("SELECT count(*) FROM accounts.consent_outbox")[0][0]) > 0:
+        assert time.monotonic() - start < timeout, f"Audit did not chain the consent stream within {timeout} s"
+        time.sleep(0.5)
+    return time.monotonic() - start
 
 
 def ready(deployment, service) -> bool:
@@ -220,9 +252,14 @@ def longest_pause(load: AcceptanceLoad, start: float, end: float) -> float:
 
 
 def under_load(deployment, users, faults, name, inject):
-    """Runs `inject` (which returns once the system recovered, with its figures) under acceptance
-    load; checks every acknowledged acceptance is in Audit once and the chain verifies."""
+    """Runs `inject` (which returns once the system recovered, with its figures, and the instants
+    `_down` and `_up` the fault began and ended) under acceptance load. Every acknowledged
+    acceptance is then looked for three ways (issue 42): committed by Accounts (`missing_in_accounts`,
+    a loss), in the user's history as read the moment the load stops (`missing_in_read`: the reads
+    promise a user their own acts), and chained by Audit once the stream drained
+    (`missing_in_audit`, `duplicated`); and the chain verifies."""
     baseline = accept_counts(deployment, users)
+    chained_before = chained_accepts(deployment, users)
     load = AcceptanceLoad(deployment, users, deployment.terms_version()).start()
     try:
         started = time.monotonic()
@@ -230,6 +267,7 @@ def under_load(deployment, users, faults, name, inject):
         t0 = time.monotonic()
         figures = inject(t0)
         recovered = time.monotonic()
+        down, up = figures.pop("_down", t0), figures.pop("_up", recovered)
         during_fault = load.acknowledged_since(t0)
         load.wait_acks_after(recovered, 100, 120)
         pause = longest_pause(load, t0, recovered)
@@ -237,22 +275,32 @@ def under_load(deployment, users, faults, name, inject):
         # Stopped whatever happened: a load left running by a failed fault counts its acceptances
         # in the next test's (as "doubled") and appends while it verifies the chain.
         load.stop()
-    after = accept_counts(deployment, users)
-    lost = duplicated = 0
+    read_retries: list = []
+    read = accept_counts(deployment, users, read_retries)
+    committed = committed_keys(deployment, load.run_id)
+    drained = wait_chained(deployment)
+    chained = chained_accepts(deployment, users)
+    missing_in_accounts = missing_in_read = missing_in_audit = duplicated = 0
     for index, user in enumerate(users):
-        difference = after[user.id] - baseline[user.id] - load.acknowledged[index]
-        if difference < 0:
-            lost -= difference
-        else:
-            duplicated += difference
+        acknowledged = load.keys[index]
+        missing_in_accounts += len(acknowledged - committed.get(user.id, set()))
+        missing_in_read += max(0, baseline[user.id] + len(acknowledged) - read[user.id])
+        difference = chained[user.id] - chained_before[user.id] - len(acknowledged)
+        missing_in_audit += max(0, -difference)
+        duplicated += max(0, difference)
     verified = deployment.compass("audit", "verify", check=False)
-    row = dict(fault=name, acknowledged=load.total, during_fault=during_fault, lost=lost, duplicated=duplicated,
-               abandoned=load.abandoned, longest_pause=round(pause, 2), failed_attempts=dict(load.failures),
-               chain_verifies=verified.returncode == 0, **figures)
+    row = dict(fault=name, acknowledged=load.total, acked_before_down=load.acknowledged_between(t0, down),
+               acked_while_down=load.acknowledged_between(down, up), acked_after_up=load.acknowledged_between(up, recovered),
+               during_fault=during_fault, lost=missing_in_accounts, missing_in_read=missing_in_read,
+               missing_in_audit=missing_in_audit, duplicated=duplicated, read_503s=len(read_retries),
+               audit_drained_s=round(drained, 2), abandoned=load.abandoned, longest_pause=round(pause, 2),
+               failed_attempts=dict(load.failures), chain_verifies=verified.returncode == 0, **figures)
     faults.append(row)
     print("RELIABILITY containers", " ".join(f"{key}={value}" for key, value in row.items()))
     assert load.abandoned == 0, f"{load.abandoned} acceptances never acknowledged"
-    assert lost == 0 and duplicated == 0, f"{lost} acknowledged acceptances lost, {duplicated} doubled"
+    assert missing_in_accounts == 0, f"{missing_in_accounts} acknowledged acceptances Accounts never committed"
+    assert missing_in_read == 0, f"{missing_in_read} acknowledged acceptances missing from the users' histories read after the load"
+    assert missing_in_audit == 0 and duplicated == 0, f"{missing_in_audit} acknowledged acceptances never chained, {duplicated} doubled"
     assert verified.returncode == 0, verified.stdout + verified.stderr
     return row
 
@@ -309,7 +357,8 @@ def test_postgres_stopped_for_20_s_services_recover_without_restart(deployment, 
         after = {service: deployment.inspect(service, "{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}") for service in SERVICES}
         assert after == before, f"services were restarted: {before} -> {after}"
         return dict(stopped_s=round(started - stop, 1), pg_ready_after_start_s=round(pg_ready - started, 2),
-                    services_ready_after_start_s=round(services_ready - started, 2))
+                    services_ready_after_start_s=round(services_ready - started, 2), before_s=round(stop - t0, 2),
+                    _down=stop, _up=pg_ready)
 
     row = under_load(deployment, users, faults, "postgres stopped 20 s", inject)
     deployment.wait_healthy(timeout=60)

@@ -55,10 +55,9 @@ def assert_reads_whole(deployment, user, document_id: str, data: bytes):
 
 
 def storage_of(deployment, document_id: str) -> str:
-    """The row's own `storage` column, read as the postgres superuser (the id a psql variable)."""
-    script = 'echo "$1" | psql -U compass -d compass -tAX -v ON_ERROR_STOP=1 -v id="$2"'
-    query = "SELECT storage FROM documents.documents WHERE id = :'id';"
-    return deployment.compose("exec", "-T", "postgres", "sh", "-c", script, "sh", query, document_id).stdout.strip()
+    """The row's own `storage` column, read as the postgres superuser."""
+    rows = deployment.sql("SELECT storage FROM documents.documents WHERE id = :'id'", id=document_id)
+    return rows[0][0] if rows else ""
 
 
 # Documents' S3 settings from its own environment (the secret never leaves the container).

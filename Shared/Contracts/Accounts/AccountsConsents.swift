@@ -144,3 +144,26 @@ public struct ConsentStreamPosition: Codable, Sendable, Hashable, Comparable, Cu
 
     public var description: String { "\(transaction):\(entry)" }
 }
+
+/// `accounts.consents_pending`: where one user's last entry still in the consent stream is (nil:
+/// none is), so that a read of their records (Audit's history, status and select) can wait until
+/// Audit's position covers it, and not answer without an act the user was told is recorded. It
+/// looks at that user's entries alone: a read waits for its own user's acts, never behind another
+/// user's backlog. For the Audit service and operators, as the stream is.
+public enum AccountsConsentsPending: RPCMethod {
+    public struct Request: Codable, Sendable, Equatable {
+        public var userId: UUID
+        public init(userId: UUID) { self.userId = userId }
+    }
+
+    public struct Reply: Codable, Sendable, Equatable {
+        /// The position of the user's last act or deletion not yet pruned (an entry Audit chained
+        /// stays until its next read of the stream); nil when the stream holds none of theirs.
+        public var latest: ConsentStreamPosition?
+        public init(latest: ConsentStreamPosition?) { self.latest = latest }
+    }
+
+    public static let type = "accounts.consents_pending"
+    public static let isIdempotent = true
+    public static let cachesReply = false
+}

@@ -46,8 +46,9 @@ final class ConsentSignal: Sendable {
     }
 }
 
-/// `accounts.consents_since` (``AccountsConsentsSince``): for the Audit service and operators,
-/// since the entries carry users' IP addresses and agents.
+/// `accounts.consents_since` (``AccountsConsentsSince``) and `accounts.consents_pending`
+/// (``AccountsConsentsPending``): for the Audit service and operators, since the entries carry
+/// users' IP addresses and agents.
 struct ConsentsSinceHandler: Sendable {
     let store: AccountsStore
     let signal: ConsentSignal
@@ -55,10 +56,12 @@ struct ConsentsSinceHandler: Sendable {
     let pruned = LockedValue(ConsentStreamPosition.start)
 
     func register(on server: RPCServer) {
+        server.register(AccountsConsentsPending.self) { request, context in
+            try Self.authorize(context)
+            return AccountsConsentsPending.Reply(latest: try await store.lastPendingConsent(of: request.userId))
+        }
         server.register(AccountsConsentsSince.self) { request, context in
-            guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
-                throw BusError(.forbidden, "the consent stream is for the audit service and operators")
-            }
+            try Self.authorize(context)
             let (chained, numbered, after) = (request.after, request.afterSequence, request.readAfter ?? request.after)
             guard chained.transaction >= 0, chained.entry >= 0, numbered.map({ $0 >= 0 && chained == .start }) ?? true, after >= chained,
                 (1...AccountsConsentsSince.maximumLimit).contains(request.limit),
@@ -78,6 +81,13 @@ struct ConsentsSinceHandler: Sendable {
                 page = try await store.consents(after: after, chained: chained, pruned: max(from, chained), limit: request.limit)
             }
             return AccountsConsentsSince.Reply(entries: page.entries, latest: page.latest, remaining: page.remaining)
+        }
+    }
+
+    /// The stream's entries carry users' IP addresses and agents: for Audit and operators only.
+    private static func authorize(_ context: BusRequestContext) throws {
+        guard context.principal == .service(ServiceName.audit.rawValue) || context.principal.kind == .operator else {
+            throw BusError(.forbidden, "the consent stream is for the audit service and operators")
         }
     }
 }

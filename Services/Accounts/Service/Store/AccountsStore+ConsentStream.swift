@@ -86,6 +86,18 @@ extension AccountsStore {
         }
     }
 
+    /// The position of `user`'s last entry still in the stream (nil: none is), by the stream's
+    /// user index: what a read of their records waits for Audit to cover.
+    public func lastPendingConsent(of user: UUID) async throws -> ConsentStreamPosition? {
+        let sql = "SELECT xid::text::bigint, id FROM \(consentStream.table) WHERE user_id = $1 ORDER BY xid DESC, id DESC LIMIT 1"
+        return try await pool.withConnection { db in
+            try db.query(sql, user).first.map { row in
+                let (transaction, entry) = try row.decode(Int64.self, Int64.self)
+                return ConsentStreamPosition(transaction: transaction, entry: entry)
+            }
+        }
+    }
+
     /// Whether the act with this record id has left the stream: Audit has chained it.
     public func isChained(user: UUID, recordId: UUID) async throws -> Bool {
         let sql = "SELECT 1 FROM \(consentStream.table) WHERE user_id = $1 AND record_id = $2"

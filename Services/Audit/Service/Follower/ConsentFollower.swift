@@ -36,8 +36,13 @@ final class ConsentFollower: Service, Sendable {
     let logger: Logger
     private let behind = Gauge(label: "audit_consent_entries_behind")
     private let chained = Counter(label: "audit_consent_entries_chained_total")
-    /// Whether the follower's last call to Accounts was answered: reads do not wait for a stream
-    /// they cannot reach (Accounts down, or an Audit run without it).
+    /// A reader found Accounts answering while the follower may rest in its failure backoff:
+    /// it reads again at once instead of up to 5 s later (at most one wake is kept).
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakes: AsyncStream<Void>
+    /// Whether Accounts answered the last call to it, a refusal included (with its database down
+    /// it answers `unavailable`): reads do not wait for a stream they cannot reach at all (Accounts
+    /// down, or an Audit run without it), which only a call with no answer (`deadline_exceeded`) says.
     private let reachable = LockedValue(false)
 
     init(
@@ -49,6 +54,7 @@ final class ConsentFollower: Service, Sendable {
         self.catalog = catalog
         self.page = ConsentPage(chain: chain, subjects: subjects)
         self.logger = logger
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func run() async throws {
@@ -65,10 +71,22 @@ final class ConsentFollower: Service, Sendable {
                 let level: Logger.Level = failures > 3 && !(error is ConsentPage.PositionMoved) ? .warning : .debug
                 logger.log(level: level, "consent follower: failed, will retry", metadata: ["error": "\(error)", "failures": "\(failures)"])
                 let pause = Duration.milliseconds(50) * (1 << min(failures, 7))
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: min(pause, .seconds(5))) }
+                await cancelWhenGracefulShutdown { await self.backOff(for: min(pause, .seconds(5))) }
             }
         }
         next?.reply.cancel()
+    }
+
+    /// Sleeps `duration`, or until a reader wakes the follower.
+    private func backOff(for duration: Duration) async {
+        await withTaskGroup(of: Void.self) { [wakes] group in
+            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask {
+                for await _ in wakes { return }
+            }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// The read of the page after `after`, sent while the page before it is chained.
@@ -89,7 +107,7 @@ final class ConsentFollower: Service, Sendable {
         if let early = try await take(prefetched, at: start) {
             reply = early
         } else {
-            reply = try await read { [self] in
+            reply = try await answered {
                 try await accounts().call(
                     AccountsConsentsSince.self, start.request(limit: Self.pageSize, waitMilliseconds: Self.wait),
                     principal: .service(ServiceName.audit.rawValue), timeout: .seconds(10))
@@ -123,18 +141,18 @@ final class ConsentFollower: Service, Sendable {
             prefetched.reply.cancel()
             return nil
         }
-        let reply = try await read { try await prefetched.reply.value }
+        let reply = try await answered { try await prefetched.reply.value }
         return reply.entries.first.map { $0.position > prefetched.after } ?? true ? reply : nil
     }
 
-    /// A read of the stream, noting whether Accounts answered.
-    private func read(_ call: () async throws -> AccountsConsentsSince.Reply) async throws -> AccountsConsentsSince.Reply {
+    /// A call to Accounts, noting whether it answered (``reachable``).
+    private func answered<T: Sendable>(_ call: () async throws -> T) async throws -> T {
         do {
             let reply = try await call()
             reachable.withLock { $0 = true }
             return reply
-        } catch {
-            reachable.withLock { $0 = false }
+        } catch let error as BusError {
+            reachable.withLock { $0 = error.code != .deadlineExceeded }
             throw error
         }
     }
@@ -196,26 +214,54 @@ final class ConsentFollower: Service, Sendable {
         ) { _ in }
     }
 
-    /// Waits, at most `limit`, until every act Accounts could read when it was called is
-    /// chained: a read of a user's records right after their act (the gateway's PostgREST insert
-    /// answering with the row, a status read after a sign-up) then finds it. The follower does
-    /// the chaining; this only asks Accounts how far the stream goes and watches the position.
-    /// With Accounts unreachable (as the follower last found it) the read goes on with what is chained.
-    func caughtUp(within limit: Duration) async {
-        guard reachable.withLock({ $0 }) else { return }
+    /// Waits, at most `limit`, until every act and deletion of `user` that Accounts has committed
+    /// is chained, so that a read of their records (history, status, select) finds what they were
+    /// told is recorded: their PostgREST insert answered with the row, their `accept-tos` answered
+    /// 200 during an outage's recovery. Only this user's entries count (``AccountsConsentsPending``),
+    /// so no read waits behind another user's backlog. A follower resting in its failure backoff
+    /// is woken: Accounts has just answered this read, so the stream is reachable again.
+    ///
+    /// With Accounts unreachable (as the follower or a read last found it) the read goes on with
+    /// what is chained: Audit serves reads while Accounts is down. With the user's acts still
+    /// unchained at `limit` it throws `unavailable` with a retry-after: an answer without them
+    /// would say they were never recorded (issue 42: after a 20 s database stop, reads that did
+    /// not wait missed thousands of acknowledged acts).
+    func waitForActs(of user: UUID, within limit: Duration) async throws {
         let deadline = ContinuousClock.now + limit
+        guard let pending = await pendingPosition(of: user, timeout: limit) else { return }
+        guard try await !position().covers(pending) else { return }
+        wake.yield()
+        var pause = Duration.milliseconds(2)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: min(pause, max(.zero, deadline - ContinuousClock.now)))
+            if try await position().covers(pending) { return }
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        throw BusError(
+            .unavailable, "this user's latest acts are still being added to the audit trail; try again shortly",
+            details: ["retryAfterSeconds": "1"])
+    }
+
+    /// Where `user`'s last entry in the stream is, or nil (none, or Accounts did not answer). An
+    /// Accounts older than `accounts.consents_pending` is asked for the stream's last entry.
+    private func pendingPosition(of user: UUID, timeout: Duration) async -> ConsentStreamPosition? {
+        guard reachable.withLock({ $0 }) else { return nil }
+        let audit = Principal.service(ServiceName.audit.rawValue)
         do {
-            let reply = try await accounts().call(
-                AccountsConsentsSince.self, try await position().request(limit: 1, waitMilliseconds: 0),
-                principal: .service(ServiceName.audit.rawValue), timeout: limit)
-            guard let latest = reply.latest else { return }
-            var pause = Duration.milliseconds(2)
-            while try await !position().covers(latest), ContinuousClock.now < deadline {
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(50))
+            let client = try await accounts()
+            do {
+                return try await answered {
+                    try await client.call(AccountsConsentsPending.self, .init(userId: user), principal: audit, timeout: timeout).latest
+                }
+            } catch let error as BusError where error.code == .invalidArgument {
+                let request = try await position().request(limit: 1, waitMilliseconds: 0)
+                return try await answered {
+                    try await client.call(AccountsConsentsSince.self, request, principal: audit, timeout: timeout).latest
+                }
             }
         } catch {
-            logger.debug("consent follower: could not learn the stream's end before a read", metadata: ["error": "\(error)"])
+            logger.debug("consent follower: could not learn a user's last act before a read", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 

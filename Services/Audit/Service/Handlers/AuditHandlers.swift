@@ -17,28 +17,30 @@ struct AuditHandlers: Sendable {
     let verifier: ChainVerifier
     let erasure: Erasure
     let signer: ReceiptSigner
-    /// Reads of a user's records first wait (briefly) for the acts Accounts has committed.
+    /// Reads of a user's records first wait for that user's acts Accounts has committed.
     let follower: ConsentFollower
-    static let readWait: Duration = .seconds(1)
+    /// How long a read waits for them before it answers `unavailable`: under the gateway's 5 s
+    /// bus deadline, and long enough to chain thousands of acts after an outage.
+    static let readWait: Duration = .seconds(3)
 
     func register(on server: RPCServer) {
         server.register(AuditRecord.self) { request, context in try await record(request, context) }
         server.register(AuditRecordBatch.self) { request, context in try await recordBatch(request, context) }
         server.register(AuditStatus.self) { request, context in
             try context.authorize(actingFor: request.userId)
-            await follower.caughtUp(within: Self.readWait)
+            try await follower.waitForActs(of: request.userId, within: readWait(context))
             return AuditStatus.Reply(documents: try await reader.status(of: request.userId))
         }
         server.register(AuditHistory.self) { request, context in
             try context.authorize(actingFor: request.userId)
-            await follower.caughtUp(within: Self.readWait)
+            try await follower.waitForActs(of: request.userId, within: readWait(context))
             var reply = try await reader.history(request)
             for index in reply.records.indices { reply.records[index].receipt = signer.signed(reply.records[index].receipt) }
             return reply
         }
         server.register(AuditSelect.self) { request, context in
             try context.authorize(actingFor: request.userId)
-            await follower.caughtUp(within: Self.readWait)
+            try await follower.waitForActs(of: request.userId, within: readWait(context))
             var reply = try await reader.select(request)
             reply.receipts = reply.receipts.map(signer.signed)
             return reply
@@ -56,6 +58,14 @@ struct AuditHandlers: Sendable {
             return AuditEraseSubject.Reply(erasedRecords: try await erasure.erase(request.userId))
         }
         server.register(AuditPublicKey.self) { _, _ in AuditPublicKey.Reply(publicKey: signer.publicKey) }
+    }
+
+    /// The read's wait: ``readWait``, or less when the caller's deadline comes sooner (half a
+    /// second kept to read and answer).
+    private func readWait(_ context: BusRequestContext) -> Duration {
+        guard let deadline = context.deadline else { return Self.readWait }
+        let left = Duration.milliseconds(Int64(deadline.timeIntervalSinceNow * 1000) - 500)
+        return max(.zero, min(Self.readWait, left))
     }
 
     private func record(_ request: AuditRecord.Request, _ context: BusRequestContext) async throws -> ConsentReceipt {
