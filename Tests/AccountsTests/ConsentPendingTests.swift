@@ -6,9 +6,8 @@ import TestSupport
 import Testing
 
 /// `accounts.consents_pending` (``AccountsConsentsPending``): where one user's last entry still in
-/// the consent stream is, which Audit's reads of that user's records wait to have chained (issue
-/// 42: after an outage, reads that did not wait answered without acts the user was told were
-/// recorded).
+/// the consent stream is, which Audit's reads of that user's records wait to have chained (after an
+/// outage, reads that did not wait answered without acts the user was told were recorded).
 @Suite(.serialized) struct ConsentPendingTests {
     @Test func aReadWaitsForTheUsersOwnActsAndNoOneElses() async throws {
         try await AccountsHarness.run(extra: ConsentStreamTests.quick) { harness in

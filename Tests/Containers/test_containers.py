@@ -254,7 +254,7 @@ def longest_pause(load: AcceptanceLoad, start: float, end: float) -> float:
 def under_load(deployment, users, faults, name, inject):
     """Runs `inject` (which returns once the system recovered, with its figures, and the instants
     `_down` and `_up` the fault began and ended) under acceptance load. Every acknowledged
-    acceptance is then looked for three ways (issue 42): committed by Accounts (`missing_in_accounts`,
+    acceptance is then looked for three ways: committed by Accounts (`missing_in_accounts`,
     a loss), in the user's history as read the moment the load stops (`missing_in_read`: the reads
     promise a user their own acts), and chained by Audit once the stream drained
     (`missing_in_audit`, `duplicated`); and the chain verifies."""

@@ -9,7 +9,7 @@ import Testing
 extension ReliabilityTests {
     /// PostgreSQL stopped for 20 s (fast shutdown) under a load of seed `accept-tos` requests
     /// through the gateway, each retried with its `Idempotency-Key` until it is answered 200, as a
-    /// client does: the containers' fault test, locally (issue 42). Every acknowledged acceptance
+    /// client does: the containers' fault test, locally. Every acknowledged acceptance
     /// is then told apart three ways: committed by Accounts (its idempotency key is stored with the
     /// act), in the user's consent history as read the moment the load stops (the reads' promise:
     /// a user sees their own acts), and chained by Audit once the stream has drained.

@@ -224,8 +224,8 @@ final class ConsentFollower: Service, Sendable {
     /// With Accounts unreachable (as the follower or a read last found it) the read goes on with
     /// what is chained: Audit serves reads while Accounts is down. With the user's acts still
     /// unchained at `limit` it throws `unavailable` with a retry-after: an answer without them
-    /// would say they were never recorded (issue 42: after a 20 s database stop, reads that did
-    /// not wait missed thousands of acknowledged acts).
+    /// would say they were never recorded (after a 20 s database stop, reads that did not wait
+    /// missed every act acknowledged since PostgreSQL came back).
     func waitForActs(of user: UUID, within limit: Duration) async throws {
         let deadline = ContinuousClock.now + limit
         guard let pending = await pendingPosition(of: user, timeout: limit) else { return }
