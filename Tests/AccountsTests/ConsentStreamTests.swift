@@ -5,11 +5,11 @@ import Locks
 import TestSupport
 import Testing
 
-/// Accounts as the one synchronous writer of an act, Audit chaining it from the consent stream
-/// (issue 32): acts are accepted while Audit is down and chained once it is back, none lost and
-/// none twice; a kill -9 of Audit mid-page loses and doubles nothing; a deletion reaches Audit
-/// after the acts before it; the stream's IP addresses go once chained and at deletion; past
-/// its backlog limit an act is refused with a retry hint.
+/// Accounts as the one synchronous writer of an act, Audit chaining it from the consent stream:
+/// acts are accepted while Audit is down and chained once it is back, none lost and none twice;
+/// a kill -9 of Audit mid-page loses and doubles nothing; a deletion reaches Audit after the acts
+/// before it; the stream's IP addresses go once chained and at deletion; past its backlog limit
+/// an act is refused with a retry hint.
 @Suite(.serialized) struct ConsentStreamTests {
     static let quick = ["ACCOUNTS_CONSENT_RECEIPT_WAIT": "50ms", "ACCOUNTS_CONSENT_BACKLOG_INTERVAL": "100ms"]
 

@@ -1,4 +1,4 @@
-"""Compose's `s3` profile (issue 33): the running deployment, on PostgreSQL large objects until
+"""Compose's `s3` profile: the running deployment, on PostgreSQL large objects until
 now, switched to SeaweedFS the way an operator does it (`deploy/compose --profile s3 up -d` with
 the deployment's env file). pytest runs this file after test_containers.py, so every earlier check
 keeps its large-objects deployment; `down -v` afterwards takes SeaweedFS too (the env file now

@@ -5,10 +5,10 @@ import TestSupport
 import Testing
 
 extension ReliabilityTests {
-    /// The issue's own wording: `compass load acceptances` (the operator's load tool, a separate
-    /// process) running at its peak while Audit is SIGKILLed and restarted. The tool checks every
-    /// write it saw acknowledged against the store afterwards (`audit.verify_receipt`); the test
-    /// checks that report and the table.
+    /// The reliability requirement as written: `compass load acceptances` (the operator's load
+    /// tool, a separate process) running at its peak while Audit is SIGKILLed and restarted. The
+    /// tool checks every write it saw acknowledged against the store afterwards
+    /// (`audit.verify_receipt`); the test checks that report and the table.
     @Suite("Reliability: compass load while Audit is killed")
     struct CompassLoadKillTests {
         @Test("compass load acceptances at its peak, Audit SIGKILLed and restarted: every acknowledged write is stored")

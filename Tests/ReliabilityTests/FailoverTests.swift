@@ -5,11 +5,11 @@ import TestSupport
 import Testing
 
 extension ReliabilityTests {
-    /// PostgreSQL failover, the event CloudNativePG or Patroni handle in production (issue 31,
-    /// item 5): a primary and its synchronous standby (``StandbyPair``), the four services on the
-    /// pair's multi-host URL (`target_session_attrs=read-write`). Under acceptance load the primary
-    /// is SIGKILLed and the standby promoted; the same service processes carry on against it, and
-    /// every acknowledged acceptance, publication, upload and deletion is there exactly once.
+    /// PostgreSQL failover, the event CloudNativePG or Patroni handle in production: a primary and
+    /// its synchronous standby (``StandbyPair``), the four services on the pair's multi-host URL
+    /// (`target_session_attrs=read-write`). Under acceptance load the primary is SIGKILLed and the
+    /// standby promoted; the same service processes carry on against it, and every acknowledged
+    /// acceptance, publication, upload and deletion is there exactly once.
     @Suite("Reliability: PostgreSQL failover to a synchronous standby")
     struct FailoverTests {
         static let workers = 16

@@ -1,4 +1,4 @@
-/// Checks the first bytes of a file against the type it was declared as (the list: MP4 and
+/// Checks the first bytes of a file against the type it was declared as (the types to check: MP4 and
 /// QuickTime, JPEG, PNG, HEIC/HEIF, GIF, WebP, PDF). Types we know no signature for are not
 /// checked: they are stored as declared, and the seed's `canPreview` decides how they are shown.
 enum MagicNumbers {
