@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Testing
 
@@ -65,7 +66,9 @@ extension DocumentsSuites {
             #expect(try MetadataValidation.fileType("Application/PDF; charset=binary") == "application/pdf")
             #expect(try MetadataValidation.fileType("video/mp4") == "video/mp4")
             for bad in ["", "video", "video/", "/mp4", "video/mp4/x", "vi deo/mp4", String(repeating: "a", count: 130) + "/x"] {
-                #expect(throws: (any Error).self, "\(bad)") { try MetadataValidation.fileType(bad) }
+                #expect(throws: BusError(.invalidArgument, "fileType must be a MIME type such as video/mp4"), "\(bad)") {
+                    try MetadataValidation.fileType(bad)
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Bus
 import Testing
 
 @testable import GatewayService
@@ -28,7 +29,9 @@ struct ByteRangeTests {
         #expect(metadata.title == "world_domination_plan.pdf")
         #expect(metadata.type == "transcript")
         #expect(metadata.pairs["is_confidential"] == "")
-        #expect(throws: (any Error).self) { try TusMetadata(header: "title ***") }
+        #expect(throws: BusError(.invalidArgument, "Upload-Metadata: the value of title is not base64 UTF-8")) {
+            try TusMetadata(header: "title ***")
+        }
         #expect(try TusMetadata(header: nil).pairs.isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import Contracts
 import Crypto
 import Foundation
+import Hex
 import Identity
 import ServiceKit
 import Testing
@@ -141,8 +142,10 @@ import Testing
         }
     }
 
+    /// The key is SHA-256 of the token's UTF-8 bytes, all of them: pinned against `sha256sum`.
     @Test func digestsAreOfTheWholeToken() {
-        #expect(TokenDigest(of: "a.b.c") == TokenDigest(of: "a.b.c"))
+        #expect(Hex.string(TokenDigest(of: "a.b.c").sha256) == "845e30448809e2bc8958eb025bfc795235d13b077a53d0c3abbd2385170dc9b8")
+        #expect(Hex.string(TokenDigest(of: "").sha256) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(TokenDigest(of: "a.b.c") != TokenDigest(of: "a.x.c"))
         #expect(TokenDigest(of: "") != TokenDigest(of: " "))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import GatewayService
@@ -58,9 +59,12 @@ import Testing
     @Test func aDamagedArchiveIsRefused() async throws {
         var data = Self.archive(Self.files)
         data[40] ^= 0xFF  // inside README.txt's bytes
-        #expect(throws: (any Error).self) { try ZipReader.entries(of: data) }
-        await #expect(throws: (any Error).self) { try await ZipReader.checkWithUnzip(data) }
+        let damaged = #expect(throws: TestSupportError.self) { try ZipReader.entries(of: data) }
+        #expect(damaged?.description == "CRC of README.txt does not match")
+        let refused = await #expect(throws: TestSupportError.self) { try await ZipReader.checkWithUnzip(data) }
+        #expect(refused?.description == "python3 zipfile refused the archive (1)")
         // Cut short (a stream that ended mid-way): no central directory.
-        #expect(throws: (any Error).self) { try ZipReader.entries(of: Self.archive(Self.files).prefix(300)) }
+        let cut = #expect(throws: TestSupportError.self) { try ZipReader.entries(of: Self.archive(Self.files).prefix(300)) }
+        #expect(cut?.description == "no end of central directory")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import ServiceLifecycle
+import SystemCall
 import Testing
 
 @testable import ServiceKit

@@ -1,6 +1,7 @@
 import CZeroMQ
 import Foundation
 import Logging
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc
@@ -72,12 +73,17 @@ extension BusEventLoop {
         var wakeupReady: Bool { fds[0].revents != 0 }
 
         /// Sleeps in `poll` until a descriptor signals or `timeoutMs` passes, then tells each
-        /// driver which of its descriptors signalled. A signal (`EINTR`) is a spurious wake-up.
+        /// driver which of its descriptors signalled. A signal (`EINTR`) is waited through. The
+        /// one other failure a valid set can see, `ENOMEM` (no memory for the kernel's poll
+        /// table), is a sleep with nothing ready: the loop's next turn polls again.
         mutating func sleep(timeoutMs: Int) {
             for driver in drivers { driver.loop.counters.sleeps.add(1, ordering: .relaxed) }
             let count = nfds_t(fds.count)
-            let rc = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, count, Int32(clamping: timeoutMs)) }
-            if rc < 0 {
+            let timeout = Int32(clamping: timeoutMs)
+            let polled = fds.withUnsafeMutableBufferPointer { buffer in
+                try? systemCall("poll") { Glibc.poll(buffer.baseAddress, count, timeout) }
+            }
+            guard polled != nil else {
                 for index in fds.indices { fds[index].revents = 0 }
                 return
             }

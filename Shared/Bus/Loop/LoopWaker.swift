@@ -11,7 +11,9 @@ final class LoopWaker: Sendable {
     let signal: WakeupSignal
     let sleeping = Atomic<Bool>(false)
 
-    init() throws(ZMQError) { signal = try WakeupSignal() }
+    init() throws(ZMQError) {
+        do { signal = try WakeupSignal() } catch { throw ZMQError(error) }
+    }
 
     /// After queueing work: wakes the loop if it sleeps. Returns whether this call wrote the eventfd.
     @discardableResult

@@ -1,4 +1,5 @@
 import CZeroMQ
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc
@@ -38,15 +39,18 @@ struct PollSet {
         }
     }
 
-    /// Waits for a descriptor; `timeoutMs` < 0 waits until one is ready. A signal (`EINTR`) ends
-    /// the wait early with nothing ready, which the loop treats as a spurious wake-up.
+    /// Waits for a descriptor; `timeoutMs` < 0 waits until one is ready. A signal (`EINTR`) is
+    /// waited through (``systemCall(_:_:)`` retries it); a failure leaves nothing ready.
     mutating func wait(timeoutMs: Int) throws(ZMQError) {
         let count = nfds_t(fds.count)
         let timeout = Int32(clamping: timeoutMs)
-        let rc = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, count, timeout) }
-        if rc < 0 {
+        do {
+            _ = try fds.withUnsafeMutableBufferPointer { buffer throws(SystemCallError) in
+                try systemCall("poll") { Glibc.poll(buffer.baseAddress, count, timeout) }
+            }
+        } catch {
             for index in fds.indices { fds[index].revents = 0 }
-            if errno != EINTR { throw ZMQError(call: "poll", errno: errno) }
+            throw ZMQError(error)
         }
     }
 

@@ -1,4 +1,5 @@
 import CZeroMQ
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc
@@ -9,21 +10,23 @@ import CZeroMQ
 final class WakeupSignal: Sendable {
     let fd: Int32
 
-    init() throws(ZMQError) {
-        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        guard fd >= 0 else { throw ZMQError(call: "eventfd", errno: errno) }
-        self.fd = fd
+    init() throws(SystemCallError) {
+        fd = try systemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { closeDescriptor(fd) }
 
+    /// Wakes the loop. `EAGAIN` means the counter is full: the loop has a wake-up waiting
+    /// already. Any other failure (a closed descriptor) cannot be acted on here: the loop's own
+    /// poll reports its descriptor set.
     func signal() {
         var one: UInt64 = 1
-        while write(fd, &one, 8) < 0 && errno == EINTR {}
+        _ = try? nonBlockingSystemCall("write") { write(fd, &one, 8) }
     }
 
+    /// Empties the counter. `EAGAIN`: it was empty (another wake-up was drained first).
     func drain() {
         var value: UInt64 = 0
-        while read(fd, &value, 8) < 0 && errno == EINTR {}
+        _ = try? nonBlockingSystemCall("read") { read(fd, &value, 8) }
     }
 }

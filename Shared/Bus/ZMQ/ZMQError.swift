@@ -1,4 +1,5 @@
 import CZeroMQ
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc
@@ -6,12 +7,24 @@ import CZeroMQ
     import Darwin
 #endif
 
-/// A failed libzmq call: the call's name and the `errno` it left, so a log line says what failed and why.
+/// A failed call of the transport: a libzmq call, or one of the POSIX calls of the socket loop
+/// (`eventfd`, `poll`), with the call's name and the `errno` it left, so a log line says what
+/// failed and why.
 public struct ZMQError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The libzmq function that failed, e.g. `"zmq_bind(tcp://127.0.0.1:5551)"`.
+    /// The function that failed, e.g. `"zmq_bind(tcp://127.0.0.1:5551)"`.
     public let call: String
-    /// The value of `zmq_errno()` right after the failure.
+    /// The value of `zmq_errno()` (or `errno`) right after the failure.
     public let errno: Int32
+
+    init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    /// A POSIX call of the loop that failed (``systemCall(_:_:)``), in the transport's terms.
+    init(_ failed: SystemCallError) {
+        self.init(call: failed.call, errno: failed.errorNumber)
+    }
 
     public var description: String {
         "\(call) failed: \(String(cString: zmq_strerror(errno))) (errno \(errno))"

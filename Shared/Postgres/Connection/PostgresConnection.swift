@@ -2,6 +2,7 @@ import CLibPQ
 import Foundation
 import Locks
 import Logging
+import SystemCall
 
 /// One libpq connection (`PGconn`), isolated to its own thread.
 ///
@@ -122,7 +123,8 @@ public actor PostgresConnection {
         for _ in 0..<4 {
             guard PQconsumeInput(raw) == 1, PQstatus(raw) == CONNECTION_OK else { return false }
             var poller = pollfd(fd: PQsocket(raw), events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, 0) <= 0 { break }
+            // Nothing waiting, or a socket poll refuses (closed): libpq's status below decides.
+            guard let ready = try? systemCall("poll", { poll(&poller, 1, 0) }), ready > 0 else { break }
         }
         _ = PQisBusy(raw)  // parses what was read, so a FATAL notice reaches `noticeContext`
         return PQstatus(raw) == CONNECTION_OK && PQtransactionStatus(raw) == PQTRANS_IDLE

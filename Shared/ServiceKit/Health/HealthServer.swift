@@ -3,6 +3,7 @@ import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Bus
 import Logging
+import SystemCall
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
+import SystemCall
 
 /// The components every service runs, assembled into one `ServiceGroup`: the health server, the
 /// readiness poller, and the services the caller adds (RPC server, outbox relay, …).

@@ -1,3 +1,5 @@
+import SystemCall
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

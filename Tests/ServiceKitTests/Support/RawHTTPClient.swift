@@ -1,4 +1,5 @@
 import Foundation
+import SystemCall
 
 @testable import ServiceKit
 

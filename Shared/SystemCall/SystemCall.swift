@@ -26,8 +26,8 @@ public struct SystemCallError: Error, CustomStringConvertible, Sendable, Equatab
 /// Runs a C call that signals failure by returning -1 and setting `errno`, in the style of
 /// swift-nio's `NIOPosix/System.swift`: `EINTR` (a signal arrived mid-call) is retried, any other
 /// failure becomes a ``SystemCallError`` named after the call.
-@inline(__always)
-func systemCall<Result: FixedWidthInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result {
+@inlinable
+public func systemCall<Result: FixedWidthInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result {
     while true {
         let result = body()
         if result != -1 { return result }
@@ -39,8 +39,8 @@ func systemCall<Result: FixedWidthInteger>(_ name: String, _ body: () -> Result)
 
 /// Like ``systemCall(_:_:)`` for a non-blocking descriptor: returns `nil` instead of throwing when
 /// the call would block (`EAGAIN`/`EWOULDBLOCK`).
-@inline(__always)
-func nonBlockingSystemCall<Result: FixedWidthInteger>(_ name: String, _ body: () -> Result)
+@inlinable
+public func nonBlockingSystemCall<Result: FixedWidthInteger>(_ name: String, _ body: () -> Result)
     throws(SystemCallError) -> Result?
 {
     do {
@@ -52,6 +52,6 @@ func nonBlockingSystemCall<Result: FixedWidthInteger>(_ name: String, _ body: ()
 
 /// Closes a descriptor. Not retried on `EINTR`: on Linux the descriptor is released even then, and
 /// a retry could close a descriptor another thread has just been given.
-func closeDescriptor(_ descriptor: Int32) {
+public func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
 }
