@@ -38,8 +38,10 @@ enum RawHTTPClient {
         }
     }
 
-    /// A connected socket with a receive timeout (5 s unless given); the caller closes it.
-    static func connect(port: Int, receiveTimeoutSeconds: Int = 5) throws -> Int32 {
+    /// A connected socket with a receive timeout (30 s unless given); the caller closes it. The
+    /// timeout is a guard against a hang, not a bound on the server: at 5 s, five tests of a
+    /// fresh clone's run failed `read: EAGAIN` in the test run's busiest first minute.
+    static func connect(port: Int, receiveTimeoutSeconds: Int = 30) throws -> Int32 {
         let descriptor = try systemCall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -78,7 +80,7 @@ enum RawHTTPClient {
         return poll(&entry, 1, 0) != 0
     }
 
-    /// Everything until end of stream (or the 5 s receive timeout, which throws).
+    /// Everything until end of stream (or the receive timeout, which throws).
     static func readToEnd(_ descriptor: Int32) throws -> [UInt8] {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
