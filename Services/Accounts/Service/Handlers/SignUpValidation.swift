@@ -2,10 +2,6 @@ import Bus
 import Contracts
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Input rules of the `accounts.*` requests, refused before anything is read or written.
 enum SignUpValidation {
     static func checkIdentity(_ request: AccountsGetOrCreate.Request) throws {
@@ -21,16 +17,7 @@ enum SignUpValidation {
     /// What the gateway forwards for the consent record, checked as Audit will check it, so a
     /// sign-up Audit would refuse is refused before the user is stored.
     static func checkClient(ip: String?, userAgent: String?) throws {
-        if let ip, !isAddress(ip) { throw BusError(.invalidArgument, "clientIP is not an IPv4 or IPv6 address") }
-        if let userAgent, userAgent.utf8.count > 1024 { throw BusError(.invalidArgument, "userAgent is longer than 1024 bytes") }
-    }
-
-    /// A textual IPv4 or IPv6 address, as `inet_pton` reads them.
-    static func isAddress(_ text: String) -> Bool {
-        guard text.utf8.count <= 64 else { return false }
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+        try ConsentClientRule.check(clientIP: ip, userAgent: userAgent)
     }
 
     /// The state under `rules`: its code when allowed; `restricted_state` with the seed's exact

@@ -123,12 +123,7 @@ struct AuditHandlers: Sendable {
         if request.userId == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
             throw BusError(.invalidArgument, "userId must not be the nil UUID")
         }
-        if let address = request.clientIP, !IPAddress.isValid(address) {
-            throw BusError(.invalidArgument, "clientIP is not an IPv4 or IPv6 address")
-        }
-        if let agent = request.userAgent, agent.utf8.count > 1024 {
-            throw BusError(.invalidArgument, "userAgent is longer than 1024 bytes")
-        }
+        try ConsentClientRule.check(clientIP: request.clientIP, userAgent: request.userAgent)
     }
 
     /// Scoped to the user, so two users' keys never collide; hashed, so the key itself is not kept.
