@@ -8,11 +8,11 @@ extension GatewayIntegration {
     /// The Supabase-compatible subset under `/rest/v1`, through the real gateway.
     @Suite(.serialized) struct PostgRESTTests {
         /// The anon key as an operator gets it: `Gateway --print-anon-key`.
-        static func anonKey() async throws -> String {
+        static func anonKey(secret: String = GatewayHarness.jwtSecret) async throws -> String {
             let process = Process()
             process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("Gateway")
             process.arguments = ["--print-anon-key"]
-            process.environment = ["GATEWAY_JWT_SECRET": GatewayHarness.jwtSecret]
+            process.environment = ["GATEWAY_JWT_SECRET": secret]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -28,7 +28,13 @@ extension GatewayIntegration {
         @Test func legalDocumentsReadsAsSupabaseDoes() async throws {
             let anon = try await Self.anonKey()
             #expect(anon.split(separator: ".").count == 3)
+            // The variable as an env file may carry it, with a trailing space: the printed key is
+            // signed with the secret the gateway holds (trimmed), as the settings read it.
+            let padded = try await Self.anonKey(secret: GatewayHarness.jwtSecret + " ")
+            #expect(try await Self.anonKey(secret: "too-short-secret") == "")
             try await GatewayHarness.run { harness in
+                let fromPadded = try await harness.http.get("/rest/v1/legal_documents?select=version", headers: Self.keys(padded))
+                #expect(fromPadded.status == 200, "\(fromPadded.status) \(fromPadded.text.prefix(200))")
                 let keys = Self.keys(anon)
                 let single = keys.merging(["Accept": "application/vnd.pgrst.object+json"]) { a, _ in a }
                 // Seed 000 / 001: select three columns of one type, .single().

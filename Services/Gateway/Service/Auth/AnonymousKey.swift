@@ -12,8 +12,11 @@ import Identity
 public struct AnonymousKey: Sendable {
     private let jwt: AnonymousKeyJWT
 
+    /// The shortest HMAC secret accepted, in bytes (`compass keys generate` makes 43).
+    public static let minimumSecretBytes = 32
+
     public init?(secret: String) {
-        guard secret.utf8.count >= 32 else { return nil }
+        guard secret.utf8.count >= Self.minimumSecretBytes else { return nil }
         jwt = AnonymousKeyJWT(secret: secret)
     }
 

@@ -165,12 +165,7 @@ public struct GatewaySettings: EnvironmentSettings {
         do { appleKeySet = try AppleKeySource(configuration: keySet) } catch {
             throw ConfigurationError(variable: "GATEWAY_APPLE_JWKS", value: keySet, expected: "an https URL or a file path")
         }
-        jwtSecret = env.secret(
-            "GATEWAY_JWT_SECRET", default: "",
-            "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
-        if !jwtSecret.revealed.isEmpty, jwtSecret.revealed.utf8.count < 32 {
-            throw ConfigurationError(variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least 32 characters")
-        }
+        jwtSecret = try Self.jwtSecret(env)
         peers = try GatewayPeers(environment: env)
         rateLimits = try RateLimitSettings(environment: env)
         corsOrigins = env.list(
@@ -214,5 +209,21 @@ public struct GatewaySettings: EnvironmentSettings {
             "GATEWAY_DOWNLOAD_MAX_AGE", default: .seconds(3600),
             "Cache-Control max-age of document downloads (private, immutable: the bytes of a document never change); a signed link's is at most its remaining life."
         )
+    }
+}
+
+extension GatewaySettings {
+    /// `GATEWAY_JWT_SECRET`, read and checked in one place for the running gateway and for
+    /// `--print-anon-key`: a key printed from the raw variable (untrimmed) was refused by the
+    /// gateway, which holds the trimmed secret. Empty means no anon key.
+    static func jwtSecret(_ env: EnvironmentReader) throws -> Secret<String> {
+        let secret = env.secret(
+            "GATEWAY_JWT_SECRET", default: "",
+            "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
+        if !secret.revealed.isEmpty, secret.revealed.utf8.count < AnonymousKey.minimumSecretBytes {
+            throw ConfigurationError(
+                variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least \(AnonymousKey.minimumSecretBytes) characters")
+        }
+        return secret
     }
 }
