@@ -9,16 +9,14 @@ import ServiceKit
 public enum GatewayExecutable {
     public static func main() async -> Never {
         if CommandLine.arguments.contains("--print-anon-key") {
-            let key: AnonymousKey
-            do {
-                // Empty passes the settings' check (no anon key) but makes no key to print.
-                guard let made = AnonymousKey(secret: try GatewaySettings.jwtSecret(EnvironmentReader()).revealed) else {
-                    FileHandle.standardError.write(Data("GATEWAY_JWT_SECRET is not set\n".utf8))
-                    exit(1)
-                }
-                key = made
-            } catch {
+            let secret: String
+            do { secret = try GatewaySettings.jwtSecret(EnvironmentReader()).revealed } catch {
                 FileHandle.standardError.write(Data("\(error)\n".utf8))
+                exit(1)
+            }
+            // Empty passes the settings' check (no anon key) but makes no key to print.
+            guard let key = AnonymousKey(secret: secret) else {
+                FileHandle.standardError.write(Data("GATEWAY_JWT_SECRET is not set\n".utf8))
                 exit(1)
             }
             guard let anonKey = try? await key.issue() else {

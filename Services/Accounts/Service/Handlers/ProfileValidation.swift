@@ -11,7 +11,7 @@ enum ProfileValidation {
         guard request.name != nil || request.email != nil || request.state != nil else {
             throw BusError(.invalidArgument, "give at least one of name, email or state")
         }
-        try SignUpValidation.checkClient(ip: request.clientIP, userAgent: request.userAgent)
+        try ConsentClientRule.check(clientIP: request.clientIP, userAgent: request.userAgent)
         var change = ProfileChange(clientIP: request.clientIP, userAgent: request.userAgent)
         if let raw = request.name {
             let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -11,13 +11,8 @@ enum SignUpValidation {
         if let email = request.email, email.utf8.count > 320 { throw BusError(.invalidArgument, "email is longer than 320 bytes") }
         if let name = request.name, name.utf8.count > 200 { throw BusError(.invalidArgument, "name is longer than 200 bytes") }
         if let version = request.tosVersion, version.utf8.count > 64 { throw BusError(.invalidArgument, "tosVersion is longer than 64 bytes") }
-        try checkClient(ip: request.clientIP, userAgent: request.userAgent)
-    }
-
-    /// What the gateway forwards for the consent record, checked as Audit will check it, so a
-    /// sign-up Audit would refuse is refused before the user is stored.
-    static func checkClient(ip: String?, userAgent: String?) throws {
-        try ConsentClientRule.check(clientIP: ip, userAgent: userAgent)
+        // Checked as Audit will check it: a sign-up Audit would refuse is refused before the user is stored.
+        try ConsentClientRule.check(clientIP: request.clientIP, userAgent: request.userAgent)
     }
 
     /// The state under `rules`: its code when allowed; `restricted_state` with the seed's exact
