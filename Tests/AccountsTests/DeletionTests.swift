@@ -80,7 +80,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
             let request = AccountsTermsRequest(userId: id, tosVersion: version, clientIP: "198.51.100.4", userAgent: "deletion-race")
             let principal = Principal.user(id.uuidString)
-            let act = Task { () -> BusError? in
+            func perform() async -> BusError? {
                 do {
                     switch path {
                     case "accept":
@@ -98,10 +98,19 @@ import Testing
                     return error as? BusError ?? BusError(.internal, "\(error)")
                 }
             }
+            let act = Task { await perform() }
             try await Task.sleep(for: .milliseconds(50))
             _ = try await harness.confirmDeletion(id, deletion.requestId)
             try await holder.value
-            let refusal = await act.value
+            var refusal = await act.value
+            if path == "batch", let lockTimeout = refusal, lockTimeout.code == .unavailable {
+                // A batch item is not retried inside Accounts: on a slow machine the holder's and the
+                // deletion's locks together outlast the 750 ms lock_timeout, and the item is refused as
+                // retryable with nothing written. The caller's retry then meets the deletion.
+                #expect(lockTimeout.message.contains("locked"), "\(lockTimeout)")
+                refusal = await perform()
+                #expect(refusal?.code == .gone, "the retry after the deletion: \(String(describing: refusal))")
+            }
             #expect(refusal == nil || refusal?.code == .gone, "\(String(describing: refusal))")
             try await harness.waitForChained()
             let (subjects, personal, records) = try await pool.withConnection { db in
