@@ -57,11 +57,13 @@ import Testing
                 }
                 #expect(error.code == .invalidArgument)
             }
-            let long = try await harness.refusal {
-                try await harness.getOrCreate(
-                    .init(appleId: "apple.t", state: "TX", eligibilityCertified: true, tosVersion: String(repeating: "9", count: 65)))
+            // Legal's rule for a version (LegalVersionRule): 33 characters, or a '/', never named a document.
+            for malformed in [String(repeating: "9", count: 33), "1/0"] {
+                let refused = try await harness.refusal {
+                    try await harness.getOrCreate(.init(appleId: "apple.t", state: "TX", eligibilityCertified: true, tosVersion: malformed))
+                }
+                #expect(refused.code == .invalidArgument && refused.message.hasPrefix("tosVersion"), "\(refused)")
             }
-            #expect(long.code == .invalidArgument)
             let empty = try await harness.refusal { try await harness.getOrCreate(.init(appleId: "")) }
             #expect(empty.code == .invalidArgument)
             let badAddress = try await harness.refusal {

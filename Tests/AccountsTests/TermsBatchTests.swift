@@ -26,9 +26,10 @@ import Testing
                 item(UUID(), version, "k4", "198.51.100.6"),  // no such user
                 item(first, version, "k5", "not-an-address"),  // bad input
                 item(first, version, "k1", "198.51.100.4"),  // the first key again
+                item(first, "1.0;DROP", "k6", "198.51.100.4"),  // no version Legal could publish
             ])
             let reply = try await harness.accountsClient.call(AccountsAcceptTermsBatch.self, batch, principal: AccountsHarness.gateway)
-            #expect(reply.outcomes.count == 6)
+            #expect(reply.outcomes.count == 7)
             for index in [0, 1, 5] {
                 let user = try reply.outcomes[index].get()
                 #expect(user.hasAcceptedTOS && !user.needsToAcceptTOS && user.tosVersion == version)
@@ -36,6 +37,7 @@ import Testing
             #expect(reply.outcomes[2].error?.code == .conflict)
             #expect(reply.outcomes[3].error?.code == .notFound)
             #expect(reply.outcomes[4].error?.code == .invalidArgument)
+            #expect(reply.outcomes[6].error?.code == .invalidArgument && reply.outcomes[6].error?.message.hasPrefix("tosVersion") == true)
             // The stored state is what the replies said, and Audit holds one acceptance per key.
             let read = try await harness.get(first)
             #expect(read.hasAcceptedTOS && read.tosVersion == version)

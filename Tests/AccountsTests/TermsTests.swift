@@ -42,6 +42,12 @@ import Testing
                 let decline = try await harness.refusal { try await harness.decline(id, stale) }
                 #expect(decline.code == .conflict)
             }
+            // A version Legal could never have published is a malformed request, not a stale one.
+            for malformed in [String(repeating: "1", count: 33), "has space"] {
+                let accept = try await harness.refusal { try await harness.accept(id, malformed) }
+                #expect(accept.code == .invalidArgument && accept.message.hasPrefix("tosVersion"), "\(accept)")
+                #expect(try await harness.refusal { try await harness.decline(id, malformed) }.code == .invalidArgument)
+            }
             #expect(try await harness.auditHistory(id).count == 1)
             let unknown = try await harness.refusal { try await harness.accept(UUID(), version) }
             #expect(unknown.code == .notFound)

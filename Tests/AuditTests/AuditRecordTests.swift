@@ -160,6 +160,15 @@ import Testing
             await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, current, ip: "not-an-ip") }
             await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, current, .acknowledge) }
             await expectCode(.invalidArgument) { try await harness.record(user, .termsOfService, "") }
+            // Refused by the version rule itself, before the catalog is asked.
+            for malformed in [String(repeating: "1", count: 33), "1.0;DROP"] {
+                do {
+                    _ = try await harness.record(user, .termsOfService, malformed)
+                    Issue.record("\(malformed) was recorded")
+                } catch let error as BusError {
+                    #expect(error.code == .invalidArgument && error.message.hasPrefix("version "), "\(error)")
+                }
+            }
             await expectCode(.invalidArgument) {
                 try await harness.record(user, .termsOfService, current, agent: String(repeating: "a", count: 2000))
             }

@@ -10,7 +10,7 @@ enum SignUpValidation {
         }
         if let email = request.email, email.utf8.count > 320 { throw BusError(.invalidArgument, "email is longer than 320 bytes") }
         if let name = request.name, name.utf8.count > 200 { throw BusError(.invalidArgument, "name is longer than 200 bytes") }
-        if let version = request.tosVersion, version.utf8.count > 64 { throw BusError(.invalidArgument, "tosVersion is longer than 64 bytes") }
+        if let version = request.tosVersion { try LegalVersionRule.check(version, field: "tosVersion") }
         // Checked as Audit will check it: a sign-up Audit would refuse is refused before the user is stored.
         try ConsentClientRule.check(clientIP: request.clientIP, userAgent: request.userAgent)
     }

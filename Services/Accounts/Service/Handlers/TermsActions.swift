@@ -57,6 +57,7 @@ struct TermsActions: Sendable {
     /// Checks what the caller forwards; the caller's key, or a fresh one when it gave none.
     static func checked(_ request: AccountsTermsRequest, key: String?) throws -> String {
         try ConsentClientRule.check(clientIP: request.clientIP, userAgent: request.userAgent)
+        try LegalVersionRule.check(request.tosVersion, field: "tosVersion")
         let callKey = key.flatMap { $0.isEmpty ? nil : $0 } ?? MessageID.text(of: MessageID.make())
         // The key Audit gets is this one with a prefix: both must pass the bus's one rule.
         guard IdempotencyKeyRule.isValidBusKey(streamKey(.decline, callKey)) else {

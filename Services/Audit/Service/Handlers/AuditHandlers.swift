@@ -117,9 +117,7 @@ struct AuditHandlers: Sendable {
     }
 
     static func validate(_ request: AuditRecord.Request) throws {
-        guard !request.version.isEmpty, request.version.utf8.count <= 64 else {
-            throw BusError(.invalidArgument, "version must be 1 to 64 bytes")
-        }
+        try LegalVersionRule.check(request.version)
         if request.userId == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) {
             throw BusError(.invalidArgument, "userId must not be the nil UUID")
         }

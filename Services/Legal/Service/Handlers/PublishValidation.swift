@@ -6,25 +6,13 @@ import Foundation
 /// The rules a `legal.publish` request must meet before anything is written. Each failure is a
 /// ``BusError`` whose message says what to fix.
 public enum PublishValidation {
-    /// Longest version string: enough for `2026.01.15-rc.2`, short enough for a page header.
-    public static let maximumVersionLength = 32
     /// How far in the past `effectiveAt` may lie (clock skew between the operator and the
     /// database). A legal text cannot take effect retroactively: nobody could have read it then.
     public static let retroactivityTolerance: TimeInterval = 300
 
-    /// A version string is 1–32 characters of `A-Z a-z 0-9 . _ -`, starting with a letter or
-    /// digit: it appears in URLs, file names and acceptance records, so nothing needs escaping.
+    /// The version must meet ``LegalVersionRule``, which Accounts and Audit hold requests to as well.
     public static func checkVersion(_ version: String) throws(BusError) {
-        guard !version.isEmpty else { throw BusError(.invalidArgument, "version is empty") }
-        guard version.utf8.count <= maximumVersionLength else {
-            throw BusError(.invalidArgument, "version is longer than \(maximumVersionLength) characters")
-        }
-        guard let first = version.utf8.first, isAlphanumeric(first),
-            version.utf8.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
-        else {
-            throw BusError(
-                .invalidArgument, "version \"\(version)\" may hold only letters, digits, '.', '_' and '-', starting with a letter or digit")
-        }
+        try LegalVersionRule.check(version)
     }
 
     /// Content is markdown text: not blank, at most ``legalMaximumContentBytes`` bytes of UTF-8
@@ -59,10 +47,5 @@ public enum PublishValidation {
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
-    }
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
