@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    /// One list of what is worth retrying: the consumer's "never park on this" and the bus's
+    /// `unavailable` are both `PostgresError.isTransient`, so they cannot drift apart again.
+    @Test func transientIsExactlyWhatCallersAreToldToRetry() {
+        let transient = ["40001", "40P01", "53100", "53200", "53300", "55P03", "57014", "25006", "08006", "57P01"]
+        let permanent = ["40002", "40003", "23505", "23503", "22P02", "42601", "42P01", "XX000"]
+        for state in transient + permanent {
+            let error = PostgresError(kind: .server, operation: "PQexecParams", message: "m", sqlState: state)
+            #expect(error.isTransient == transient.contains(state), "\(state)")
+            #expect((error.busError.code == .unavailable) == error.isTransient, "\(state): \(error.busError)")
+        }
+        for kind: PostgresError.Kind in [.checkoutTimeout, .closed, .connection] {
+            let error = PostgresError(kind: kind, operation: "checkout", message: "m")
+            #expect(error.isTransient && error.busError.code == .unavailable, "\(kind)")
+        }
+    }
+
     @Test func postgresErrorsBecomeTheRightBusCodes() async throws {
         try await TestDatabase.withSchema { schema in
             let name = schema.name

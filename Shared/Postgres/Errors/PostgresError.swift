@@ -63,6 +63,18 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// `40001` / `40P01`: retrying the transaction may succeed.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
 
+    /// Whether the failure says nothing about the statement, only about the moment: the database
+    /// is unreachable, shutting down, read-only (`25006`, a standby after a fail-over), out of
+    /// resources (class `53`), the statement lost a race (`40001`, `40P01`; not the rest of class
+    /// `40`: `40002` is a deferred constraint the data broke) or hit a time limit (`55P03`
+    /// `lock_timeout`, `57014` `statement_timeout`), or the pool had no connection in time or was
+    /// closed. The same statement may succeed later; the bus answers all of them `unavailable`.
+    public var isTransient: Bool {
+        if isConnectionFailure || kind == .checkoutTimeout || kind == .closed || isSerializationFailure { return true }
+        guard let sqlState else { return false }
+        return sqlState.hasPrefix("53") || ["55P03", "57014", "25006"].contains(sqlState)
+    }
+
     /// The connection cannot be used any more: it failed, was lost, or the server is shutting
     /// down (SQLSTATE class `08`, `57P01`…`57P03`). A pool discards such connections.
     public var isConnectionFailure: Bool {

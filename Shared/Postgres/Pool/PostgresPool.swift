@@ -19,10 +19,16 @@ public final class PostgresPool: Sendable {
     let logger: Logger
     let state: LockedValue<PoolState<PostgresConnection, PoolWaiter>>
 
+    /// How long a checkout waits for a free connection unless told otherwise (and what a
+    /// service's `DATABASE_CHECKOUT_TIMEOUT` defaults to): as long as a bus call's default
+    /// deadline, so a request starved of connections fails `unavailable` about when its caller
+    /// stops waiting, instead of holding its place in the queue long after.
+    public static let defaultCheckoutTimeout: Duration = .seconds(5)
+
     /// Creates the pool; no connection is opened until the first checkout.
     public init(
         configuration: PostgresConfiguration, maxConnections: Int,
-        checkoutTimeout: Duration = .seconds(10), logger: Logger
+        checkoutTimeout: Duration = PostgresPool.defaultCheckoutTimeout, logger: Logger
     ) {
         precondition(maxConnections > 0, "a pool needs at least one connection")
         self.configuration = configuration

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Metrics
 import Postgres
+import Retry
 
 /// How often an event whose handler throws is tried before it is parked as a dead letter, and
 /// how long the consumer waits between tries (doubling from `firstDelay`, at most `maxDelay`).
@@ -21,8 +22,7 @@ public struct PoisonPolicy: Sendable {
 
     /// The wait after the `failures`-th failed try.
     func delay(after failures: Int) -> Duration {
-        let doubled = firstDelay * (1 << min(failures - 1, 20))
-        return min(doubled, maxDelay)
+        Backoff(first: firstDelay, maximum: maxDelay).delay(after: failures)
     }
 }
 
@@ -36,10 +36,7 @@ struct HandlerFailure: Error, CustomStringConvertible {
     /// read-only, out of resources, or the statement lost a race or hit a time limit. They never
     /// count towards parking, so an outage cannot turn good events into dead letters.
     static func isTransient(_ error: any Error) -> Bool {
-        guard let error = error as? PostgresError else { return false }
-        if error.isConnectionFailure || [.checkoutTimeout, .closed].contains(error.kind) { return true }
-        guard let state = error.sqlState else { return false }
-        return state.hasPrefix("40") || state.hasPrefix("53") || ["55P03", "57014", "25006"].contains(state)
+        (error as? PostgresError)?.isTransient == true
     }
 }
 
@@ -82,22 +79,16 @@ extension EventConsumer {
     /// cursor is still just before it.
     private func park(_ event: Envelope, error: any Error, attempts: Int) async throws {
         guard let sequence = event.sequence else { return }
-        let (schema, publisher) = (self.schema, self.publisher)
+        let (schema, publisher, position) = (self.schema, self.publisher, self.position)
         let message = String(String(describing: error).prefix(2000))
         let parked = try await pool.withTransaction { db -> Bool in
-            try db.execute(
-                "INSERT INTO \(schema).event_cursors (publisher, last_sequence) VALUES ($1, 0) ON CONFLICT (publisher) DO NOTHING",
-                publisher)
-            let last = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1 FOR UPDATE", publisher)[0]
-                .decode(Int64.self, column: 0)
-            guard last == sequence - 1 else { return false }
+            guard try position.lock(db) == sequence - 1 else { return false }
             try db.execute(
                 """
                 INSERT INTO \(schema).dead_letters (publisher, sequence, type, envelope, error, attempts)
                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (publisher, sequence) DO NOTHING
                 """, publisher, sequence, event.type, EnvelopeCodec.encode(event), message, attempts)
-            try db.execute(
-                "UPDATE \(schema).event_cursors SET last_sequence = $2, updated_at = now() WHERE publisher = $1", publisher, sequence)
+            try position.advance(db, to: sequence)
             return true
         }
         guard parked else { return }
