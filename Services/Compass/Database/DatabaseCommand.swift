@@ -31,9 +31,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            guard let adminURL = environment["DATABASE_ADMIN_URL"], !adminURL.isEmpty else {
-                throw CLIError("DATABASE_ADMIN_URL is not set: the URL of a role that may create roles (e.g. the postgres superuser)")
-            }
+            let adminURL = try DatabaseURL.required(variable: "DATABASE_ADMIN_URL", role: "a role that may create roles (e.g. the postgres superuser)")
             let chosen =
                 try services.map { list in
                     try list.split(separator: ",").map { name in

@@ -49,9 +49,7 @@ struct MigrateStorage: AsyncParsableCommand {
         guard let s3 = settings.s3 else {
             throw CLIError("DOCUMENTS_S3_ENDPOINT is not set: the bucket's settings are needed in both directions")
         }
-        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
-            throw CLIError("DATABASE_URL is not set (Documents' own, from its environment)")
-        }
+        let url = try DatabaseURL.required(role: "Documents' runtime role (its own, from its environment)")
         var logger = Logger(label: "compass") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .error
         let client = try S3Client(configuration: s3, logger: logger)

@@ -20,13 +20,11 @@ extension Load {
 
         func validate() throws {
             guard duration > 0 else { throw ValidationError("--duration must be above 0") }
-            if ProcessInfo.processInfo.environment["DATABASE_URL"]?.isEmpty ?? true {
-                throw ValidationError("set DATABASE_URL: the database pgbench writes to")
-            }
+            if DatabaseURL.given() == nil { throw ValidationError(DatabaseURL.refusal(role: "the database pgbench writes to")) }
         }
 
         func run() async throws {
-            let url = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
+            let url = try DatabaseURL.required(role: "the database pgbench writes to")
             let tps = try await BaselineTable.measure(url: url, seconds: duration)
             if json {
                 print(#"{"pgbenchMode":"prepared","pgbenchPerSecond":\#(tps),"seconds":\#(duration)}"#)

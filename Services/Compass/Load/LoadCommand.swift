@@ -55,8 +55,8 @@ struct Load: AsyncParsableCommand {
             guard concurrency > 0, duration > 0, users > 0, clients > 0 else {
                 throw ValidationError("--concurrency, --duration, --users and --clients must be above 0")
             }
-            if baseline, ProcessInfo.processInfo.environment["DATABASE_URL"]?.isEmpty ?? true {
-                throw ValidationError("--baseline needs DATABASE_URL (the database pgbench writes to)")
+            if baseline, DatabaseURL.given() == nil {
+                throw ValidationError("--baseline: " + DatabaseURL.refusal(role: "the database pgbench writes to"))
             }
         }
 
@@ -67,7 +67,7 @@ struct Load: AsyncParsableCommand {
             var report = LoadReport(
                 mode: "\(via.rawValue), " + (max ? "closed loop, \(concurrency) in flight" : "open loop, \(rate ?? 0)/s"), seconds: duration,
                 users: users)
-            if baseline, let url = ProcessInfo.processInfo.environment["DATABASE_URL"] {
+            if baseline, let url = DatabaseURL.given() {
                 report.baselineTPS = try await BaselineTable.measure(url: url, seconds: duration)
             }
             if via == .accounts {

@@ -50,8 +50,8 @@ struct LoadUsers: AsyncParsableCommand {
 
     /// `--database-url`, or DATABASE_URL: a URL of Accounts' schema owner.
     static func databaseURL(_ option: String?) throws -> String {
-        guard let url = option ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
-            throw ValidationError("give --database-url (Accounts' schema owner) or DATABASE_URL")
+        guard let url = DatabaseURL.given(option) else {
+            throw ValidationError(DatabaseURL.refusal(flag: "--database-url", role: "Accounts' schema owner"))
         }
         return url
     }
