@@ -70,6 +70,11 @@ let package = Package(
         // Every POSIX call through one helper: EINTR retried, a failure named after its call with
         // its errno (in the style of swift-nio's System.swift). Bus, Postgres and ServiceKit use it.
         .target(name: "SystemCall", path: "Shared/SystemCall", swiftSettings: strict),
+        // Retry policies as values (`Backoff`) and the "debug first, then warn" rule for a loop's
+        // failures in a row (`FailureStreak`): every retrying loop of the product uses these.
+        .target(
+            name: "Retry", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Shared/Retry",
+            swiftSettings: strict),
         // Dates as day counts and back, for the bus's and PostgreSQL's timestamp texts.
         .target(name: "CivilCalendar", path: "Shared/CivilCalendar", swiftSettings: strict),
         // The bus's messages without its transport: the envelope and its binary and JSON forms,
@@ -81,7 +86,7 @@ let package = Package(
         .target(
             name: "Bus",
             dependencies: [
-                "BusCore", "CZeroMQ", "Locks", "Hex", "SystemCall",
+                "BusCore", "CZeroMQ", "Locks", "Hex", "SystemCall", "Retry",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ], path: "Shared/Bus", swiftSettings: strict),
@@ -107,7 +112,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "BusCore", "Postgres", "Contracts", "SystemCall",
+                "Bus", "BusCore", "Postgres", "Contracts", "SystemCall", "Retry",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -148,7 +153,7 @@ let package = Package(
         .target(
             name: "AuditService",
             dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit", "Hex",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Hex", "Retry",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -160,7 +165,7 @@ let package = Package(
         .target(
             name: "AccountsService",
             dependencies: [
-                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex", "Locks",
+                "Bus", "Contracts", "Postgres", "ServiceKit", "Identity", "Hex", "Locks", "Retry",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -175,7 +180,7 @@ let package = Package(
         .target(
             name: "CompassCLI",
             dependencies: [
-                "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres", "Identity",
+                "Bus", "Contracts", "ServiceKit", "LoadKit", "Postgres", "Identity", "Retry",
                 // compass documents migrate-storage: Documents' own settings, the S3 client, SHA-256.
                 "DocumentsService", "ObjectStorage", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -295,7 +300,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/AuditTests", swiftSettings: strict),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "SystemCall", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "SystemCall", "Retry", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
             name: "LegalTests",

@@ -1,4 +1,5 @@
 import Foundation
+import Retry
 
 /// Runs the stack's children: starts each in order and waits until it is ready, restarts one that
 /// crashes (with backoff: 1 s, doubling to 30 s, back to 1 s once it has run a minute), and stops
@@ -17,7 +18,9 @@ actor Supervisor {
 
     private var children: [String: ChildProcess] = [:]
     private var startedAt: [String: ContinuousClock.Instant] = [:]
-    private var backoff: [String: Duration] = [:]
+    /// Each child's crashes in a row (a run of a minute or more ends the row).
+    private var crashes: [String: Int] = [:]
+    private static let restartBackoff = Backoff(first: .seconds(1), maximum: .seconds(30))
     private var order: [String] = []
     private var specs: [String: Spec] = [:]
     private var stopping = false
@@ -54,9 +57,9 @@ actor Supervisor {
     private func exited(_ name: String, status: Int32) async {
         guard !stopping, let spec = specs[name] else { return }
         let ranFor = ContinuousClock.now - (startedAt[name] ?? .now)
-        var delay = backoff[name] ?? .seconds(1)
-        if ranFor > .seconds(60) { delay = .seconds(1) }
-        backoff[name] = min(delay * 2, .seconds(30))
+        let crashesInARow = ranFor > .seconds(60) ? 1 : (crashes[name] ?? 0) + 1
+        crashes[name] = crashesInARow
+        let delay = Self.restartBackoff.delay(after: crashesInARow)
         ConsoleOutput.say("\(name) exited with status \(status) after \(ranFor.components.seconds) s; restarting in \(delay.components.seconds) s")
         try? await Task.sleep(for: delay)
         guard !stopping else { return }

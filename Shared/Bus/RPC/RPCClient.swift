@@ -2,6 +2,7 @@ import CZeroMQ
 import Foundation
 import Locks
 import Logging
+import Retry
 
 /// Calls a service over a DEALER socket: many calls in flight from any number of tasks, replies
 /// matched by correlation id, a deadline per call, and retries of idempotent calls with the same
@@ -23,6 +24,10 @@ public final class RPCClient: Sendable {
         self.logger = logger
         self.metrics = BusMetrics(component: "rpc-client.\(name)")
     }
+
+    /// The pause before an idempotent call is sent again after its server answered `unavailable`
+    /// (busy, or its database away): 20 ms, 40 ms, … at most 200 ms, within the call's deadline.
+    static let refusedBackoff = Backoff(first: .milliseconds(20), maximum: .milliseconds(200), growth: .linear)
 
     /// Connects to the service `name` at `endpoints`. Connecting does not wait for the server:
     /// requests wait (up to their deadline) until a connection is up.
@@ -144,7 +149,7 @@ public final class RPCClient: Sendable {
                     envelope, payload: payload, attachments: attachments, until: attemptEnd, retriedUntil: retry ? overall : nil)
                 if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
                     lastRefusal = reply
-                    try await Task.sleep(for: min(.milliseconds(min(20 * attempt, 200)), overall - clock.now))
+                    try await Task.sleep(for: min(Self.refusedBackoff.delay(after: attempt), overall - clock.now))
                     continue
                 }
                 // A retry that ran out of time says less than the refusal before it.

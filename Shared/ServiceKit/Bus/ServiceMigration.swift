@@ -1,5 +1,6 @@
 import Logging
 import Postgres
+import Retry
 
 /// How a bus service brings its schema up to date at start, in one of two modes.
 ///
@@ -59,14 +60,17 @@ enum ServiceMigration {
         within timeout: Duration, logger: Logger, _ body: () async throws -> T
     ) async throws -> T {
         let end = ContinuousClock.now + timeout
-        var delay = Duration.milliseconds(200)
+        let backoff = Backoff(first: .milliseconds(200), maximum: .seconds(5))
+        var failures = 0
         while true {
             do {
                 return try await body()
-            } catch let error as PostgresError where error.isConnectionFailure && ContinuousClock.now + delay < end {
+            } catch let error as PostgresError where error.isConnectionFailure {
+                failures += 1
+                let delay = backoff.delay(after: failures)
+                guard ContinuousClock.now + delay < end else { throw error }
                 logger.warning("database not reachable yet, retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
                 try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
             }
         }
     }

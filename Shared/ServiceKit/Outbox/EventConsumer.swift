@@ -5,6 +5,7 @@ import Locks
 import Logging
 import Metrics
 import Postgres
+import Retry
 import ServiceLifecycle
 
 /// Applies another service's events to this service's state, each exactly once and in order.
@@ -31,6 +32,8 @@ public final class EventConsumer: Service, Sendable {
     private let client: RPCClient
     let pool: PostgresPool
     let schema: String
+    /// This consumer's row in `schema.event_cursors`.
+    let position: EventCursor
     private let catchUpInterval: Duration
     let apply: Apply
     let poison: PoisonPolicy
@@ -61,17 +64,12 @@ public final class EventConsumer: Service, Sendable {
         self.client = client
         self.pool = pool
         self.schema = OutboxSchema.validated(schema)
+        self.position = EventCursor(schema: schema, publisher: publisher)
         self.catchUpInterval = catchUpInterval
         self.apply = apply
         self.poison = poison
         self.logger = logger
     }
-
-    /// Consecutive failures logged at debug before they are a warning: a publisher restarting (or
-    /// starting after this consumer, as containers do) fails a catch-up or two, each waiting up to
-    /// the bus deadline, before its sockets reconnect; a third in a row (about 15 s at the default
-    /// interval) is worth an operator's eye. `events_consumer_failures_total{publisher}` counts every one.
-    static let failuresBeforeWarning = 3
 
     public func run() async throws {
         let (work, feed) = AsyncStream.makeStream(of: Work.self)
@@ -89,35 +87,31 @@ public final class EventConsumer: Service, Sendable {
             live.cancel()
             ticker.cancel()
         }
-        var failures = 0
+        var failures = FailureStreak()
         for await item in work.cancelOnGracefulShutdown() {
             do {
                 switch item {
                 case .catchUp: try await catchUp()
                 case .live(let event): try await handleLive(event)
                 }
-                if failures >= Self.failuresBeforeWarning {
-                    logger.info("event consumer: caught up again", metadata: ["publisher": "\(publisher)", "failures": "\(failures)"])
+                if let streak = failures.succeeded() {
+                    logger.info("event consumer: caught up again", metadata: ["publisher": "\(publisher)", "failures": "\(streak)"])
                 }
-                failures = 0
             } catch {
                 // The next catch-up retries whatever failed here.
-                failures += 1
+                let level = failures.failed()
                 Counter(label: "events_consumer_failures_total", dimensions: [("publisher", publisher)]).increment()
                 logger.log(
-                    level: failures >= Self.failuresBeforeWarning ? .warning : .debug, "event consumer: failed, will catch up",
-                    metadata: ["publisher": "\(publisher)", "error": "\(error)", "failures": "\(failures)"])
+                    level: level, "event consumer: failed, will catch up",
+                    metadata: ["publisher": "\(publisher)", "error": "\(error)", "failures": "\(failures.count)"])
             }
         }
     }
 
     /// The last sequence applied from this publisher.
     public func cursor() async throws -> Int64 {
-        let (schema, publisher) = (self.schema, self.publisher)
-        return try await pool.withConnection { db in
-            let rows = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1", publisher)
-            return rows.isEmpty ? 0 : try rows[0].decode(Int64.self, column: 0)
-        }
+        let position = self.position
+        return try await pool.withConnection { db in try position.read(db) }
     }
 
     private func handleLive(_ event: Envelope) async throws {
@@ -144,13 +138,9 @@ public final class EventConsumer: Service, Sendable {
     /// cursor afterwards. A handler's error comes out as ``HandlerFailure``, unless it is transient (then it is
     /// thrown as it is and the event is tried again at the next catch-up, without counting).
     func applyInOrder(_ events: [Envelope]) async throws -> Int64 {
-        let (schema, publisher, apply) = (self.schema, self.publisher, self.apply)
+        let (position, apply) = (self.position, self.apply)
         return try await pool.withTransaction { db in
-            try db.execute(
-                "INSERT INTO \(schema).event_cursors (publisher, last_sequence) VALUES ($1, 0) ON CONFLICT (publisher) DO NOTHING",
-                publisher)
-            let rows = try db.query("SELECT last_sequence FROM \(schema).event_cursors WHERE publisher = $1 FOR UPDATE", publisher)
-            var last = try rows[0].decode(Int64.self, column: 0)
+            var last = try position.lock(db)
             let start = last
             for event in events {
                 guard let sequence = event.sequence, sequence > last else { continue }  // applied before
@@ -160,11 +150,7 @@ public final class EventConsumer: Service, Sendable {
                 }
                 last = sequence
             }
-            if last != start {
-                try db.execute(
-                    "UPDATE \(schema).event_cursors SET last_sequence = $2, updated_at = now() WHERE publisher = $1",
-                    publisher, last)
-            }
+            if last != start { try position.advance(db, to: last) }
             return last
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Retry
 
 /// Waits, at most `limit`, until Audit has chained an act (its row has left the consent stream),
 /// for the calls whose callers then read its signed receipt. Polls the row, from every 5 ms up to
@@ -12,11 +13,12 @@ struct ChainWait: Sendable {
     @discardableResult
     func wait(user: UUID, recordId: UUID) async -> Bool {
         let deadline = ContinuousClock.now + limit
-        var pause = Duration.milliseconds(5)
+        let backoff = Backoff(first: .milliseconds(5), maximum: .milliseconds(50))
+        var polls = 0
         while ContinuousClock.now < deadline {
             if (try? await store.isChained(user: user, recordId: recordId)) == true { return true }
-            try? await Task.sleep(for: min(pause, deadline - ContinuousClock.now))
-            pause = min(pause * 2, .milliseconds(50))
+            polls += 1
+            try? await Task.sleep(for: min(backoff.delay(after: polls), deadline - ContinuousClock.now))
         }
         return false
     }

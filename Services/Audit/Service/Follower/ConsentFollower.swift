@@ -5,6 +5,7 @@ import Locks
 import Logging
 import Metrics
 import Postgres
+import Retry
 import ServiceKit
 import ServiceLifecycle
 
@@ -58,24 +59,32 @@ final class ConsentFollower: Service, Sendable {
     }
 
     func run() async throws {
-        var failures = 0
+        var failures = FailureStreak()
         var next: NextPage?
         while !Task.isShuttingDownGracefully {
             do {
                 next = try await followOnce(prefetched: next)
-                failures = 0
+                if let streak = failures.succeeded() {
+                    logger.info("consent follower: following again", metadata: ["failures": "\(streak)"])
+                }
             } catch {
                 next?.reply.cancel()
                 next = nil
-                failures += 1
-                let level: Logger.Level = failures > 3 && !(error is ConsentPage.PositionMoved) ? .warning : .debug
-                logger.log(level: level, "consent follower: failed, will retry", metadata: ["error": "\(error)", "failures": "\(failures)"])
-                let pause = Duration.milliseconds(50) * (1 << min(failures, 7))
-                await cancelWhenGracefulShutdown { await self.backOff(for: min(pause, .seconds(5))) }
+                // A moved position (another instance chained the page) is the normal course of a
+                // scaled-out Audit: counted, never a warning.
+                let level = failures.failed()
+                logger.log(
+                    level: error is ConsentPage.PositionMoved ? .debug : level, "consent follower: failed, will retry",
+                    metadata: ["error": "\(error)", "failures": "\(failures.count)"])
+                let pause = Self.failureBackoff.delay(after: failures.count)
+                await cancelWhenGracefulShutdown { await self.backOff(for: pause) }
             }
         }
         next?.reply.cancel()
     }
+
+    /// After the n-th failure in a row: 100 ms, doubling to 5 s.
+    static let failureBackoff = Backoff(first: .milliseconds(100), maximum: .seconds(5))
 
     /// Sleeps `duration`, or until a reader wakes the follower.
     private func backOff(for duration: Duration) async {
@@ -231,11 +240,12 @@ final class ConsentFollower: Service, Sendable {
         guard let pending = await pendingPosition(of: user, timeout: limit) else { return }
         guard try await !position().covers(pending) else { return }
         wake.yield()
-        var pause = Duration.milliseconds(2)
+        let backoff = Backoff(first: .milliseconds(2), maximum: .milliseconds(50))
+        var polls = 0
         while ContinuousClock.now < deadline {
-            try await Task.sleep(for: min(pause, max(.zero, deadline - ContinuousClock.now)))
+            polls += 1
+            try await Task.sleep(for: min(backoff.delay(after: polls), max(.zero, deadline - ContinuousClock.now)))
             if try await position().covers(pending) { return }
-            pause = min(pause * 2, .milliseconds(50))
         }
         throw BusError(
             .unavailable, "this user's latest acts are still being added to the audit trail; try again shortly",

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Metrics
 import Postgres
+import Retry
 import ServiceLifecycle
 
 /// Group commit for `audit.record`: callers queue their record and wait; `writers` tasks each
@@ -148,7 +149,7 @@ final class GroupCommitter: Service, Sendable {
                     level: retryable || batch.count > 1 ? .notice : .error, "audit batch failed",
                     metadata: ["chain": "\(writer.chain)", "records": "\(batch.count)", "attempt": "\(attempt)", "error": "\(error)"])
                 if retryable {
-                    try? await Task.sleep(for: .milliseconds(20 * attempt))
+                    try? await Task.sleep(for: Self.retryBackoff.delay(after: attempt))
                     continue
                 }
                 guard batch.count > 1 else { return [.failure(Self.busError(error))] }
@@ -158,6 +159,9 @@ final class GroupCommitter: Service, Sendable {
             }
         }
     }
+
+    /// Between tries of a batch that lost a race: 20, 40, 60 ms (three retries).
+    static let retryBackoff = Backoff(first: .milliseconds(20), maximum: .milliseconds(60), growth: .linear)
 
     static func isTransient(_ error: any Error) -> Bool {
         if error is BatchWriter.SubjectRace { return true }
