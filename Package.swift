@@ -106,6 +106,7 @@ let package = Package(
         .target(
             name: "ObjectStorage",
             dependencies: [
+                "CivilCalendar",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Shared/ObjectStorage", exclude: ["README.md"], swiftSettings: strict),
@@ -225,7 +226,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Bus", "Contracts", "ServiceKit", "Identity", "Locks", "Hex",
+                "Bus", "Contracts", "ServiceKit", "Identity", "Locks", "Hex", "CivilCalendar",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -283,7 +284,7 @@ let package = Package(
             name: "ExampleService", dependencies: ["Bus", "ServiceKit", "Postgres"], path: "Tests/Peers/ExampleService",
             swiftSettings: strict),
         .testTarget(
-            name: "BusTests", dependencies: ["Bus", "BusCore", "TestSupport", "BusTestPeer"],
+            name: "BusTests", dependencies: ["Bus", "BusCore", "CivilCalendar", "TestSupport", "BusTestPeer"],
             path: "Tests/BusTests", swiftSettings: strict),
         // SigV4 against AWS's vectors (pure), the S3 client against a real SeaweedFS.
         .testTarget(
@@ -300,7 +301,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Tests/AuditTests", swiftSettings: strict),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "SystemCall", "Retry", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
+            name: "ServiceKitTests",
+            dependencies: ["ServiceKit", "SystemCall", "Retry", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
             name: "LegalTests",

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// What a HEAD of an object tells.
@@ -55,34 +56,17 @@ public struct S3MultipartUpload: Sendable, Equatable {
 }
 
 /// The dates S3 sends: ISO 8601 in XML (`2026-11-27T12:15:04.000Z`) and IMF-fixdate in headers
-/// (`Fri, 27 Nov 2026 12:15:04 GMT`). Parsed by hand: `DateFormatter` is not Sendable.
+/// (`Fri, 27 Nov 2026 12:15:04 GMT`, read by ``HTTPDate``). Parsed with ``CivilCalendar``:
+/// `DateFormatter` is not Sendable.
 enum S3Dates {
     static func iso8601(_ text: String) -> Date? {
-        let digits = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        guard digits.count >= 6 else { return nil }
-        return date(year: digits[0], month: digits[1], day: digits[2], hour: digits[3], minute: digits[4], second: digits[5])
+        let digits = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+        guard digits.count >= 6, (1...12).contains(digits[1]), (1...31).contains(digits[2]) else { return nil }
+        let days = CivilCalendar.days(year: digits[0], month: digits[1], day: digits[2])
+        return Date(timeIntervalSince1970: TimeInterval(days * 86400 + digits[3] * 3600 + digits[4] * 60 + digits[5]))
     }
 
     static func httpDate(_ text: String) -> Date? {
-        let fields = text.split(separator: " ")
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        guard fields.count == 6, let day = Int(fields[1]), let month = months.firstIndex(of: String(fields[2])),
-            let year = Int(fields[3])
-        else { return nil }
-        let time = fields[4].split(separator: ":").compactMap { Int($0) }
-        guard time.count == 3 else { return nil }
-        return date(year: year, month: month + 1, day: day, hour: time[0], minute: time[1], second: time[2])
-    }
-
-    /// Days from the civil date (Howard Hinnant's days_from_civil), then seconds.
-    static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
-        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146097 + dayOfEra - 719468
-        return Date(timeIntervalSince1970: TimeInterval(days * 86400 + hour * 3600 + minute * 60 + second))
+        HTTPDate.parse(text).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 }

@@ -117,6 +117,7 @@ import Testing
         #expect(try BusEventLoopMode.parse("") == .perSocket)
         #expect(try BusEventLoopMode.parse("single") == .single)
         #expect(try BusEventLoopMode.parse("per-socket") == .perSocket)
+        #expect(try BusEventLoopMode.parse("Single") == .single, "as BusSettings reads it")
         let error = #expect(throws: BusError.self) { try BusEventLoopMode.parse("one") }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains("single, per-socket") == true)

@@ -31,7 +31,8 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            let adminURL = try DatabaseURL.required(variable: "DATABASE_ADMIN_URL", role: "a role that may create roles (e.g. the postgres superuser)")
+            let adminURL = try DatabaseURL.required(
+                variable: "DATABASE_ADMIN_URL", role: "a role that may create roles (e.g. the postgres superuser)")
             let chosen =
                 try services.map { list in
                     try list.split(separator: ",").map { name in

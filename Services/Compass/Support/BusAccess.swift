@@ -15,6 +15,8 @@ struct BusAccess {
 
     init(environment: EnvironmentReader = EnvironmentReader(), verbose: Bool = false) throws {
         settings = try BusSettings(defaultRPCBind: "", defaultEventsBind: "", environment: environment)
+        // As a service does at start: BUS_EVENT_LOOP, checked by the settings, picks the threads.
+        BusEventLoopMode.use(settings.eventLoop)
         var logger = Logger(label: "compass") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .error
         self.logger = logger

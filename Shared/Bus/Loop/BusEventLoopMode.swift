@@ -15,9 +15,11 @@ public enum BusEventLoopMode: String, Sendable, CaseIterable {
     public static let defaultMode: BusEventLoopMode = .perSocket
 
     /// The mode named by `value` (`nil` or empty: the default), or an error that names the choices.
+    /// Without regard to case, as `BusSettings` (`EnvironmentReader.choice`) reads every choice:
+    /// a process that reads the variable here (a tool, a benchmark) takes what a service takes.
     public static func parse(_ value: String?) throws -> BusEventLoopMode {
         guard let value, !value.isEmpty else { return defaultMode }
-        guard let mode = BusEventLoopMode(rawValue: value) else {
+        guard let mode = allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() }) else {
             let choices = allCases.map(\.rawValue).joined(separator: ", ")
             throw BusError(.invalidArgument, "\(variable)=\(value): expected one of \(choices)")
         }

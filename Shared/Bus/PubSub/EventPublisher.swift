@@ -19,11 +19,10 @@ public final class EventPublisher: Sendable {
         self.bound = bound
     }
 
-    /// Binds the PUB socket. `highWaterMark` is chosen, not defaulted (libzmq's 1000 is easy to
-    /// reach in a burst of acceptances): 100,000 events of a few hundred bytes each per subscriber.
+    /// Binds the PUB socket, queueing up to `highWaterMark` events per subscriber.
     public static func bind(
         name: String, endpoints: [String], security: ServerSecurity = .plaintext,
-        highWaterMark: Int32 = 100_000, logger: Logger
+        highWaterMark: Int32 = BusDefaults.highWaterMark, logger: Logger
     ) async throws -> EventPublisher {
         let bound = LockedValue<[String]>([])
         let loop = try await SocketLoop.start(

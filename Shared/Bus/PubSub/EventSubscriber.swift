@@ -43,7 +43,7 @@ public final class EventSubscriber: Sendable, AsyncSequence {
     /// (`[""]` for all). `bufferLimit` bounds events held for a slow consumer.
     public static func connect(
         endpoints: [String], topics: [String], security: ClientSecurity = .plaintext,
-        highWaterMark: Int32 = 100_000, bufferLimit: Int = 100_000, logger: Logger
+        highWaterMark: Int32 = BusDefaults.highWaterMark, bufferLimit: Int = 100_000, logger: Logger
     ) async throws -> EventSubscriber {
         let (stream, continuation) = AsyncStream.makeStream(of: ReceivedEvent.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let status = Status()

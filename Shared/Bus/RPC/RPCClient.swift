@@ -165,7 +165,7 @@ public final class RPCClient: Sendable {
                 pending.forget(request.id)
                 if let lastRefusal { return lastRefusal }
                 // No connection at all is not a slow server: say so, so the caller answers 503.
-                guard isConnected else { throw BusError(.unavailable, "the \(name) service is unreachable") }
+                guard isConnected else { throw BusError.unreachable(name) }
                 throw error
             }
         }

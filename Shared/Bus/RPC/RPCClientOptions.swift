@@ -6,10 +6,10 @@ public struct RPCClientOptions: Sendable {
     /// request id and idempotency key (to the next server, when several are connected). A server
     /// still running the call joins the new attempt to that run, so a slow call is not run again.
     public var attemptTimeout: Duration = .seconds(1)
-    public var maxMessageSize: Int64 = 64 << 20
-    public var highWaterMark: Int32 = 100_000
-    public var heartbeatIntervalMs: Int32 = 1000
-    public var heartbeatTimeoutMs: Int32 = 5000
+    public var maxMessageSize = BusDefaults.maxMessageSize
+    public var highWaterMark = BusDefaults.highWaterMark
+    public var heartbeatIntervalMs = BusDefaults.heartbeatIntervalMs
+    public var heartbeatTimeoutMs = BusDefaults.heartbeatTimeoutMs
     public var reconnectIntervalMs: Int32 = 100
     public var reconnectIntervalMaxMs: Int32 = 2000
     /// How long one TCP connect may stay unanswered before libzmq gives up on it and tries again,

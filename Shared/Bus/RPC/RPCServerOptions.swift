@@ -4,12 +4,12 @@ public struct RPCServerOptions: Sendable {
     /// queued without bound.
     public var maxInFlight = 4096
     /// Largest message accepted (`ZMQ_MAXMSGSIZE`); a larger one drops the sender's connection.
-    public var maxMessageSize: Int64 = 64 << 20
+    public var maxMessageSize = BusDefaults.maxMessageSize
     /// Messages queued per peer each way before libzmq refuses more (replies beyond it are dropped
     /// and counted; the caller's deadline and retry cover them).
-    public var highWaterMark: Int32 = 100_000
-    public var heartbeatIntervalMs: Int32 = 1000
-    public var heartbeatTimeoutMs: Int32 = 5000
+    public var highWaterMark = BusDefaults.highWaterMark
+    public var heartbeatIntervalMs = BusDefaults.heartbeatIntervalMs
+    public var heartbeatTimeoutMs = BusDefaults.heartbeatTimeoutMs
     /// What is kept of replies to methods that cache them (``RPCMethod/cachesReply``), to answer
     /// a retry: bounded by entries, bytes and age.
     public var idempotency = IdempotencyLimits()

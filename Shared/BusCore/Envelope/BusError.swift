@@ -54,4 +54,10 @@ public struct BusError: Error, Sendable, Codable, Equatable, CustomStringConvert
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// `unavailable`: no connection to `service` is up (it is down, or not started yet). One
+    /// wording wherever a client finds no peer, so a caller sees the same 503 from every path.
+    public static func unreachable(_ service: String) -> BusError {
+        BusError(.unavailable, "the \(service) service is unreachable")
+    }
 }

@@ -34,7 +34,8 @@ public struct DatabaseSettings: Sendable {
         )
         poolSize = try env.int("DATABASE_POOL_SIZE", default: 8, in: 1...500, "Connections this service keeps at most.")
         checkoutTimeout = try env.duration(
-            "DATABASE_CHECKOUT_TIMEOUT", default: PostgresPool.defaultCheckoutTimeout, "How long a request waits for a free connection before failing `unavailable`.")
+            "DATABASE_CHECKOUT_TIMEOUT", default: PostgresPool.defaultCheckoutTimeout,
+            "How long a request waits for a free connection before failing `unavailable`.")
         startupTimeout = try env.duration("DATABASE_STARTUP_TIMEOUT", default: .seconds(60), "How long start-up retries reaching the database.")
         let statementTimeout = try env.duration(
             "DATABASE_STATEMENT_TIMEOUT", default: .seconds(15),

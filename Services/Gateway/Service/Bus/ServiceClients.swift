@@ -49,12 +49,7 @@ public final class ServiceClients: Sendable {
         _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, traceparent: String,
         idempotencyKey: String? = nil
     ) async throws -> M.Reply {
-        let client = try client(service)
-        if !client.isConnected {
-            let end = ContinuousClock.now + connectGrace
-            while !client.isConnected, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(10)) }
-            guard client.isConnected else { throw BusError(.unavailable, "the \(service.rawValue) service is unreachable") }
-        }
+        let client = try await connected(service)
         return try await client.call(
             method, request, principal: principal, idempotencyKey: idempotencyKey, timeout: timeout, traceparent: traceparent)
     }
@@ -65,10 +60,22 @@ public final class ServiceClients: Sendable {
         _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, traceparent: String,
         attachments: [Data] = []
     ) async throws -> (reply: M.Reply, attachments: [Data]) {
-        let client = try client(service)
-        guard client.isConnected else { throw BusError(.unavailable, "the \(service.rawValue) service is unreachable") }
+        let client = try await connected(service)
         return try await client.callWithAttachments(
             method, request, principal: principal, timeout: timeout, traceparent: traceparent, attachments: attachments)
+    }
+
+    /// `service`'s client once it has a connection: a call made while the connection is (re)made,
+    /// as just after start or a peer's restart, waits up to `connectGrace` for it; then the
+    /// service is unreachable (503), rather than the call waiting out its whole deadline.
+    private func connected(_ service: ServiceName) async throws -> RPCClient {
+        let client = try client(service)
+        if !client.isConnected {
+            let end = ContinuousClock.now + connectGrace
+            while !client.isConnected, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(10)) }
+            guard client.isConnected else { throw BusError.unreachable(service.rawValue) }
+        }
+        return client
     }
 
     /// Whether `service` has a live connection (what `/readyz` checks).

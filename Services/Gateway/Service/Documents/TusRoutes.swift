@@ -1,4 +1,5 @@
 import Bus
+import CivilCalendar
 import Contracts
 import Foundation
 import HTTPTypes
@@ -163,11 +164,7 @@ struct TusRoutes {
     }
 
     static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        HTTPDate.format(secondsSince1970: date.timeIntervalSince1970)
     }
 }
 

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Contracts
 import Foundation
 
@@ -85,7 +86,7 @@ extension InMemoryTable {
                 _ = cursor.take(":")
                 offset = sign * (hours * 3600 + cursor.number(2, after: 0) * 60)
             }
-            let seconds = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+            let seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
             return seconds * 1_000_000 + micro
         }
 
@@ -115,15 +116,6 @@ extension InMemoryTable {
                 index += 1
                 return true
             }
-        }
-
-        /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-        static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-            let y = month <= 2 ? year - 1 : year
-            let era = (y >= 0 ? y : y - 399) / 400
-            let yearOfEra = y - era * 400
-            let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-            return era * 146_097 + yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear - 719_468
         }
     }
 }
