@@ -124,9 +124,11 @@ import Testing
             #expect((httpReport["acknowledged"] as? Int ?? 0) > 0)
             #expect((httpReport["stored"] as? [String: Any])?["missing"] as? Int == 0, "\(viaHTTP.output)")
             // The baseline alone, on the test's database: a rate, and its scratch schema gone after.
+            // Three seconds, not one: fresh-clone run 3, at load 33, saw pgbench's 32 clients commit
+            // nothing in one second.
             var withDatabase = cli
             withDatabase["DATABASE_URL"] = database.url
-            let baseline = try await run("compass", ["load", "baseline", "--duration", "1", "--json"], withDatabase)
+            let baseline = try await run("compass", ["load", "baseline", "--duration", "3", "--json"], withDatabase)
             #expect(baseline.status == 0, "\(baseline.output)")
             let baselineReport = try #require(
                 try JSONSerialization.jsonObject(with: Data(baseline.output.utf8)) as? [String: Any], "\(baseline.output)")
