@@ -79,7 +79,7 @@ import Testing
         let drafts = try DefaultTexts.drafts()
         #expect(drafts.map(\.type) == LegalDocumentType.allCases)
         for draft in drafts {
-            try PublishValidation.checkVersion(draft.version)
+            try LegalVersionRule.check(draft.version)
             try PublishValidation.checkContent(draft.content)
             #expect(draft.version == (draft.type == .termsOfService ? "2025-12-12" : "1.0"))
             #expect(draft.material)

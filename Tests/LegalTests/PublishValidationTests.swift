@@ -16,10 +16,10 @@ import Testing
 
     @Test func versionStrings() {
         for good in ["1.0", "2", "2026.01.15", "1.1-rc_2", String(repeating: "9", count: 32)] {
-            #expect(code { try PublishValidation.checkVersion(good) } == nil, "\(good) refused")
+            #expect(code { try LegalVersionRule.check(good) } == nil, "\(good) refused")
         }
         for bad in ["", " 1.0", "1.0 ", "-1", ".1", "1/0", "v1.0\n", "ü1", "1.0;DROP", String(repeating: "9", count: 33)] {
-            #expect(code { try PublishValidation.checkVersion(bad) } == .invalidArgument, "\(bad) accepted")
+            #expect(code { try LegalVersionRule.check(bad) } == .invalidArgument, "\(bad) accepted")
         }
     }
 

@@ -25,7 +25,7 @@ public struct LegalHandlers: Sendable {
             return Self.document(found)
         }
         server.register(LegalVersion.self) { request, _ in
-            try PublishValidation.checkVersion(request.version)
+            try LegalVersionRule.check(request.version)
             guard let found = try await store.version(request.type, request.version) else {
                 throw BusError(.notFound, "\(request.type.rawValue) has no version \(request.version)")
             }
@@ -49,7 +49,7 @@ public struct LegalHandlers: Sendable {
         guard context.principal.kind == .operator else {
             throw BusError(.forbidden, "publishing legal documents is for operators; the caller is \(context.principal)")
         }
-        try PublishValidation.checkVersion(request.version)
+        try LegalVersionRule.check(request.version)
         try PublishValidation.checkContent(request.content)
         let draft = VersionDraft(
             type: request.type, version: request.version, content: request.content, lastUpdated: request.lastUpdated,

@@ -10,11 +10,6 @@ public enum PublishValidation {
     /// database). A legal text cannot take effect retroactively: nobody could have read it then.
     public static let retroactivityTolerance: TimeInterval = 300
 
-    /// The version must meet ``LegalVersionRule``, which Accounts and Audit hold requests to as well.
-    public static func checkVersion(_ version: String) throws(BusError) {
-        try LegalVersionRule.check(version)
-    }
-
     /// Content is markdown text: not blank, at most ``legalMaximumContentBytes`` bytes of UTF-8
     /// (`payload_too_large` beyond), and free of control characters other than tab, line feed and
     /// carriage return (a NUL cannot even be stored; the others mean binary pasted by mistake).
