@@ -109,8 +109,27 @@ class Deployment:
         done = subprocess.run([str(ROOT / "deploy" / "compose"), *args], cwd=ROOT, env=self.env, capture_output=True,
                               text=True, timeout=timeout, input=stdin)
         if check and done.returncode != 0:
-            raise RuntimeError(f"deploy/compose {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+            failed = self.exited_with_errors() if "up" in args else ""
+            raise RuntimeError(f"deploy/compose {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}{failed}")
         return done
+
+    def exited_with_errors(self, lines=40) -> str:
+        """Every project container that exited non-zero, with the end of its log: what compose's
+        "Container … exited with code 1" leaves out (a one-shot job's error, a crash at start)."""
+        try:
+            listed = podman("ps", "-a", "--filter", f"label=com.docker.compose.project={PROJECT}",
+                            "--format", "{{.ID}} {{.Names}} {{.Status}}")
+            report = ""
+            for line in listed.splitlines():
+                identifier, name, status = (line.split(" ", 2) + ["", ""])[:3]
+                if status.startswith("Exited") and not status.startswith("Exited (0)"):
+                    env = dict(os.environ, CONTAINERS_CONF=os.environ.get("CONTAINERS_CONF", CONTAINERS_CONF))
+                    log = subprocess.run(["podman", "logs", "--tail", str(lines), identifier], env=env, text=True,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60).stdout
+                    report += f"\n--- {name} ({identifier}): {status}\n{log}"
+            return report
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            return f"\n(could not list the exited containers: {error})"
 
     def compass(self, *args, check=True, timeout=900) -> subprocess.CompletedProcess:
         return self.compose("compass", *args, check=check, timeout=timeout)

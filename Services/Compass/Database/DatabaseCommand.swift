@@ -23,7 +23,9 @@ struct DatabaseCommand: AsyncParsableCommand {
                 and versions only INSERT and SELECT (erasure goes through audit.erase_subject). CONNECT and
                 TEMPORARY on D are revoked from PUBLIC: only these roles (with D's owner and superusers) connect.
                 Safe to run again: it resets the passwords and re-applies ownership and grants. Passwords are sent
-                hashed (SCRAM-SHA-256), never printed.
+                hashed (SCRAM-SHA-256), never printed. For up to 60 s it waits out a database that is not reachable
+                yet, a transient refusal (deadlock, lock timeout, read-only standby) and a grant racing another
+                session's grants on the same schema, and then fails with the last error.
                 """)
 
         @Option(help: "Only these services (comma-separated); all four by default.")
@@ -53,7 +55,11 @@ struct DatabaseCommand: AsyncParsableCommand {
             }
             var logger = Logger(label: "compass")
             logger.logLevel = .warning
-            let roles = try await ServiceDatabaseRoles.provision(adminURL: adminURL, services: chosen, passwords: passwords, logger: logger)
+            // The job that gates every service's start: a database still coming up, or a grant
+            // racing a starting service's own grants, is waited out rather than failing the deployment.
+            let roles = try await DatabaseRetry.run(within: .seconds(60), logger: logger, retrying: DatabaseRetry.oneShot) {
+                try await ServiceDatabaseRoles.provision(adminURL: adminURL, services: chosen, passwords: passwords, logger: logger)
+            }
             for service in chosen {
                 guard let serviceRoles = roles[service] else { continue }
                 ConsoleOutput.say(

@@ -63,6 +63,15 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// `40001` / `40P01`: retrying the transaction may succeed.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
 
+    /// `XX000` "tuple concurrently updated" (or "deleted"): two sessions changed one catalog row at
+    /// once, e.g. two `GRANT … ON ALL TABLES IN SCHEMA` on one schema (a re-run `compass db roles`
+    /// beside a service's start-up grants, a Kubernetes Job beside its pods). PostgreSQL takes no
+    /// lock for `GRANT`, so the later one fails instead of waiting; running it again succeeds. The
+    /// message is the only mark: the SQLSTATE is the generic internal error.
+    public var isConcurrentCatalogUpdate: Bool {
+        sqlState == "XX000" && (message.hasPrefix("tuple concurrently updated") || message.hasPrefix("tuple concurrently deleted"))
+    }
+
     /// Whether the failure says nothing about the statement, only about the moment: the database
     /// is unreachable, shutting down, read-only (`25006`, a standby after a fail-over), out of
     /// resources (class `53`), the statement lost a race (`40001`, `40P01`; not the rest of class

@@ -20,7 +20,7 @@ enum ServiceMigration {
         let schema = Service.name
         let migrator = Migrator(schema: schema, migrations: OutboxSchema.migrations + (try Service.migrations()), logger: logger)
         guard let ownerConfiguration = try database.migrationConfiguration(applicationName: Service.name) else {
-            try await retrying(within: database.startupTimeout, logger: logger) {
+            try await DatabaseRetry.run(within: database.startupTimeout, logger: logger) {
                 try await pool.withConnection { connection in
                     do { try migrator.run(on: connection) } catch let error as PostgresError where error.sqlState == "42501" {
                         throw MigrationRoleError.cannotMigrate(pending: (try? migrator.pending(on: connection)) ?? [])
@@ -29,10 +29,10 @@ enum ServiceMigration {
             }
             return
         }
-        let runtime = try await retrying(within: database.startupTimeout, logger: logger) {
+        let runtime = try await DatabaseRetry.run(within: database.startupTimeout, logger: logger) {
             try await pool.withConnection { connection in try RuntimeRole.check(schema: schema, on: connection) }
         }
-        try await retrying(within: database.startupTimeout, logger: logger) {
+        try await DatabaseRetry.run(within: database.startupTimeout, logger: logger) {
             let owner = try await PostgresConnection.connect(configuration: ownerConfiguration, logger: logger)
             do {
                 let applied = try await owner.run { connection in
@@ -51,26 +51,6 @@ enum ServiceMigration {
             } catch {
                 await owner.close()
                 throw error
-            }
-        }
-    }
-
-    /// Runs `body`, retrying while the database is unreachable (containers start together).
-    static func retrying<T: Sendable>(
-        within timeout: Duration, logger: Logger, _ body: () async throws -> T
-    ) async throws -> T {
-        let end = ContinuousClock.now + timeout
-        let backoff = Backoff(first: .milliseconds(200), maximum: .seconds(5))
-        var failures = 0
-        while true {
-            do {
-                return try await body()
-            } catch let error as PostgresError where error.isConnectionFailure {
-                failures += 1
-                let delay = backoff.delay(after: failures)
-                guard ContinuousClock.now + delay < end else { throw error }
-                logger.warning("database not reachable yet, retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
-                try await Task.sleep(for: delay)
             }
         }
     }
