@@ -13,15 +13,19 @@ import Testing
         #expect(Authenticator.trimmingOptionalWhitespace(Substring(value)) == expected)
     }
 
-    /// The scheme in any case, then one space and at least one byte; anything else is refused.
+    /// The scheme in any case, then one space and a token, trimmed as above.
     @Test(arguments: [
-        ("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER abc", "abc"), ("bEaReR  abc ", " abc "), ("Bearer é", "é"),
+        ("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER abc", "abc"), ("bEaReR  abc ", "abc"), ("Bearer é", "é"),
+        ("Bearer \ta b\t", "a b"),
     ])
     func theTokenFollowsTheScheme(_ header: String, _ token: String) {
-        #expect(Authenticator.bearerToken(header) == Substring(token))
+        #expect(Authenticator.bearerToken(header) == token)
     }
 
-    @Test(arguments: ["Bearer ", "Bearer", "Bearer\tabc", "Basic abc", "Bearerabc", "", "Bearex abc", "Beare", "Bearer\u{301} abc"])
+    /// Every door reads the header with this one parser, so an empty token is refused alike at all.
+    @Test(arguments: [
+        "Bearer ", "Bearer   ", "Bearer \t", "Bearer", "Bearer\tabc", "Basic abc", "Bearerabc", "", "Bearex abc", "Beare", "Bearer\u{301} abc",
+    ])
     func otherSchemesAndEmptyTokensAreRefused(_ header: String) {
         #expect(Authenticator.bearerToken(header) == nil)
     }

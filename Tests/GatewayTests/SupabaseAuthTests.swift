@@ -63,6 +63,17 @@ extension GatewayIntegration {
                 #expect(spent.status == 400 && spent.json["code"] as? String == "refresh_token_not_found")
                 let noBearer = try await harness.http.get("/auth/v1/user", headers: key)
                 #expect(noBearer.status == 401 && noBearer.json["error_code"] as? String == "no_authorization")
+                // One parser reads `Authorization` at every door: an empty bearer token is no token at all,
+                // answered in each door's body (it once reached the native verifier as a malformed token).
+                let emptyBearer = ["Authorization": "Bearer  \t"]
+                let goTrueEmpty = try await harness.http.get("/auth/v1/user", headers: key.merging(emptyBearer) { a, _ in a })
+                #expect(goTrueEmpty.status == 401 && goTrueEmpty.json["error_code"] as? String == "no_authorization", "\(goTrueEmpty.text)")
+                let nativeEmpty = try await harness.http.get("/api/me", headers: emptyBearer)
+                #expect(
+                    nativeEmpty.status == 401 && (nativeEmpty.json["details"] as? [String: Any])?["reason"] as? String == "sign_in_required",
+                    "\(nativeEmpty.text)")
+                let restEmpty = try await harness.http.get("/rest/v1/legal_acceptances?select=id", headers: key.merging(emptyBearer) { a, _ in a })
+                #expect(restEmpty.status == 401 && restEmpty.json["code"] as? String == "PGRST301", "\(restEmpty.text)")
                 let logout = try await harness.http.send(
                     "POST", "/auth/v1/logout?scope=local", headers: key.merging(HTTPClient.bearer(access)) { a, _ in a })
                 #expect(logout.status == 204)

@@ -22,19 +22,25 @@ struct Authenticator: Sendable {
     /// The enforcement of the terms for routes that need them accepted.
     let terms: TermsGate
 
-    /// The caller's credential; nil when the request carries no `Authorization` header.
-    func credential(of request: Request, context: GatewayContext) async throws -> Credential? {
-        guard let header = request.headers[.authorization] else { return nil }
-        guard let token = Self.bearerToken(header) else {
-            throw SessionRefusal.signInRequired("use Authorization: Bearer <token>")
+    /// Who the request's `Authorization` header says the caller is: the one place a request's
+    /// credential is read (``AuthenticationMiddleware`` calls it once per request of an
+    /// authenticated group). Never throws: a refusal is kept for the route to answer in its
+    /// door's error body and in its own order (an `apikey` or a path checked first).
+    func authenticate(_ request: Request, context: GatewayContext) async -> Authentication {
+        guard let header = request.headers[.authorization] else { return .anonymous }
+        guard let token = Self.bearerToken(header) else { return .malformed }
+        do {
+            return .verified(try await credential(token: token, context: context), token: token)
+        } catch {
+            return .refused(error)
         }
-        return try await credential(token: Self.trimmingOptionalWhitespace(token), context: context)
     }
 
-    /// What follows `Bearer ` (the scheme in any case, RFC 9110 §11.1), or `nil`. On the header's
-    /// UTF-8: counting and lower-casing its characters walked the whole token by grapheme, 1.5% of
-    /// the gateway's CPU per acceptance.
-    static func bearerToken(_ header: String) -> Substring? {
+    /// The token of an `Authorization: Bearer <token>` value, without the spaces and tabs HTTP
+    /// allows around it (RFC 9110 §5.6.3); nil for another scheme or an empty token. The scheme
+    /// in any case (RFC 9110 §11.1). On the header's UTF-8: counting and lower-casing its
+    /// characters walked the whole token by grapheme, 1.5% of the gateway's CPU per acceptance.
+    static func bearerToken(_ header: String) -> String? {
         let utf8 = header.utf8
         var index = utf8.startIndex
         for expected in "bearer ".utf8 {
@@ -43,8 +49,8 @@ struct Authenticator: Sendable {
             guard byte == expected || (expected != UInt8(ascii: " ") && byte == expected - 0x20) else { return nil }
             index = utf8.index(after: index)
         }
-        guard index != utf8.endIndex else { return nil }
-        return header[index...]
+        let token = trimmingOptionalWhitespace(header[index...])
+        return token.isEmpty ? nil : token
     }
 
     /// `text` without the spaces and tabs HTTP allows around a field value (RFC 9110 §5.6.3).
@@ -56,6 +62,8 @@ struct Authenticator: Sendable {
         return String(text[first...last])
     }
 
+    /// The credential of `token`, or the refusal: 401 (``SessionRefusal``, `unauthenticated`), or
+    /// `unavailable` when what would decide cannot be asked.
     func credential(token: String, context: GatewayContext) async throws -> Credential {
         // A session token verified here before needs no parsing (which was a tenth of the
         // gateway's CPU per acceptance): the cache knows it by its SHA-256, taken once here.
@@ -109,18 +117,5 @@ struct Authenticator: Sendable {
     func verifiedAppleId(_ token: String) async -> String? {
         guard let apple else { return nil }
         return try? await apple.verify(token).subject
-    }
-
-    /// The account, Apple id and session of a session credential, or 401/403: what
-    /// ``SignedInMiddleware`` lets through to the routes of a signed-in group.
-    func requireSession(_ request: Request, context: GatewayContext) async throws -> (userId: UUID, appleId: String, sessionId: UUID) {
-        guard let credential = try await credential(of: request, context: context) else {
-            throw SessionRefusal.signInRequired("sign in: send Authorization: Bearer <session token>")
-        }
-        guard case .session(let userId, let appleId, let sessionId) = credential else {
-            throw SessionRefusal.signInRequired("this route takes a session token")
-        }
-        guard let userId else { throw BusError(.forbidden, "confirm eligibility first: the account does not exist yet") }
-        return (userId, appleId, sessionId)
     }
 }

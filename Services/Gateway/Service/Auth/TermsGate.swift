@@ -4,8 +4,9 @@ import Foundation
 import Metrics
 
 /// The server's enforcement of the terms of service (seed 001: "cannot use app" until accepted):
-/// a route that needs a user who accepted the terms in effect is in a group with
-/// ``SignedInMiddleware`` (`termsAccepted: true`), or calls ``require(_:context:)`` itself, which
+/// a route that needs a user who accepted the terms in effect is in a
+/// ``RouteFamily/signedIn(by:termsAccepted:)`` group (`termsAccepted: true`), or calls
+/// ``require(_:context:)`` itself, which
 /// throws ``TermsNotAccepted`` (`403 terms_not_accepted` with the version to accept) until they do.
 ///
 /// Decided in the gateway, with no bus call on the common path: the versions of the terms come

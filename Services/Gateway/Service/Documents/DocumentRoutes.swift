@@ -47,8 +47,8 @@ struct DocumentRoutes {
     func register(on family: RouteFamily) {
         // Every route acts for a signed-in user who accepted the terms in effect, but deleting a document or withdrawing
         // a share (erasing one's own data stays open to a user who has not accepted them) and the public share download.
-        let termsAccepted = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
-        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        let termsAccepted = family.signedIn(by: authenticator, termsAccepted: true)
+        let signedIn = family.signedIn(by: authenticator, termsAccepted: false)
         termsAccepted.add(
             .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false
         ) { request, context in

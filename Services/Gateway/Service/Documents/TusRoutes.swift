@@ -47,8 +47,8 @@ struct TusRoutes {
         // Every request but OPTIONS speaks tus 1.0.0 (checked first: 412 otherwise) as a signed-in user; who has to have
         // accepted the terms in effect, but for termination (erasing stays open).
         let versioned = family.group(TusVersionMiddleware())
-        let termsAccepted = versioned.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
-        let signedIn = versioned.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        let termsAccepted = versioned.signedIn(by: authenticator, termsAccepted: true)
+        let signedIn = versioned.signedIn(by: authenticator, termsAccepted: false)
         for path in [Self.base, Self.base + "/:id"] {
             family.add(.options, path, "tus: the server's protocol version, extensions and maximum size.", public: true) { _, _ in
                 Response(

@@ -4,8 +4,9 @@ import Logging
 
 /// What the gateway knows of one request while it runs: Hummingbird's core storage, the peer
 /// address of the connection, and what ``RequestTracingMiddleware`` adds (request id, the W3C
-/// trace context sent on every bus call, the client's address as trusted proxies report it), and
-/// the signed-in caller of a route in a signed-in group (``SignedInMiddleware``).
+/// trace context sent on every bus call, the client's address as trusted proxies report it), the
+/// caller's ``Authentication`` in an authenticated group, and the signed-in caller of a route in a
+/// signed-in group (``SignedInMiddleware``).
 public struct GatewayContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The TCP peer: the client, or the last proxy.
@@ -15,6 +16,9 @@ public struct GatewayContext: RequestContext {
     public var traceparent = ""
     /// The client's address (see ``TrustedProxies``), forwarded to Accounts and Audit.
     public var clientIP: String?
+    /// What `Authorization` says, set by ``AuthenticationMiddleware`` for the routes of an
+    /// authenticated group (read through ``authentication()``).
+    var resolvedAuthentication: Authentication?
     /// Who the request signed in as, set by ``SignedInMiddleware`` for the routes of a signed-in group.
     var signedInCaller: SignedInCaller?
 

@@ -56,7 +56,8 @@ struct PostgRESTRoutes {
     /// Each route works out its caller itself (``caller(_:_:)``: the `apikey` and the bearer token, the anon key
     /// reading public data only); inserts take the per-address acceptance limit first.
     func register(on family: RouteFamily) {
-        family.add(
+        let reading = family.authenticated(by: authenticator)
+        reading.add(
             .get, "/legal_documents",
             "PostgREST: the legal documents in effect, filtered, ordered, paged and counted (object media type for .single()).",
             public: true
@@ -64,7 +65,7 @@ struct PostgRESTRoutes {
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
         }
-        family.add(
+        reading.add(
             .get, "/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.",
             public: false
         ) { request, context in
@@ -75,13 +76,13 @@ struct PostgRESTRoutes {
                 fileLinks.presented(row: $0, base: base)
             }
         }
-        family.add(
+        reading.add(
             .get, "/legal_acceptances",
             "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false
         ) { request, context in
             try await read(request, context, schema: LegalAcceptancesTable.schema, select: LegalAcceptancesTable.select)
         }
-        family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept)).add(
+        family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept)).authenticated(by: authenticator).add(
             .post, "/legal_acceptances",
             "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.",
             public: false
@@ -225,11 +226,16 @@ struct PostgRESTRoutes {
             parsed.project(selected), offset: query.offset, total: total, wantsObject: PostgRESTReadAnswer.wantsObject(request))
     }
 
-    /// Checks `apikey` and the bearer token; the bearer token's credential (the anon key when none).
+    /// Checks `apikey`, then the bearer token (``AuthenticationMiddleware`` resolved it); the bearer
+    /// token's credential (the anon key's when none is sent).
     func caller(_ request: Request, _ context: GatewayContext) async throws -> Credential {
         guard let apiKey = request.headers[Self.apiKeyHeader] else {
             throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "No API key found in request", hint: "send the anon key as apikey")
         }
+        let authentication = try context.authentication()
+        // Supabase clients without a signed-in user send the anon key twice (`apikey` and the
+        // bearer): checked once, since checking the same key again can only give the same answer.
+        if case .verified(.anonymousKey, let token) = authentication, token == apiKey { return .anonymousKey }
         let keyCredential: Credential
         if anonymousKeys.contains(apiKey) {
             keyCredential = .anonymousKey
@@ -241,18 +247,7 @@ struct PostgRESTRoutes {
             }
             if case .anonymousKey = keyCredential { anonymousKeys.remember(apiKey) }
         }
-        // Supabase clients without a signed-in user send the anon key twice (`apikey` and the
-        // bearer): checked once, since checking the same key again can only give the same answer.
-        if case .anonymousKey = keyCredential, request.headers[.authorization].flatMap(Self.bearerToken) == apiKey { return keyCredential }
-        guard let bearer = try await authenticator.credential(of: request, context: context) else { return keyCredential }
-        return bearer
-    }
-
-    /// The token of an `Authorization: Bearer <token>` value (nil for another scheme), trimmed
-    /// as ``Authenticator`` trims it.
-    static func bearerToken(_ header: String) -> String? {
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        return Authenticator.trimmingOptionalWhitespace(header.dropFirst(7))
+        return try authentication.credential() ?? keyCredential
     }
 
     func decodeRows(_ request: Request) async throws -> [AcceptanceRow] {

@@ -24,16 +24,16 @@ struct AccountRoutes {
         // Every route acts for the signed-in user but confirming eligibility (its session is not bound to an account
         // yet, or it is an Apple identity token) and the public deletion certificates. None needs the terms accepted:
         // the account's own data and its deletion stay open.
-        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        let signedIn = family.signedIn(by: authenticator, termsAccepted: false)
         signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in
             let id = try context.signedIn().userId
             return try JSONBodies.response(
                 try await services.call(.accounts, AccountsGet.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        family.add(
+        family.authenticated(by: authenticator).add(
             .post, "/api/me/eligibility", "Confirm eligibility (state, certification, terms version): creates the account.", public: false
         ) { request, context in
-            guard let credential = try await authenticator.credential(of: request, context: context), let appleId = credential.appleId else {
+            guard let credential = try context.authentication().credential(), let appleId = credential.appleId else {
                 throw BusError(.unauthenticated, "sign in with Apple first")
             }
             let body = try await JSONBodies.decode(EligibilityBody.self, from: request, limit: maxBodyBytes)

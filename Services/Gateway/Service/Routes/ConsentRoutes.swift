@@ -21,7 +21,7 @@ struct ConsentRoutes {
 
     func register(on family: RouteFamily) {
         // The user's own consent stays open to a user who has not accepted the terms: it is where they accept them.
-        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        let signedIn = family.signedIn(by: authenticator, termsAccepted: false)
         signedIn.add(.get, "/api/me/consents", "Where the user stands with each document (needsAcceptance).", public: false) {
             _, context in
             let id = try context.signedIn().userId
@@ -48,7 +48,7 @@ struct ConsentRoutes {
         }
         // Writes: the per-address limit before the credential is looked at, the per-user one once it is verified.
         let recording = family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept))
-            .group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+            .signedIn(by: authenticator, termsAccepted: false)
         recording.add(
             .post, "/api/me/consents/:type/:action",
             "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.",

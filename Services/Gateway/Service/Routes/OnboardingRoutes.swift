@@ -49,20 +49,22 @@ struct OnboardingRoutes {
     /// per-address sign-in limit first; accepting checks the path's user id before its per-address limit, in the handler.
     /// `GET /api/terms` is registered on the same family with the other reads of the texts, by ``LegalRoutes``.
     func register(on family: RouteFamily) {
-        family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).add(
+        family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).authenticated(by: authenticator).add(
             .post, Self.prefix, "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false
         ) {
             request, context in
             try await getOrCreate(request, context)
         }
-        family.add(.put, Self.prefix + "/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false) {
+        family.authenticated(by: authenticator).add(
+            .put, Self.prefix + "/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false
+        ) {
             request, context in
             try await acceptTerms(request, context)
         }
     }
 
     func getOrCreate(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        let credential = try await authenticator.credential(of: request, context: context)
+        let credential = try context.authentication().credential()
         if credential == nil { try allowLegacy(context) }
         if let appleId = credential?.appleId { try limits.signIn(appleId: appleId) }
         let body = try await JSONBodies.decode(SignUpBody.self, from: request, limit: maxBodyBytes)
@@ -85,7 +87,7 @@ struct OnboardingRoutes {
             throw BusError(.invalidArgument, "the user id in the path is not a UUID")
         }
         try limits.accept(from: context)
-        let credential = try await authenticator.credential(of: request, context: context)
+        let credential = try context.authentication().credential()
         if credential == nil { try allowLegacy(context) }
         if let appleId = credential?.appleId { try limits.accept(appleId: appleId) }
         let body = try await JSONBodies.decode(AcceptBody.self, from: request, limit: maxBodyBytes)

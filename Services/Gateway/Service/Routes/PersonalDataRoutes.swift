@@ -23,7 +23,7 @@ struct PersonalDataRoutes {
 
     func register(on family: RouteFamily) {
         // Reading, exporting and correcting one's own data stay open to a user who has not accepted the terms.
-        let signedIn = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+        let signedIn = family.signedIn(by: authenticator, termsAccepted: false)
         signedIn.add(
             .patch, "/api/me",
             "Correct the profile: {name?, email?, state?} (a new state is checked against the eligibility rules) → the user.", public: false

@@ -6,12 +6,13 @@ import Hummingbird
 ///
 /// The family's first middleware renders whatever its routes throw in the family's error body
 /// (``ErrorStyleMiddleware``); what more a set of its routes needs (a sign-in, the terms
-/// accepted, a per-address rate limit) is a group inside the family (``group(_:)``), so every
-/// route that goes without it is registered, visibly, outside that group:
+/// accepted, a per-address rate limit) is a group inside the family (``group(_:)``,
+/// ``authenticated(by:)``, ``signedIn(by:termsAccepted:)``), so every route that goes without it
+/// is registered, visibly, outside that group:
 ///
 /// ```swift
 /// let accounts = RouteFamily(router, style: .native, catalog: catalog)
-/// let signedIn = accounts.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: false))
+/// let signedIn = accounts.signedIn(by: authenticator, termsAccepted: false)
 /// signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in … }
 /// accounts.add(.get, "/api/deletion-certificates/:certificateId", "…", public: true) { … }
 /// ```
@@ -42,6 +43,18 @@ struct RouteFamily {
     /// refusals come in the family's error body).
     func group(_ middleware: any MiddlewareProtocol<Request, Response, GatewayContext>) -> RouteFamily {
         RouteFamily(group: group.group().add(middleware: middleware), prefix: prefix, style: style, catalog: catalog)
+    }
+
+    /// The family's routes that read who the caller is (``GatewayContext/authentication()``):
+    /// `Authorization` is resolved once, before them, by ``AuthenticationMiddleware``.
+    func authenticated(by authenticator: Authenticator) -> RouteFamily {
+        group(AuthenticationMiddleware(authenticator: authenticator))
+    }
+
+    /// The family's routes that act for a signed-in user (``GatewayContext/signedIn()``), and when
+    /// `termsAccepted`, one who accepted the terms in effect (``SignedInMiddleware``).
+    func signedIn(by authenticator: Authenticator, termsAccepted: Bool) -> RouteFamily {
+        authenticated(by: authenticator).group(SignedInMiddleware(terms: authenticator.terms, termsAccepted: termsAccepted))
     }
 
     /// Adds the route `method` `path` (relative to ``prefix``), recorded in the catalog.

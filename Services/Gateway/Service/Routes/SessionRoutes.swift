@@ -48,11 +48,13 @@ struct SessionRoutes {
             authenticator.sessions.holdIssued(reply.sessionToken)
             return try JSONBodies.response(reply)
         }
-        family.add(
+        // Handing over the code and signing out read the bearer session.
+        let authenticated = family.authenticated(by: authenticator)
+        authenticated.add(
             .post, "/api/auth/apple/authorization-code",
             "Hand over Apple's authorization code after signing in (clients whose sign-in cannot carry it).", public: false
         ) { request, context in
-            guard case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) else {
+            guard case .session(_, _, let sessionId)? = try context.authentication().credential() else {
                 throw SessionRefusal.signInRequired("send Authorization: Bearer <session token>")
             }
             let body = try await JSONBodies.decode(AuthorizationCodeBody.self, from: request, limit: maxBodyBytes)
@@ -73,7 +75,7 @@ struct SessionRoutes {
                 throw SessionRefusal.signInRequired(error.message)
             }
         }
-        family.add(
+        authenticated.add(
             .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true
         ) { request, context in
             let body =
@@ -82,7 +84,7 @@ struct SessionRoutes {
             if let refreshToken = body?.refreshToken {
                 out = try await services.call(
                     .accounts, AccountsSignOut.self, .init(refreshToken: refreshToken), principal: .service("gateway"), context: context)
-            } else if case .session(_, _, let sessionId)? = try await authenticator.credential(of: request, context: context) {
+            } else if case .session(_, _, let sessionId)? = try context.authentication().credential() {
                 out = try await services.call(
                     .accounts, AccountsSignOut.self, .init(sessionId: sessionId), principal: .service("gateway"), context: context)
             } else {

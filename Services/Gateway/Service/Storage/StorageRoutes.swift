@@ -56,7 +56,7 @@ struct StorageRoutes {
     func register(on family: RouteFamily) {
         // Reading the caller's objects and signing URLs for them need the terms in effect accepted; the signed
         // download (no sign-in) and the public URL do not.
-        let termsAccepted = family.group(SignedInMiddleware(authenticator: authenticator, termsAccepted: true))
+        let termsAccepted = family.signedIn(by: authenticator, termsAccepted: true)
         for path in ["/object", "/object/authenticated"] {
             termsAccepted.add(
                 .get, path + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).",

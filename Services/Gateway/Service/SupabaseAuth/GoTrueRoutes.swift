@@ -34,10 +34,11 @@ struct GoTrueRoutes {
     static let prefix = "/auth/v1"
 
     /// Every route is behind the family's ``GoTrueGate``: the `apikey` checked first, and every error
-    /// in GoTrue's body (the versioned one when the client asks for it).
+    /// in GoTrue's body (the versioned one when the client asks for it). The token grants then take
+    /// the per-address sign-in limit, as the native door's do; logout and the user read the bearer.
     func register(on family: RouteFamily) {
         let gated = family.group(GoTrueGate(anonymousKey: authenticator.anonymousKey))
-        gated.add(
+        gated.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).add(
             .post, "/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
             public: true
         ) { request, context in
@@ -47,13 +48,14 @@ struct GoTrueRoutes {
             default: throw GoTrueError(.badRequest, "unsupported_grant_type", "grant_type must be id_token or refresh_token")
             }
         }
-        gated.add(
+        let authenticated = gated.authenticated(by: authenticator)
+        authenticated.add(
             .post, "/logout",
             "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true
         ) { request, context in
             try await logout(request, context)
         }
-        gated.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
+        authenticated.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
             try await user(request, context)
         }
     }
@@ -61,7 +63,6 @@ struct GoTrueRoutes {
     /// `grant_type=id_token`: Apple's identity token, with the app's raw nonce when it used one
     /// (the token's `nonce` must be its SHA-256 hex, as Apple writes it).
     private func signIn(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        try limits.signIn(from: context)
         let body = try await JSONBodies.decode(IDTokenBody.self, from: request, limit: maxBodyBytes, decoder: JSONDecoder())
         guard let idToken = body.id_token, !idToken.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "id_token is required") }
         guard body.provider == "apple" || body.provider == "https://appleid.apple.com" else {
@@ -92,7 +93,6 @@ struct GoTrueRoutes {
 
     /// `grant_type=refresh_token`: rotation, as `/api/auth/refresh`.
     private func refresh(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        try limits.signIn(from: context)
         let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes, decoder: JSONDecoder())
         guard let token = body.refresh_token, !token.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "refresh_token is required") }
         let grant: SessionGrant
@@ -118,7 +118,7 @@ struct GoTrueRoutes {
         guard let scope = AccountsSignOut.Scope(rawValue: scopeText) else {
             throw GoTrueError(.badRequest, "validation_failed", "scope must be global, local or others")
         }
-        let (sessionId, _) = try await session(request, context)
+        let (sessionId, _, _) = try session(context)
         let out: AccountsSignOut.Reply
         do {
             out = try await services.call(
@@ -134,32 +134,34 @@ struct GoTrueRoutes {
 
     /// `GET /user`: the account (or, before eligibility, the user as far as the session knows it).
     private func user(_ request: Request, _ context: GatewayContext) async throws -> Response {
-        let (_, credential) = try await session(request, context)
+        let (_, credential, token) = try session(context)
         guard case .session(let userId, let appleId, _) = credential else { throw GoTrueError(.forbidden, "bad_jwt", "a session token is required") }
         if let userId {
             return try JSONBodies.response(GoTrueUser(accountId: userId, appleId: appleId, user: try await accountUser(userId, context)))
         }
         // No account yet: Accounts names the id it will get.
-        guard let token = bearerToken(request) else { throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token") }
         let verified = try await services.call(
             .accounts, AccountsVerifySession.self, .init(sessionToken: token), principal: .service("gateway"), context: context)
         guard let accountId = verified.accountId else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
         return try JSONBodies.response(GoTrueUser(accountId: accountId, appleId: appleId, user: nil))
     }
 
-    /// The bearer's session (a session token, not the anon key or an Apple token), or GoTrue's 401/403.
-    private func session(_ request: Request, _ context: GatewayContext) async throws -> (UUID, Credential) {
-        guard let token = bearerToken(request) else { throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token") }
-        let credential: Credential
-        do {
-            credential = try await authenticator.credential(token: token, context: context)
-        } catch let error as BusError where error.code == .unauthenticated {
+    /// The bearer's session (a session token, not the anon key or an Apple token) and its token, or
+    /// GoTrue's 401/403.
+    private func session(_ context: GatewayContext) throws -> (sessionId: UUID, credential: Credential, token: String) {
+        switch try context.authentication() {
+        case .anonymous, .malformed:
+            throw GoTrueError(.unauthorized, "no_authorization", "This endpoint requires a Bearer token")
+        case .refused(let error as BusError) where error.code == .unauthenticated:
             throw GoTrueError(.forbidden, "session_not_found", "Session not found: \(error.message)")
+        case .refused(let error):
+            throw error
+        case .verified(let credential, let token):
+            guard case .session(_, _, let sessionId) = credential else {
+                throw GoTrueError(.forbidden, "bad_jwt", "invalid JWT: a session's access token is required, not an API key")
+            }
+            return (sessionId, credential, token)
         }
-        guard case .session(_, _, let sessionId) = credential else {
-            throw GoTrueError(.forbidden, "bad_jwt", "invalid JWT: a session's access token is required, not an API key")
-        }
-        return (sessionId, credential)
     }
 
     /// The `nonce` claim of a JWT, read without verifying it (Accounts verifies the token).
@@ -167,12 +169,6 @@ struct GoTrueRoutes {
         struct Claims: Decodable { let nonce: String? }
         guard let jws = try? CompactJWS(parsing: token), let claims = try? JSONDecoder().decode(Claims.self, from: jws.payload) else { return nil }
         return claims.nonce.flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    private func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = Authenticator.trimmingOptionalWhitespace(header.dropFirst(7))
-        return token.isEmpty ? nil : token
     }
 
     private func accountUser(_ userId: UUID, _ context: GatewayContext) async throws -> AccountUser {
