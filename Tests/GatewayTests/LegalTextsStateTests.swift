@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKit
 import Testing
 
 @testable import GatewayService
@@ -97,17 +98,17 @@ struct LegalTextsStateTests {
         // Nothing to compare with before a revalidation: the first event asks for one.
         #expect(state.observe(sequence: 7) == .gap)
         state.replace(with: [:], latestSequence: 5, at: Self.at(0))
-        #expect(state.observe(sequence: 5) == .alreadySeen)
-        #expect(state.observe(sequence: 4) == .alreadySeen)
-        #expect(state.observe(sequence: 6) == .inOrder)
+        #expect(state.observe(sequence: 5) == .seen)
+        #expect(state.observe(sequence: 4) == .seen)
+        #expect(state.observe(sequence: 6) == .next)
         #expect(state.observe(sequence: 8) == .gap)
         #expect(state.lastSequence == 8)
-        #expect(state.observe(sequence: 7) == .alreadySeen)
-        #expect(state.observe(sequence: 9) == .inOrder)
+        #expect(state.observe(sequence: 7) == .seen)
+        #expect(state.observe(sequence: 9) == .next)
         #expect(state.observe(sequence: nil) == .gap)
         // A revalidation restarts the count at Legal's latest (also after Legal's outbox restarted).
         state.replace(with: [:], latestSequence: 2, at: Self.at(0))
-        #expect(state.observe(sequence: 3) == .inOrder)
+        #expect(state.observe(sequence: 3) == .next)
     }
 
     @Test func readyBodiesAreWhatTheRoutesUsedToEncode() throws {

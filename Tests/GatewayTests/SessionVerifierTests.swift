@@ -2,6 +2,7 @@ import Contracts
 import Crypto
 import Foundation
 import Identity
+import ServiceKit
 import Testing
 
 @testable import GatewayService
@@ -141,13 +142,13 @@ import Testing
 
     @Test func eventsApplyInOrderAndGapsAskForACatchUp() {
         var list = RevocationList(retention: 930)
-        #expect(list.step(for: 1) == .gap)  // not loaded
+        #expect(list.order(of: 1) == .gap)  // not loaded
         list.load(.init(sequence: 7, sessions: [], users: [], tokenLifetimeSeconds: 900), leeway: 30)
-        #expect(list.step(for: 7) == .skip)
-        #expect(list.step(for: 8) == .apply)
-        #expect(list.step(for: 9) == .gap)
+        #expect(list.order(of: 7) == .seen)
+        #expect(list.order(of: 8) == .next)
+        #expect(list.order(of: 9) == .gap)
         list.advance(to: 8)
-        #expect(list.step(for: 9) == .apply)
+        #expect(list.order(of: 9) == .next)
     }
 
     /// The acceptances the terms enforcement holds: kept only from answers read at a sequence the

@@ -82,6 +82,57 @@ struct MigrationTests {
         }
     }
 
+    @Test("a file whose earlier text is listed as superseded is up to date; any other edit is still refused")
+    func supersededChecksums() async throws {
+        try await TestDatabase.withSchema { db in
+            let original = "-- Notes (first wording).\nCREATE TABLE notes (id int);\n"
+            let directory = try Self.directory(["0001_notes.sql": original])
+            let first = Migrator(schema: db.name, migrations: try Migration.load(directory: directory), logger: db.logger)
+            #expect(try await first.run(on: db.pool) == ["0001_notes"])
+            let applied = first.migrations[0].checksum
+
+            // Reworded comment, the old text's checksum listed: nothing runs again, nothing is refused.
+            try "-- Notes.\nCREATE TABLE notes (id int);\n".write(
+                to: directory.appendingPathComponent("0001_notes.sql"), atomically: true, encoding: .utf8)
+            try "# the first wording\n\(applied)  # kept\n\n".write(
+                to: directory.appendingPathComponent("0001_notes.superseded"), atomically: true, encoding: .utf8)
+            let reworded = Migrator(schema: db.name, migrations: try Migration.load(directory: directory), logger: db.logger)
+            #expect(reworded.migrations[0].supersededChecksums == [applied])
+            #expect(reworded.migrations[0].checksum != applied)
+            #expect(try await db.pool.withConnection { c in try reworded.pending(on: c) } == [])
+            #expect(try await reworded.run(on: db.pool) == [])
+            let recorded = try await db.pool.withConnection { c in
+                try c.query("SELECT checksum FROM schema_migrations WHERE version = 1")[0].decode(String.self, column: 0)
+            }
+            #expect(recorded == applied)
+
+            // The same file without its list is an edit of an applied migration.
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("0001_notes.superseded"))
+            let unlisted = Migrator(schema: db.name, migrations: try Migration.load(directory: directory), logger: db.logger)
+            await #expect(throws: MigrationError.checksumMismatch(name: "0001_notes", applied: applied, file: unlisted.migrations[0].checksum)) {
+                try await unlisted.run(on: db.pool)
+            }
+
+            // A list line that is not a SHA-256 is refused at load, naming the file and the line.
+            try "5038b10c\n".write(to: directory.appendingPathComponent("0001_notes.superseded"), atomically: true, encoding: .utf8)
+            #expect(throws: MigrationError.invalidSupersededChecksum(name: "0001_notes", line: "5038b10c")) {
+                try Migration.load(directory: directory)
+            }
+        }
+    }
+
+    /// The shipped Documents migration whose header was reworded lists the checksum every
+    /// deployment recorded for it (`sha256sum` of the file as it shipped, before the rewording),
+    /// so an upgrade does not refuse to start.
+    @Test func theRewordedDocumentStorageMigrationListsItsFirstText() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Services/Documents/Service/Migrations")
+        let storage = try #require(try Migration.load(directory: directory).first { $0.version == 180 })
+        #expect(storage.supersededChecksums == ["5038b10c97172832c9046d0587f6abe27cc5fc9983082af092ced90eddf8b1c0"])
+        #expect(storage.matches(applied: "5038b10c97172832c9046d0587f6abe27cc5fc9983082af092ced90eddf8b1c0"))
+        #expect(!storage.supersededChecksums.contains(storage.checksum))
+    }
+
     @Test("a failing migration leaves no record and no partial changes")
     func failingMigration() async throws {
         try await TestDatabase.withSchema { db in

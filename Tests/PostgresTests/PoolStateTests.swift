@@ -17,6 +17,21 @@ struct PoolStateTests {
         return nil
     }
 
+    static func granted(_ admission: State.Admission) -> PoolGrant<Int>? {
+        if case .granted(let grant) = admission { return grant }
+        return nil
+    }
+
+    /// Whether the caller was queued, and whether that armed the timer (at which instant).
+    static func queued(_ admission: State.Admission) -> (queued: Bool, armed: ContinuousClock.Instant?) {
+        if case .queued(let armed) = admission { return (true, armed) }
+        return (false, nil)
+    }
+
+    let start = ContinuousClock.now
+    /// A waiter's deadline, `seconds` after ``start``.
+    func deadline(_ seconds: Int = 5) -> ContinuousClock.Instant { start + .seconds(seconds) }
+
     @Test("slots are granted up to the limit, then callers must wait")
     func grantsUpToTheLimit() throws {
         var state = State(limit: 2)
@@ -45,8 +60,8 @@ struct PoolStateTests {
         _ = try state.take()
         let first = state.makeWaiterID()
         let second = state.makeWaiterID()
-        #expect(try state.takeOrWait(id: first) { "first" } == nil)
-        #expect(try state.takeOrWait(id: second) { "second" } == nil)
+        #expect(Self.queued(try state.takeOrWait(id: first, until: deadline()) { "first" }).queued)
+        #expect(Self.queued(try state.takeOrWait(id: second, until: deadline()) { "second" }).queued)
         guard case .handOver(let waiter) = state.checkin(1) else {
             Issue.record("not handed over")
             return
@@ -65,10 +80,9 @@ struct PoolStateTests {
         for n in 0..<20_000 {
             let id = state.makeWaiterID()
             ids.append(id)
-            #expect(try state.takeOrWait(id: id) { "w\(n)" } == nil)
+            #expect(Self.queued(try state.takeOrWait(id: id, until: deadline()) { "w\(n)" }).queued)
         }
-        // Every waiter but each third times out; the last one's timeout is attached first.
-        #expect(state.updateWaiter(ids[19_999]) { $0 += "+timeout" })
+        // Every waiter but each third is cancelled.
         for (n, id) in ids.enumerated() where n % 3 != 0 { #expect(state.removeWaiter(id) != nil) }
         #expect(state.removeWaiter(ids[1]) == nil, "a waiter is removed once")
         #expect(state.waiterCount == 6_667)
@@ -79,7 +93,7 @@ struct PoolStateTests {
         // The queue starts afresh: a new waiter is served next.
         _ = try state.take()
         let late = state.makeWaiterID()
-        #expect(try state.takeOrWait(id: late) { "late" } == nil)
+        #expect(Self.queued(try state.takeOrWait(id: late, until: deadline()) { "late" }).queued)
         guard case .handOver("late") = state.checkin(1) else {
             Issue.record("the late waiter was not served")
             return
@@ -91,7 +105,7 @@ struct PoolStateTests {
         var state = State(limit: 1)
         _ = try state.take()
         let id = state.makeWaiterID()
-        _ = try state.takeOrWait(id: id) { "waiting" }
+        _ = try state.takeOrWait(id: id, until: deadline()) { "waiting" }
         guard case .handOver(let waiter) = state.freeSlot() else {
             Issue.record("slot not handed over")
             return
@@ -106,16 +120,14 @@ struct PoolStateTests {
         #expect(Self.isCreate(try state.take()))
     }
 
-    @Test("a waiter that timed out leaves the queue once; it is not served after")
+    @Test("a waiter that was cancelled leaves the queue once; it is not served after")
     func removeWaiter() throws {
         var state = State(limit: 1)
         _ = try state.take()
         let id = state.makeWaiterID()
-        _ = try state.takeOrWait(id: id) { "late" }
-        #expect(state.updateWaiter(id) { $0 += " (timer set)" })
-        #expect(state.removeWaiter(id) == "late (timer set)")
+        _ = try state.takeOrWait(id: id, until: deadline()) { "late" }
+        #expect(state.removeWaiter(id) == "late")
         #expect(state.removeWaiter(id) == nil)
-        #expect(!state.updateWaiter(id) { _ in })
         guard case .keptIdle = state.checkin(1) else {
             Issue.record("handed to a removed waiter")
             return
@@ -126,11 +138,12 @@ struct PoolStateTests {
     func waiterMadeOnlyWhenNeeded() throws {
         var state = State(limit: 1)
         var made = 0
-        let grant = try state.takeOrWait(id: state.makeWaiterID()) {
+        let admission = try state.takeOrWait(id: state.makeWaiterID(), until: deadline()) {
             made += 1
             return "unused"
         }
-        #expect(Self.isCreate(grant))
+        #expect(Self.isCreate(Self.granted(admission)))
+        #expect(state.timer == nil)
         #expect(made == 0)
         #expect(state.waiters.isEmpty)
     }
@@ -143,7 +156,7 @@ struct PoolStateTests {
         _ = try state.take()
         _ = state.checkin(1)
         let id = state.makeWaiterID()
-        #expect(try state.takeOrWait(id: id) { "waiting" } != nil)  // the idle connection: no wait
+        #expect(Self.connection(Self.granted(try state.takeOrWait(id: id, until: deadline()) { "waiting" })) == 1)  // idle: no wait
         _ = state.checkin(1)
         let closed = state.close()
         #expect(closed.idle == [1])
@@ -166,8 +179,49 @@ struct PoolStateTests {
     func closeFailsWaiters() throws {
         var state = State(limit: 1)
         _ = try state.take()
-        for name in ["a", "b"] { _ = try state.takeOrWait(id: state.makeWaiterID()) { name } }
+        for name in ["a", "b"] { _ = try state.takeOrWait(id: state.makeWaiterID(), until: deadline()) { name } }
         #expect(state.close().waiters == ["a", "b"])
         #expect(state.waiters.isEmpty)
+        // The timer armed for them finds nobody when it fires.
+        #expect(state.timer == nil)
+        let fired = state.expire(now: deadline())
+        #expect(fired.expired.isEmpty && fired.next == nil)
+    }
+
+    @Test("one timer: the first waiter arms it, a firing fails the waiters past their deadline and arms it for the next")
+    func oneTimerExpiresWaitersInDeadlineOrder() throws {
+        var state = State(limit: 1)
+        _ = try state.take()
+        let ids = (0..<4).map { _ in state.makeWaiterID() }
+        let first = Self.queued(try state.takeOrWait(id: ids[0], until: deadline(5)) { "a" })
+        #expect(first.queued && first.armed == deadline(5))
+        for (id, (name, seconds)) in zip(ids.dropFirst(), [("b", 6), ("c", 7), ("d", 8)]) {
+            let later = Self.queued(try state.takeOrWait(id: id, until: deadline(seconds)) { name })
+            #expect(later.queued && later.armed == nil, "a timer is armed already")
+        }
+        #expect(state.timer == deadline(5))
+
+        // "a" is served before its deadline and "c" is cancelled: the firing at 5 s fails nobody.
+        guard case .handOver("a") = state.checkin(1) else {
+            Issue.record("the oldest waiter was not served")
+            return
+        }
+        #expect(state.removeWaiter(ids[2]) == "c")
+        let atFive = state.expire(now: deadline(5))
+        #expect(atFive.expired.isEmpty && atFive.next == deadline(6))
+
+        // At 7.5 s "b" is past its deadline, "c" is gone, "d" still has time.
+        let later = state.expire(now: start + .milliseconds(7_500))
+        #expect(later.expired == ["b"] && later.next == deadline(8))
+        #expect(state.waiters.map(\.waiter) == ["d"])
+
+        // Past every deadline: the queue is empty and no timer is due.
+        let last = state.expire(now: deadline(9))
+        #expect(last.expired == ["d"] && last.next == nil && state.timer == nil)
+        #expect(state.waiterCount == 0)
+
+        // The next caller that must wait arms it again.
+        let again = Self.queued(try state.takeOrWait(id: state.makeWaiterID(), until: deadline(20)) { "e" })
+        #expect(again.armed == deadline(20))
     }
 }

@@ -30,7 +30,7 @@ public enum AccountsServiceDescription: ServiceDescription {
             endpoints: context.bus.peers[.legal]?.events ?? [ServiceName.legal.defaultEventsEndpoint], topics: [LegalEvents.published],
             security: try context.bus.clientSecurity(for: .legal), logger: context.logger)
         context.runtime.addService(
-            TermsCatalogFollower(catalog: peers.terms, events: legalEvents, interval: .seconds(5), logger: context.logger))
+            TermsCatalogFollower(catalog: peers.terms, events: legalEvents, tickInterval: .seconds(5), logger: context.logger))
         let signal = ConsentSignal()
         let backlog = ConsentBacklog(
             store: store, limit: settings.consents.backlogLimit, interval: settings.consents.backlogInterval, logger: context.logger)

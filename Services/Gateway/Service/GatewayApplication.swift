@@ -45,7 +45,7 @@ public enum GatewayApplication {
             security: try settings.peers.security(for: .accounts), logger: logger)
         let revocations = SessionRevocationFollower(
             verifier: sessions, client: try services.client(.accounts), events: accountsEvents,
-            pollInterval: settings.sessionRevocationPoll, keyInterval: .seconds(60), logger: logger)
+            tickInterval: settings.sessionRevocationPoll, keyInterval: .seconds(60), logger: logger)
         // The legal texts are served from memory, kept current by Legal's events (all of them:
         // their outbox sequence shows a lost one) and a revalidation every GATEWAY_LEGAL_REFRESH.
         let legalTexts = LegalTexts(isLegalConnected: { services.isConnected(.legal) })

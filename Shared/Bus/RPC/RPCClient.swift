@@ -130,43 +130,45 @@ public final class RPCClient: Sendable {
         }
         let now = Date()
         let deadline = now.addingTimeInterval((overall - started).inSeconds)
-        var attempt = 0
-        // The last `unavailable` the server answered: when the deadline runs out while retrying
-        // it, the caller gets the server's reason (e.g. "the database is read-only") rather than
-        // a bare `deadline_exceeded` that says nothing of why.
-        var lastRefusal: (envelope: Envelope, attachments: [Data])?
+        var attempts = CallAttempts<(envelope: Envelope, attachments: [Data])>(
+            retry: retry, started: started, overall: overall, attemptTimeout: options.attemptTimeout, backoff: Self.refusedBackoff)
         while true {
-            attempt += 1
+            // The first attempt is timed from the call's start, without another clock read.
+            let attemptEnd = attempts.begin(now: attempts.attempt == 0 ? started : clock.now)
             // Every attempt carries the call's one id: a server still running an earlier attempt
             // answers this one with that run's reply rather than running it again, and a late
             // reply to any attempt answers the call.
             var envelope = request
-            envelope.sentAt = attempt == 1 ? now : Date()
+            envelope.sentAt = attempts.attempt == 1 ? now : Date()
             envelope.deadline = deadline
-            let attemptEnd = retry ? min(overall, (attempt == 1 ? started : clock.now) + options.attemptTimeout) : overall
             do {
                 let reply = try await attemptOnce(
                     envelope, payload: payload, attachments: attachments, until: attemptEnd, retriedUntil: retry ? overall : nil)
-                if retry, reply.envelope.error?.code == .unavailable, clock.now + .milliseconds(20) < overall {
-                    lastRefusal = reply
-                    try await Task.sleep(for: min(Self.refusedBackoff.delay(after: attempt), overall - clock.now))
-                    continue
+                let replied = clock.now
+                switch attempts.replied(reply, error: reply.envelope.error?.code, now: replied) {
+                case .sendAgain(let pause):
+                    try await Task.sleep(for: pause)
+                case .refusal(let refusal):
+                    return refusal
+                case .answer(let answer):
+                    metrics.recordCall(request.type, replied - started)
+                    return answer
                 }
-                // A retry that ran out of time says less than the refusal before it.
-                if let lastRefusal, reply.envelope.error?.code == .deadlineExceeded { return lastRefusal }
-                metrics.recordCall(request.type, clock.now - started)
-                return reply
             } catch let error as BusError where error.code == .deadlineExceeded {
-                if retry, clock.now < overall {
+                switch attempts.silence(now: clock.now, connected: isConnected) {
+                case .sendAgain:
                     metrics.increment("bus_rpc_retries_total", [("type", request.type)])
-                    logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempt + 1)"])
-                    continue
+                    logger.debug("retrying call", metadata: ["type": "\(request.type)", "attempt": "\(attempts.attempt + 1)"])
+                case .refusal(let refusal):
+                    pending.forget(request.id)
+                    return refusal
+                case .unreachable:
+                    pending.forget(request.id)
+                    throw BusError.unreachable(name)
+                case .deadlineExceeded:
+                    pending.forget(request.id)
+                    throw error
                 }
-                pending.forget(request.id)
-                if let lastRefusal { return lastRefusal }
-                // No connection at all is not a slow server: say so, so the caller answers 503.
-                guard isConnected else { throw BusError.unreachable(name) }
-                throw error
             }
         }
     }

@@ -8,8 +8,10 @@ import Logging
 /// - Records each file in `<schema>.schema_migrations` (version, name, SHA-256, time), in the same
 ///   transaction as the file's SQL: a failing file leaves no trace and no record.
 /// - Refuses to start (``MigrationError/checksumMismatch(name:applied:file:)``) when an applied
-///   file changed. Applied versions unknown to this build (a newer release ran) are logged and
-///   left alone, so an older instance can still start during a rolling deploy.
+///   file changed, unless the checksum applied is one the file lists as superseded (a reworded
+///   comment: ``Migration/supersededChecksums``); the record keeps the checksum that ran.
+///   Applied versions unknown to this build (a newer release ran) are logged and left alone, so
+///   an older instance can still start during a rolling deploy.
 /// - Runs each file with `search_path` set to the schema, so files create unqualified objects in it.
 public struct Migrator: Sendable {
     public let schema: String
@@ -82,7 +84,7 @@ public struct Migrator: Sendable {
         }
         for migration in migrations {
             guard let record = applied[migration.version] else { continue }
-            guard record.checksum == migration.checksum else {
+            guard migration.matches(applied: record.checksum) else {
                 throw MigrationError.checksumMismatch(
                     name: migration.name, applied: record.checksum, file: migration.checksum)
             }
@@ -130,7 +132,7 @@ public struct Migrator: Sendable {
                 pending.append(migration.name)
                 continue
             }
-            guard checksum == migration.checksum else {
+            guard migration.matches(applied: checksum) else {
                 throw MigrationError.checksumMismatch(name: migration.name, applied: checksum, file: migration.checksum)
             }
         }

@@ -6,12 +6,21 @@
 ///
 /// Invariant: `open` counts connections idle, busy and being opened; it never exceeds `limit`,
 /// and a slot handed to a waiter (``SlotOutcome/handOver(_:)``) stays counted.
+///
+/// Timeouts are actions too: each waiter is queued with its deadline, and one timer per pool
+/// (not a task per waiter) is armed when the state says so (``Admission/queued(armTimer:)``);
+/// when it fires, ``expire(now:)`` hands back the waiters whose deadline passed and when to fire
+/// next. Every checkout of a pool waits the same `checkoutTimeout`, so deadlines follow arrival
+/// order and the oldest waiter's is the next to pass.
 struct PoolState<Connection, Waiter> {
     let limit: Int
     private(set) var open = 0
     private(set) var idle: [Connection] = []
-    /// Callers waiting for a connection, by id. Ids grow, so the smallest is the oldest.
-    private var waiting: [Int: Waiter] = [:]
+    /// Callers waiting for a connection, by id, with their deadlines. Ids grow, so the smallest
+    /// is the oldest.
+    private var waiting: [Int: (waiter: Waiter, deadline: ContinuousClock.Instant)] = [:]
+    /// When the armed timer fires; nil when none is armed.
+    private(set) var timer: ContinuousClock.Instant?
     /// Waiter ids in arrival order from `head` on; an id no longer in `waiting` (timed out or
     /// cancelled) is skipped when reached. Every operation is O(1) amortised: under overload
     /// thousands wait, and a linear scan per arrival and per hand-over made the pool's lock the
@@ -45,33 +54,58 @@ struct PoolState<Connection, Waiter> {
         return nextWaiterID
     }
 
-    /// ``take()``, or else queues `waiter` (made only if it must wait) under `id`.
-    mutating func takeOrWait(id: Int, _ waiter: () -> Waiter) throws(Closed) -> PoolGrant<Connection>? {
-        if let grant = try take() { return grant }
-        waiting[id] = waiter()
+    enum Admission {
+        /// Use this grant now.
+        case granted(PoolGrant<Connection>)
+        /// Queued; with an instant, arm the pool's timer to fire then (none was armed).
+        case queued(armTimer: ContinuousClock.Instant?)
+    }
+
+    /// ``take()``, or else queues `waiter` (made only if it must wait) under `id` until `deadline`.
+    mutating func takeOrWait(id: Int, until deadline: ContinuousClock.Instant, _ waiter: () -> Waiter) throws(Closed) -> Admission {
+        if let grant = try take() { return .granted(grant) }
+        waiting[id] = (waiter(), deadline)
         arrivals.append(id)
-        return nil
+        guard timer == nil else { return .queued(armTimer: nil) }
+        timer = deadline
+        return .queued(armTimer: deadline)
     }
 
     /// The queued waiters, oldest first (for tests and statistics).
     var waiters: [(id: Int, waiter: Waiter)] {
-        arrivals[head...].compactMap { id in waiting[id].map { (id, $0) } }
+        arrivals[head...].compactMap { id in waiting[id].map { (id, $0.waiter) } }
     }
 
     /// How many callers wait.
     var waiterCount: Int { waiting.count }
 
-    /// Changes a queued waiter (to attach its timeout); false when it is no longer queued.
-    mutating func updateWaiter(_ id: Int, _ change: (inout Waiter) -> Void) -> Bool {
-        guard waiting[id] != nil else { return false }
-        change(&waiting[id]!)
-        return true
-    }
-
-    /// Takes a waiter out of the queue (timed out or cancelled); `nil` when it was already served.
+    /// Takes a waiter out of the queue (cancelled); `nil` when it was already served or expired.
     mutating func removeWaiter(_ id: Int) -> Waiter? {
         defer { if waiting.isEmpty { clearArrivals() } }
-        return waiting.removeValue(forKey: id)
+        return waiting.removeValue(forKey: id)?.waiter
+    }
+
+    /// The timer fired at `now`: the waiters whose deadline passed, oldest first, taken out of the
+    /// queue (fail them with a checkout timeout), and when to fire next (nil: nobody waits).
+    mutating func expire(now: ContinuousClock.Instant) -> (expired: [Waiter], next: ContinuousClock.Instant?) {
+        var expired: [Waiter] = []
+        timer = nil
+        while head < arrivals.count {
+            let id = arrivals[head]
+            guard let queued = waiting[id] else {
+                head += 1  // served or cancelled before
+                continue
+            }
+            guard queued.deadline <= now else {
+                timer = queued.deadline
+                break
+            }
+            waiting[id] = nil
+            head += 1
+            expired.append(queued.waiter)
+        }
+        if waiting.isEmpty { clearArrivals() }
+        return (expired, timer)
     }
 
     /// The oldest waiter still queued, taken out of the queue.
@@ -79,7 +113,7 @@ struct PoolState<Connection, Waiter> {
         while head < arrivals.count {
             let id = arrivals[head]
             head += 1
-            if let waiter = waiting.removeValue(forKey: id) {
+            if let waiter = waiting.removeValue(forKey: id)?.waiter {
                 if waiting.isEmpty {
                     clearArrivals()
                 } else if head > 1024 && head * 2 > arrivals.count {
@@ -142,6 +176,7 @@ struct PoolState<Connection, Waiter> {
         defer {
             idle = []
             waiting = [:]
+            timer = nil
             clearArrivals()
         }
         return (idle, queued)

@@ -34,7 +34,6 @@ extension PostgresPool {
         guard reusable else { return freeSlot() }
         switch state.withLock({ $0.checkin(connection) }) {
         case .handOver(let waiter):
-            waiter.timeout?.cancel()
             waiter.continuation.resume(returning: .connection(connection))
         case .keptIdle:
             break
@@ -46,7 +45,6 @@ extension PostgresPool {
     /// Gives up a slot: the oldest waiter may open a connection in it.
     func freeSlot() {
         guard case .handOver(let waiter) = state.withLock({ $0.freeSlot() }) else { return }
-        waiter.timeout?.cancel()
         waiter.continuation.resume(returning: .create)
     }
 
@@ -56,30 +54,41 @@ extension PostgresPool {
         let id = state.withLock { $0.makeWaiterID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Result<PoolGrant<PostgresConnection>, any Error>? in
+                let admission = state.withLock { state -> Result<PoolState<PostgresConnection, PoolWaiter>.Admission, any Error> in
                     do {
-                        return try state.takeOrWait(id: id) { PoolWaiter(continuation: continuation) }.map { .success($0) }
+                        return .success(try state.takeOrWait(id: id, until: deadline) { PoolWaiter(continuation: continuation) })
                     } catch {
                         return .failure(Self.closedError)
                     }
                 }
-                if let ready { return continuation.resume(with: ready) }
-                if Task.isCancelled { return fail(waiter: id, with: CancellationError()) }
-                let timeout = Task { [self] in
-                    guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
-                    fail(waiter: id, with: timeoutError())
+                switch admission {
+                case .success(.granted(let grant)): continuation.resume(returning: grant)
+                case .failure(let error): continuation.resume(throwing: error)
+                case .success(.queued(let armTimer)):
+                    if let armTimer { arm(at: armTimer) }
+                    if Task.isCancelled { fail(waiter: id, with: CancellationError()) }
                 }
-                let registered = state.withLock { $0.updateWaiter(id) { $0.timeout = timeout } }
-                if !registered { timeout.cancel() }
             }
         } onCancel: {
             fail(waiter: id, with: CancellationError())
         }
     }
 
+    /// The pool's one checkout timer: fires at `instant`, fails the waiters whose deadline passed,
+    /// and arms itself again for the next one (``PoolState/expire(now:)``).
+    private func arm(at instant: ContinuousClock.Instant) {
+        Task { [self] in
+            try? await Task.sleep(until: instant, clock: .continuous)
+            let (expired, next) = state.withLock { $0.expire(now: .now) }
+            if let next { arm(at: next) }
+            if expired.isEmpty { return }
+            let error = timeoutError()
+            for waiter in expired { waiter.continuation.resume(throwing: error) }
+        }
+    }
+
     private func fail(waiter id: Int, with error: any Error) {
         guard let waiter = state.withLock({ $0.removeWaiter(id) }) else { return }
-        waiter.timeout?.cancel()
         waiter.continuation.resume(throwing: error)
     }
 

@@ -77,17 +77,13 @@ public final class PostgresPool: Sendable {
     /// released. Later checkouts throw a `.closed` error.
     public func close() async {
         let (idle, waiters) = state.withLock { $0.close() }
-        for waiter in waiters {
-            waiter.timeout?.cancel()
-            waiter.continuation.resume(throwing: Self.closedError)
-        }
+        for waiter in waiters { waiter.continuation.resume(throwing: Self.closedError) }
         for connection in idle { await connection.close() }
     }
 
     /// A caller waiting for a connection or a slot.
     struct PoolWaiter {
         let continuation: CheckedContinuation<PoolGrant<PostgresConnection>, any Error>
-        var timeout: Task<Void, Never>?
     }
 
     static let closedError = PostgresError(

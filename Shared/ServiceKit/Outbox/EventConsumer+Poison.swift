@@ -26,6 +26,36 @@ public struct PoisonPolicy: Sendable {
     }
 }
 
+/// How often the event failing now has failed, and what its next failure calls for: the parking
+/// rule as a pure value (tested with plain values in `PoisonEventTests`). In memory only: after a
+/// restart an event gets its tries again, which only delays parking.
+struct PoisonCount: Sendable {
+    /// The event failing now and its failed tries.
+    private(set) var failing: (sequence: Int64, attempts: Int)?
+
+    enum Action: Equatable, Sendable {
+        /// Wait, then try the event again; `attempt` tries have failed.
+        case retry(attempt: Int, after: Duration)
+        /// Its tries are spent: park it as a dead letter.
+        case park(attempts: Int)
+    }
+
+    /// The handler threw for event `sequence`.
+    mutating func failed(_ sequence: Int64, policy: PoisonPolicy) -> Action {
+        let attempts = failing?.sequence == sequence ? failing!.attempts + 1 : 1
+        failing = (sequence, attempts)
+        return attempts >= policy.attempts ? .park(attempts: attempts) : .retry(attempt: attempts, after: policy.delay(after: attempts))
+    }
+
+    /// The cursor reached `last`: a failing event at or before it is done with.
+    mutating func applied(through last: Int64) {
+        if let current = failing, current.sequence <= last { failing = nil }
+    }
+
+    /// The failing event was parked.
+    mutating func parked() { failing = nil }
+}
+
 /// The handler threw for event `sequence` (as opposed to the consumer's own bookkeeping failing).
 struct HandlerFailure: Error, CustomStringConvertible {
     let sequence: Int64
@@ -47,30 +77,27 @@ extension EventConsumer {
         while true {
             do {
                 let last = try await applyInOrder(events)
-                failing.withLock { if let current = $0, current.sequence <= last { $0 = nil } }
+                failures.withLock { $0.applied(through: last) }
                 return last
             } catch let failure as HandlerFailure {
                 // The events before the failing one still go in (their transaction rolled back with it).
                 let before = events.filter { ($0.sequence ?? 0) < failure.sequence }
                 if !before.isEmpty { _ = try await applyInOrder(before) }
-                let attempts = failing.withLock { current -> Int in
-                    let attempts = current?.sequence == failure.sequence ? current!.attempts + 1 : 1
-                    current = (failure.sequence, attempts)
-                    return attempts
-                }
-                guard attempts >= poison.attempts else {
+                switch failures.withLock({ $0.failed(failure.sequence, policy: poison) }) {
+                case .retry(let attempt, let pause):
                     logger.warning(
                         "event consumer: handler failed, retrying",
                         metadata: [
-                            "publisher": "\(publisher)", "sequence": "\(failure.sequence)", "attempt": "\(attempts)",
+                            "publisher": "\(publisher)", "sequence": "\(failure.sequence)", "attempt": "\(attempt)",
                             "error": "\(failure.underlying)",
                         ])
-                    try await Task.sleep(for: poison.delay(after: attempts))
+                    try await Task.sleep(for: pause)
                     continue
+                case .park(let attempts):
+                    guard let event = events.first(where: { $0.sequence == failure.sequence }) else { throw failure }
+                    try await park(event, error: failure.underlying, attempts: attempts)
+                    failures.withLock { $0.parked() }
                 }
-                guard let event = events.first(where: { $0.sequence == failure.sequence }) else { throw failure }
-                try await park(event, error: failure.underlying, attempts: attempts)
-                failing.withLock { $0 = nil }
             }
         }
     }

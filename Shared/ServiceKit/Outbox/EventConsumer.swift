@@ -22,30 +22,27 @@ import ServiceLifecycle
 /// `events_dead_lettered_total`) and the cursor moves past it. So order holds for every event
 /// applied by the consumer; a parked event is applied later, out of order, only when an operator
 /// retries it (``retryDeadLetter(sequence:)``).
-public final class EventConsumer: Service, Sendable {
+public final class EventConsumer: Follower, Sendable {
     /// Applies one event inside the transaction that also advances the cursor. Throwing rolls both
     /// back; the event is tried again at the next catch-up.
     public typealias Apply = @Sendable (Envelope, isolated PostgresConnection) throws -> Void
 
     let publisher: String
-    private let subscriber: EventSubscriber
+    /// The publisher's events, all topics (events this consumer does not care about still
+    /// advance its cursor).
+    public let events: EventSubscriber
     private let client: RPCClient
     let pool: PostgresPool
     let schema: String
     /// This consumer's row in `schema.event_cursors`.
     let position: EventCursor
-    private let catchUpInterval: Duration
+    /// How often it catches up when no gap showed one was needed.
+    public let tickInterval: Duration
     let apply: Apply
     let poison: PoisonPolicy
     let logger: Logger
-    /// The event that is failing now and how often it has failed (in memory: after a restart it
-    /// gets its tries again, which only delays parking).
-    let failing = LockedValue<(sequence: Int64, attempts: Int)?>(nil)
-
-    private enum Work: Sendable {
-        case live(Envelope)
-        case catchUp
-    }
+    /// The event that is failing now and how often it has failed.
+    let failures = LockedValue(PoisonCount())
 
     /// - Parameters:
     ///   - publisher: the publishing service's name (`legal`): the cursor's key and the
@@ -60,51 +57,36 @@ public final class EventConsumer: Service, Sendable {
         apply: @escaping Apply
     ) {
         self.publisher = publisher
-        self.subscriber = subscriber
+        self.events = subscriber
         self.client = client
         self.pool = pool
         self.schema = OutboxSchema.validated(schema)
         self.position = EventCursor(schema: schema, publisher: publisher)
-        self.catchUpInterval = catchUpInterval
+        self.tickInterval = catchUpInterval
         self.apply = apply
         self.poison = poison
         self.logger = logger
     }
 
-    public func run() async throws {
-        let (work, feed) = AsyncStream.makeStream(of: Work.self)
-        let live = Task { [subscriber] in
-            for await event in subscriber { feed.yield(.live(event.envelope)) }
-        }
-        let ticker = Task { [catchUpInterval] in
-            feed.yield(.catchUp)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: catchUpInterval)
-                feed.yield(.catchUp)
+    public func start() -> FailureStreak { FailureStreak() }
+
+    /// Applies a live event (catching up when it shows a gap) or, on a tick, catches up; a failure
+    /// is retried by the next catch-up.
+    public func follow(_ input: FollowerInput, _ failures: inout FailureStreak) async {
+        do {
+            switch input {
+            case .tick: try await catchUp()
+            case .event(let event): try await handleLive(event)
             }
-        }
-        defer {
-            live.cancel()
-            ticker.cancel()
-        }
-        var failures = FailureStreak()
-        for await item in work.cancelOnGracefulShutdown() {
-            do {
-                switch item {
-                case .catchUp: try await catchUp()
-                case .live(let event): try await handleLive(event)
-                }
-                if let streak = failures.succeeded() {
-                    logger.info("event consumer: caught up again", metadata: ["publisher": "\(publisher)", "failures": "\(streak)"])
-                }
-            } catch {
-                // The next catch-up retries whatever failed here.
-                let level = failures.failed()
-                Counter(label: "events_consumer_failures_total", dimensions: [("publisher", publisher)]).increment()
-                logger.log(
-                    level: level, "event consumer: failed, will catch up",
-                    metadata: ["publisher": "\(publisher)", "error": "\(error)", "failures": "\(failures.count)"])
+            if let streak = failures.succeeded() {
+                logger.info("event consumer: caught up again", metadata: ["publisher": "\(publisher)", "failures": "\(streak)"])
             }
+        } catch {
+            let level = failures.failed()
+            Counter(label: "events_consumer_failures_total", dimensions: [("publisher", publisher)]).increment()
+            logger.log(
+                level: level, "event consumer: failed, will catch up",
+                metadata: ["publisher": "\(publisher)", "error": "\(error)", "failures": "\(failures.count)"])
         }
     }
 
@@ -142,9 +124,13 @@ public final class EventConsumer: Service, Sendable {
         return try await pool.withTransaction { db in
             var last = try position.lock(db)
             let start = last
-            for event in events {
-                guard let sequence = event.sequence, sequence > last else { continue }  // applied before
-                guard sequence == last + 1 else { break }  // a gap: stop; catch-up fills it
+            events: for event in events {
+                guard let sequence = event.sequence else { continue }  // not from the outbox
+                switch EventOrder(sequence, after: last) {
+                case .seen: continue events
+                case .gap: break events  // catch-up fills it
+                case .next: break
+                }
                 do { try apply(event, db) } catch  where !HandlerFailure.isTransient(error) {
                     throw HandlerFailure(sequence: sequence, underlying: error)
                 }

@@ -1,4 +1,4 @@
--- Where each document's bytes are (issue 33): `postgres` (the large object lo_oid) or `s3` (the
+-- Where each document's bytes are: `postgres` (the large object lo_oid) or `s3` (the
 -- object object_key in the deployment's bucket). DOCUMENTS_STORAGE picks where new uploads go;
 -- reads and deletions follow the row, so both kinds live side by side and a row can be moved
 -- from one to the other while serving (copy the bytes, then switch storage and the location in

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKit
 
 /// What the gateway knows of session tokens that stopped being good before they expire: sessions
 /// signed out, and users whose every token ended (deleted accounts); and the terms acceptances
@@ -67,21 +68,8 @@ struct RevocationList: Sendable {
         return true
     }
 
-    /// What to do with an event numbered `number`.
-    enum Step: Equatable {
-        /// The next one: apply it.
-        case apply
-        /// Applied before: skip it.
-        case skip
-        /// One or more are missing before it (or the list is not loaded): catch up first.
-        case gap
-    }
-
-    func step(for number: Int64) -> Step {
-        guard let sequence else { return .gap }
-        if number <= sequence { return .skip }
-        return number == sequence + 1 ? .apply : .gap
-    }
+    /// Where event `number` stands against the list (a gap while it is not loaded).
+    func order(of number: Int64) -> EventOrder { EventOrder(number, after: sequence) }
 
     /// Marks event `number` applied (after its revocation, if any, was added).
     mutating func advance(to number: Int64) {

@@ -3,61 +3,41 @@ import Contracts
 import Foundation
 import Logging
 import ServiceKit
-import ServiceLifecycle
 
 /// Keeps the gateway's ``SessionVerifier`` current: loads Accounts' public keys and the complete
 /// revocation list (`accounts.session_revocations`), then applies Accounts' outbox events in order:
 /// live from its PUB socket (milliseconds), and by catching up (`accounts.events.since`) every
-/// ``pollInterval`` and on any gap, since pub/sub alone drops messages. Each catch-up that reaches
+/// ``tickInterval`` and on any gap, since pub/sub alone drops messages. Each catch-up that reaches
 /// Accounts' latest event marks the list fresh; when none has for the verifier's
 /// `maximumStaleness`, tokens go to Accounts again until one does.
-struct SessionRevocationFollower: Service {
+struct SessionRevocationFollower: Follower {
     let verifier: SessionVerifier
     let client: RPCClient
     let events: EventSubscriber
-    let pollInterval: Duration
+    /// How often it catches up when no gap showed one was needed.
+    let tickInterval: Duration
     /// How often the public keys are loaded again (a rotated-in key is answered by Accounts until then).
     let keyInterval: Duration
     let logger: Logger
 
-    private enum Work {
-        case live(Envelope)
-        case catchUp
-    }
+    /// When the public keys were last loaded (nil: not yet).
+    func start() -> ContinuousClock.Instant? { nil }
 
-    func run() async throws {
-        let (work, feed) = AsyncStream.makeStream(of: Work.self)
-        let live = Task { [events] in
-            for await event in events { feed.yield(.live(event.envelope)) }
-        }
-        let ticker = Task { [pollInterval] in
-            while !Task.isCancelled {
-                feed.yield(.catchUp)
-                try? await Task.sleep(for: pollInterval)
+    func follow(_ input: FollowerInput, _ keysLoadedAt: inout ContinuousClock.Instant?) async {
+        do {
+            if keysLoadedAt.map({ ContinuousClock.now - $0 > keyInterval }) ?? true {
+                verifier.useKeys(try await client.call(AccountsPublicKeys.self, Empty(), principal: .service("gateway")).sessionKeys)
+                keysLoadedAt = .now
             }
-        }
-        defer {
-            live.cancel()
-            ticker.cancel()
-        }
-        var keysLoadedAt: ContinuousClock.Instant?
-        for await item in work.cancelOnGracefulShutdown() {
-            do {
-                if keysLoadedAt.map({ ContinuousClock.now - $0 > keyInterval }) ?? true {
-                    verifier.useKeys(try await client.call(AccountsPublicKeys.self, Empty(), principal: .service("gateway")).sessionKeys)
-                    keysLoadedAt = .now
-                }
-                if verifier.withRevocations({ $0.sequence == nil }) { try await load() }
-                switch item {
-                case .catchUp: try await catchUp()
-                case .live(let event):
-                    if try !apply([event]) { try await catchUp() } else { verifier.markSynced() }
-                }
-            } catch {
-                logger.debug("session revocations not current; tokens are checked by Accounts meanwhile", metadata: ["error": "\(error)"])
+            if verifier.withRevocations({ $0.sequence == nil }) { try await load() }
+            switch input {
+            case .tick: try await catchUp()
+            case .event(let event):
+                if try !apply([event]) { try await catchUp() } else { verifier.markSynced() }
             }
+        } catch {
+            logger.debug("session revocations not current; tokens are checked by Accounts meanwhile", metadata: ["error": "\(error)"])
         }
-        await events.close()
     }
 
     /// The complete list as Accounts has it now.
@@ -90,10 +70,10 @@ struct SessionRevocationFollower: Service {
     private func apply(_ events: [Envelope]) throws -> Bool {
         for event in events {
             guard let number = event.sequence else { continue }
-            switch verifier.withRevocations({ $0.step(for: number) }) {
-            case .skip: continue
+            switch verifier.withRevocations({ $0.order(of: number) }) {
+            case .seen: continue
             case .gap: return false
-            case .apply:
+            case .next:
                 switch event.type {
                 case SessionEvents.revoked:
                     let revoked = try event.decodePayload(SessionRevoked.self)

@@ -8,6 +8,7 @@ import Metrics
 /// commit across the bus. A request that finds a free slot (fewer than ``maximumInFlight`` batches
 /// under way) goes at once, alone, so a quiet gateway adds no latency; requests that arrive while
 /// every slot is busy wait for the next free one and go together. No timer ever holds a request.
+/// Those decisions are ``BatchSlots`` (pure, under one lock); this class sends and answers.
 ///
 /// Each request keeps its own idempotency key (the client's `Idempotency-Key`, or a fresh one), so
 /// a batch retried by the bus client records every acceptance once, and its own answer: one bad
@@ -18,15 +19,10 @@ final class AcceptanceBatcher: Sendable {
         let reply: CheckedContinuation<AccountUser, any Error>
     }
 
-    private struct State {
-        var waiting: [Waiting] = []
-        var inFlight = 0
-    }
-
     private let services: ServiceClients
     let maximumInFlight: Int
     let maximumBatch: Int
-    private let state = LockedValue(State())
+    private let slots: LockedValue<BatchSlots<Waiting>>
     /// Acceptances per batch call: how much the batching saves, for operators and benchmarks.
     private let batchSizes = Recorder(label: "gateway_accept_batch_items")
 
@@ -34,19 +30,14 @@ final class AcceptanceBatcher: Sendable {
         self.services = services
         self.maximumInFlight = max(1, maximumInFlight)
         self.maximumBatch = min(max(1, maximumBatch), AccountsAcceptTermsBatch.maximumItems)
+        self.slots = LockedValue(BatchSlots(maximumInFlight: self.maximumInFlight, maximumBatch: self.maximumBatch))
     }
 
     /// Accepts the terms for `item`'s user once its batch has committed. `traceparent` is that of
     /// the request when it starts a batch (a batch carries one trace context: its first request's).
     func accept(_ item: AccountsAcceptTermsBatch.Item, traceparent: String) async throws -> AccountUser {
         try await withCheckedThrowingContinuation { continuation in
-            let batch = state.withLock { state -> [Waiting]? in
-                state.waiting.append(Waiting(item: item, reply: continuation))
-                guard state.inFlight < maximumInFlight else { return nil }
-                state.inFlight += 1
-                return Self.take(&state.waiting, maximumBatch)
-            }
-            if let batch {
+            if let batch = slots.withLock({ $0.arrive(Waiting(item: item, reply: continuation)) }) {
                 Task { await self.run(batch, traceparent: traceparent) }
             }
         }
@@ -54,14 +45,10 @@ final class AcceptanceBatcher: Sendable {
 
     /// Sends `batch`, then whatever gathered meanwhile, until nothing waits; then frees the slot.
     private func run(_ first: [Waiting], traceparent: String) async {
-        var batch = first
-        while !batch.isEmpty {
-            await send(batch, traceparent: traceparent)
-            batch = state.withLock { state in
-                let next = Self.take(&state.waiting, maximumBatch)
-                if next.isEmpty { state.inFlight -= 1 }
-                return next
-            }
+        var batch: [Waiting]? = first
+        while let next = batch {
+            await send(next, traceparent: traceparent)
+            batch = slots.withLock { $0.finished() }
         }
     }
 
@@ -80,11 +67,5 @@ final class AcceptanceBatcher: Sendable {
         } catch {
             for waiting in batch { waiting.reply.resume(throwing: error) }
         }
-    }
-
-    private static func take(_ waiting: inout [Waiting], _ maximum: Int) -> [Waiting] {
-        let count = min(maximum, waiting.count)
-        defer { waiting.removeFirst(count) }
-        return Array(waiting.prefix(count))
     }
 }

@@ -4,7 +4,6 @@ import Foundation
 import Logging
 import Metrics
 import ServiceKit
-import ServiceLifecycle
 
 /// Keeps ``LegalTexts`` current: the fast path is Legal's `legal.published` events, each loading
 /// the new version (`legal.version`) the moment it is published; the safety net is a
@@ -22,7 +21,7 @@ import ServiceLifecycle
 /// When Legal cannot be reached (no connection, or a revalidation failed), the texts held are
 /// marked unconfirmed and served stale until a revalidation succeeds again. Everything runs on
 /// one task, one step at a time, so the state never sees two updates interleave.
-struct LegalTextsFollower: Service {
+struct LegalTextsFollower: Follower {
     let texts: LegalTexts
     let legal: RPCClient
     let events: EventSubscriber
@@ -32,18 +31,13 @@ struct LegalTextsFollower: Service {
     let logger: Logger
 
     /// How often the connection is looked at (and a due revalidation started).
-    static let tick: Duration = .milliseconds(200)
+    var tickInterval: Duration { .milliseconds(200) }
     /// Wait before retrying a failed revalidation (at most `interval`).
     static let retryDelay: Duration = .seconds(1)
     static let principal = Principal.service("gateway")
 
-    private enum Work: Sendable {
-        case event(Envelope)
-        case tick
-    }
-
     /// When the next revalidation is due and why; whether Legal was reachable at the last tick.
-    private struct Schedule {
+    struct Schedule {
         var due = ContinuousClock.now
         var reason = "start"
         var connected = false
@@ -54,29 +48,13 @@ struct LegalTextsFollower: Service {
         }
     }
 
-    func run() async throws {
-        let (work, feed) = AsyncStream.makeStream(of: Work.self)
-        let live = Task { [events] in
-            for await event in events { feed.yield(.event(event.envelope)) }
+    func start() -> Schedule { Schedule() }
+
+    func follow(_ input: FollowerInput, _ schedule: inout Schedule) async {
+        switch input {
+        case .event(let envelope): await apply(envelope, &schedule)
+        case .tick: await tick(&schedule)
         }
-        let ticker = Task {
-            while !Task.isCancelled {
-                feed.yield(.tick)
-                try? await Task.sleep(for: Self.tick)
-            }
-        }
-        defer {
-            live.cancel()
-            ticker.cancel()
-        }
-        var schedule = Schedule()
-        for await item in work.cancelOnGracefulShutdown() {
-            switch item {
-            case .event(let envelope): await apply(envelope, &schedule)
-            case .tick: await tick(&schedule)
-            }
-        }
-        await events.close()
     }
 
     // MARK: Steps
@@ -94,7 +72,7 @@ struct LegalTextsFollower: Service {
 
     private func apply(_ event: Envelope, _ schedule: inout Schedule) async {
         switch texts.update({ $0.observe(sequence: event.sequence) }) {
-        case .alreadySeen:
+        case .seen:
             Self.count(event: "already_seen")
         case .gap:
             Self.count(event: "gap")
@@ -102,7 +80,7 @@ struct LegalTextsFollower: Service {
                 "legal event sequence gap: revalidating the legal texts", metadata: ["sequence": "\(event.sequence.map(String.init) ?? "none")"])
             schedule.now("gap")
             if legal.isConnected { await revalidate(&schedule) }
-        case .inOrder:
+        case .next:
             guard event.type == LegalEvents.published else { return }
             do {
                 let summary = try event.decodePayload(LegalVersionSummary.self)

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKit
 
 /// What the gateway's cache of the legal texts knows, as plain values without any I/O (so its
 /// rules are unit-tested on their own): the versions held per document type, which of them is in
@@ -11,16 +12,6 @@ import Foundation
 /// ``LegalVersionSummary/inEffect(_:at:summary:)``, the one `legal.current` answers by), even
 /// while Legal is unreachable. Versions that can no longer come into effect are dropped.
 struct LegalTextsState: Sendable {
-    /// How an event's sequence number relates to the ones applied before.
-    enum SequenceCheck: Equatable, Sendable {
-        /// The next one: apply it.
-        case inOrder
-        /// Applied before (or covered by a revalidation since): ignore it.
-        case alreadySeen
-        /// Some were lost, or there is nothing to compare with yet: revalidate from Legal.
-        case gap
-    }
-
     private var held: [LegalDocumentType: [LegalText]] = [:]
     /// Every published version of each type (summaries only), as the last revalidation listed them
     /// plus the events since: what the enforcement of the terms judges an acceptance against.
@@ -88,11 +79,11 @@ struct LegalTextsState: Sendable {
 
     /// Checks a live event's sequence number against the last one applied and records it.
     /// Without a number, or before any revalidation gave one to compare with, it is a gap.
-    mutating func observe(sequence: Int64?) -> SequenceCheck {
-        guard let sequence, let last = lastSequence else { return .gap }
-        if sequence <= last { return .alreadySeen }
-        lastSequence = sequence
-        return sequence == last + 1 ? .inOrder : .gap
+    mutating func observe(sequence: Int64?) -> EventOrder {
+        guard let sequence else { return .gap }
+        let order = EventOrder(sequence, after: lastSequence)
+        if order != .seen, lastSequence != nil { lastSequence = sequence }
+        return order
     }
 
     /// Works out the version in effect per type at `now`, drops versions superseded for good, and
