@@ -26,11 +26,17 @@ import Testing
         server.register(AlwaysRefused.self, refuse)
         try await server.start()
         let client = try await RPCClient.connect(to: "test", endpoints: server.boundEndpoints, logger: logger)
+        // Connected before the call, so its deadline is spent on refusals and retries: a fresh-clone
+        // run at a high load spent most of a 2 s deadline connecting, and its one refusal came with
+        // under 20 ms left, too late to be retried (``CallAttempts``).
+        try await withTimeout(.seconds(60), "the client connecting") {
+            while !client.isConnected { try await Task.sleep(for: .milliseconds(10)) }
+        }
         // The client retries within its deadline and then gives up with the last refusal: a client
         // that retried past its deadline would still be retrying when the 60 s guard ends the test.
-        let error = try await withTimeout(.seconds(60), "the refused call giving up at its 2 s deadline") {
+        let error = try await withTimeout(.seconds(60), "the refused call giving up at its 5 s deadline") {
             await #expect(throws: BusError.self) {
-                _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .seconds(2))
+                _ = try await client.call(AlwaysRefused.self, Empty(), timeout: .seconds(5))
             }
         }
         #expect(error?.code == .unavailable)

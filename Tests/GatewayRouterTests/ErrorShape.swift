@@ -6,14 +6,14 @@ import Testing
 
 @testable import GatewayService
 
-/// What an error answer must look like in each family's body (``ErrorStyle``), and the headers
+/// What an error answer must look like in each family's body (``ErrorFormat``), and the headers
 /// every error carries: `X-Request-Id`, `WWW-Authenticate: Bearer` on a 401 of the bodies that
 /// name it, `Retry-After` on every 503.
 enum ErrorShape {
     static let requestID = HTTPField.Name("X-Request-Id")!
 
     static func check(
-        _ response: TestResponse, status: Int, style: ErrorStyle, method: HTTPRequest.Method, sourceLocation: SourceLocation = #_sourceLocation
+        _ response: TestResponse, status: Int, style: ErrorFormat, method: HTTPRequest.Method, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(response.status.code == status, "status", sourceLocation: sourceLocation)
         #expect(response.headers[requestID]?.isEmpty == false, "X-Request-Id", sourceLocation: sourceLocation)
@@ -43,6 +43,8 @@ enum ErrorShape {
         case .gotrue:
             #expect(object["code"] as? Int == status, "GoTrue's code: \(object)", sourceLocation: sourceLocation)
             #expect(object["error_code"] is String && object["msg"] is String, sourceLocation: sourceLocation)
+        default:
+            Issue.record("no shape known for the error format \(style)", sourceLocation: sourceLocation)
         }
     }
 }

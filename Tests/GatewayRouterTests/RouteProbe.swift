@@ -6,11 +6,11 @@ import Testing
 
 /// One request to the in-process router and what it must answer: the catalog route it exercises
 /// (`"METHOD /hummingbird/:path"`), the concrete request, and the status with the error body of
-/// the route's family (``ErrorStyle``), or a success status.
+/// the route's family (``ErrorFormat``), or a success status.
 struct RouteProbe: Sendable, CustomTestStringConvertible {
     enum Answer: Sendable {
         /// An error answer: `status` with the body shape of `style` (none checked for HEAD).
-        case error(Int, ErrorStyle)
+        case error(Int, ErrorFormat)
         /// A success (or a non-JSON answer) with this status.
         case status(Int)
     }

@@ -42,7 +42,9 @@ import Testing
     /// unmatched requests agree.
     @Test func eachFamilysUnmatchedRequestsGetItsErrorBody() throws {
         for entry in try InProcessGateway.make().catalog.all {
-            #expect(ErrorStyle(unmatchedPath: entry.path) == entry.style, "\(entry.method) \(entry.path)")
+            #expect(
+                GatewayApplication.unmatchedPathErrors.renderer(forUnmatched: entry.path).format == entry.errors.format,
+                "\(entry.method) \(entry.path)")
         }
     }
 

@@ -78,6 +78,16 @@ public enum GatewayApplication {
         runtime.addService(app)
     }
 
+    /// Each API with a path space of its own answers in its own error format, a request no
+    /// route matched too (a Supabase client's typo still gets the body its SDK reads).
+    static let unmatchedPathErrors = UnmatchedPathErrors([
+        .init(GoTrueRoutes.prefix, GoTrueErrors()),
+        .init(PostgRESTRoutes.prefix, includingPrefix: true, PostgRESTErrors()),
+        .init(StorageRoutes.prefix, StorageErrors()),
+        .init(exactly: LegalRoutes.seedTermsPath, OnboardingErrors()),
+        .init(OnboardingRoutes.prefix, includingPrefix: true, OnboardingErrors()),
+    ])
+
     /// The router with every route, recorded in `catalog`: the router-level middleware every request
     /// passes (CORS, HSTS, tracing), then one router group per family of routes (operations, the
     /// seed's onboarding, sessions, Supabase Auth, legal, accounts, consent, pages, PostgREST,
@@ -94,7 +104,7 @@ public enum GatewayApplication {
         if let hsts = settings.strictTransportSecurity {
             router.add(middleware: StrictTransportSecurityMiddleware(value: hsts, trustedProxies: settings.trustedProxies))
         }
-        router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies))
+        router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies, unmatched: unmatchedPathErrors))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
                 audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
@@ -106,14 +116,14 @@ public enum GatewayApplication {
         let limits = RateLimits(settings.rateLimits)
         // One router group per family, its error body and middleware declared once (``RouteFamily``); the groups
         // that need more (a sign-in, the terms, a rate limit) are made inside each family's routes.
-        func family(prefix: String = "", _ style: ErrorStyle) -> RouteFamily {
-            RouteFamily(router, prefix: prefix, style: style, catalog: catalog)
+        func family(prefix: String = "", _ errors: any ErrorRenderer = NativeErrors()) -> RouteFamily {
+            RouteFamily(router, prefix: prefix, errors: errors, catalog: catalog)
         }
-        let operations = family(.native)
-        let seed = family(.onboarding)
-        let auth = family(.native)
-        let accounts = family(.native)
-        let documents = family(.native)
+        let operations = family()
+        let seed = family(OnboardingErrors())
+        let auth = family()
+        let accounts = family()
+        let documents = family()
         OperationalRoutes(runtime: runtime, includeDetails: settings.publicOperations).register(on: operations)
         let acceptances = AcceptanceBatcher(services: services, maximumInFlight: settings.acceptBatchesInFlight)
         OnboardingRoutes(
@@ -124,13 +134,13 @@ public enum GatewayApplication {
         SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
             on: auth)
         GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: family(prefix: GoTrueRoutes.prefix, .gotrue))
+            on: family(prefix: GoTrueRoutes.prefix, GoTrueErrors()))
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: auth)
-        LegalRoutes(services: services, texts: legalTexts).register(on: family(.native), seed: seed)
+        LegalRoutes(services: services, texts: legalTexts).register(on: family(), seed: seed)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: accounts)
         ConsentRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: family(.native))
-        PageRoutes(services: services, texts: legalTexts).register(on: family(.native))
+            on: family())
+        PageRoutes(services: services, texts: legalTexts).register(on: family())
         let publicBase = PublicBaseURL(
             configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
         let fileLinks = FileLinks(settings: settings)
@@ -139,7 +149,7 @@ public enum GatewayApplication {
             maxBodyBytes: settings.maxBodyBytes,
             publicBase: publicBase,
             fileLinks: fileLinks
-        ).register(on: family(prefix: PostgRESTRoutes.prefix, .postgrest))
+        ).register(on: family(prefix: PostgRESTRoutes.prefix, PostgRESTErrors()))
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))
         DocumentRoutes(
             services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
@@ -152,7 +162,7 @@ public enum GatewayApplication {
             publicBase: publicBase
         ).register(on: documents)
         StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, fileLinks: fileLinks)
-            .register(on: family(prefix: StorageRoutes.prefix, .storage))
+            .register(on: family(prefix: StorageRoutes.prefix, StorageErrors()))
         PersonalDataRoutes(
             services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize,
             maxBodyBytes: settings.maxBodyBytes

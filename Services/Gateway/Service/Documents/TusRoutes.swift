@@ -181,7 +181,7 @@ struct TusVersionMiddleware: RouterMiddleware {
 
 /// tus's 412 Precondition Failed: the only status outside the bus's code set the gateway sends,
 /// because the protocol requires it for an unsupported `Tus-Resumable`.
-struct TusVersionMismatch: Error {
+struct TusVersionMismatch: RenderedError {
     func response(requestID: String) -> Response {
         let body = JSONBodies.object([
             "error": .string(ErrorCode.invalidArgument.rawValue), "message": .string("Tus-Resumable must be 1.0.0"), "requestId": .string(requestID),

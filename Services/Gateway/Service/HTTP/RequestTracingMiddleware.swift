@@ -6,12 +6,15 @@ import Metrics
 
 /// The first middleware of every route: gives the request an id and a trace context, works out
 /// the client's address, logs one line per request, and counts it. The errors of a route are
-/// answered by its family's group (``ErrorStyleMiddleware``); what reaches this middleware is the
-/// 404 of a request no route matched (styled by its path, ``ErrorStyle/init(unmatchedPath:)``)
+/// answered by its family's group (``ErrorRenderingMiddleware``); what reaches this middleware is the
+/// 404 of a request no route matched (in the format of the path space it falls under,
+/// ``UnmatchedPathErrors``)
 /// and any error of the router-level middleware. Nothing below it has to catch.
 struct RequestTracingMiddleware: RouterMiddleware {
     typealias Context = GatewayContext
     let trustedProxies: TrustedProxies
+    /// The error format of a request no route matched, by its path.
+    let unmatched: UnmatchedPathErrors
     let metrics = RequestMetrics()
 
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
@@ -33,7 +36,8 @@ struct RequestTracingMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             response = ErrorResponses.response(
-                for: error, style: ErrorStyle(unmatchedPath: request.uri.path), requestID: context.requestID, logger: context.logger)
+                for: error, renderer: unmatched.renderer(forUnmatched: request.uri.path), requestID: context.requestID,
+                logger: context.logger)
         }
         response.headers[Self.requestIDHeader] = context.requestID
         let elapsed = ContinuousClock.now - started

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Each operation gets its summary, its path parameters, the bearer security scheme unless public,
 /// a JSON request body for methods that take one, and the error responses in the shape of its
-/// route family (``ErrorStyle``), with a 429 and its `Retry-After` on rate-limited routes.
+/// route family (``ErrorRenderer``), with a 429 and its `Retry-After` on rate-limited routes.
 enum OpenAPIDocument {
     static func build(_ entries: [RouteCatalog.Entry], version: String) -> JSONValue {
         var paths: [String: [String: JSONValue]] = [:]
@@ -27,41 +27,7 @@ enum OpenAPIDocument {
                 "securitySchemes": .object([
                     "bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string("JWT")])
                 ]),
-                "schemas": .object([
-                    "Error": .object([
-                        "type": .string("object"), "required": .array([.string("error")]),
-                        "properties": .object([
-                            "error": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
-                            "requestId": .object(["type": .string("string")]),
-                            "details": .object(["type": .string("object"), "additionalProperties": .object(["type": .string("string")])]),
-                        ]),
-                    ]),
-                    "StorageError": .object([
-                        "type": .string("object"), "required": .array([.string("statusCode"), .string("error"), .string("message")]),
-                        "properties": .object([
-                            "statusCode": .object(["type": .string("string")]), "error": .object(["type": .string("string")]),
-                            "message": .object(["type": .string("string")]),
-                        ]),
-                    ]),
-                    "GoTrueError": .object([
-                        "type": .string("object"),
-                        "description": .string(
-                            "Supabase Auth's error: {code: <status>, error_code, msg}, or {code: <error code>, message} with X-Supabase-Api-Version 2024-01-01 or later."
-                        ),
-                        "properties": .object([
-                            "code": .object([:]), "error_code": .object(["type": .string("string")]),
-                            "msg": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
-                        ]),
-                    ]),
-                    "PostgRESTError": .object([
-                        "type": .string("object"), "required": .array([.string("code"), .string("message")]),
-                        "properties": .object([
-                            "code": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
-                            "details": .object(["type": .string("string"), "nullable": .bool(true)]),
-                            "hint": .object(["type": .string("string"), "nullable": .bool(true)]),
-                        ]),
-                    ]),
-                ]),
+                "schemas": .object(schemas(entries)),
             ]),
         ])
     }
@@ -196,20 +162,15 @@ enum OpenAPIDocument {
         return entry.method.lowercased() + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
+    /// The error schemas the routes' families refer to, the native one always among them.
+    static func schemas(_ entries: [RouteCatalog.Entry]) -> [String: JSONValue] {
+        var schemas = NativeErrors().openAPIComponents
+        for entry in entries { schemas.merge(entry.errors.openAPIComponents) { first, _ in first } }
+        return schemas
+    }
+
     static func responses(_ entry: RouteCatalog.Entry) -> JSONValue {
-        let style = entry.style
-        let errorSchema: JSONValue =
-            switch style {
-            case .postgrest: .object(["$ref": .string("#/components/schemas/PostgRESTError")])
-            case .onboarding:
-                .object([
-                    "type": .string("object"), "required": .array([.string("error")]),
-                    "properties": .object(["error": .object(["type": .string("string")])]),
-                ])
-            case .storage: .object(["$ref": .string("#/components/schemas/StorageError")])
-            case .gotrue: .object(["$ref": .string("#/components/schemas/GoTrueError")])
-            case .native: .object(["$ref": .string("#/components/schemas/Error")])
-            }
+        let errorSchema = entry.errors.openAPISchema
         // A HEAD answer carries no body, so its errors document none.
         let error: JSONValue =
             entry.method == "HEAD"

@@ -70,3 +70,57 @@ struct PostgRESTError: Error, Sendable {
             details: "The result contains \(count) rows")
     }
 }
+
+/// Answered as it is wherever it is thrown (only `/rest/v1` routes throw it).
+extension PostgRESTError: RenderedError {
+    func response(requestID: String) -> Response { response() }
+}
+
+extension ErrorFormat {
+    /// PostgREST's `{"code","details","hint","message"}` under `/rest/v1`.
+    static let postgrest = ErrorFormat(name: "postgrest")
+}
+
+/// The `/rest/v1` family's errors in PostgREST's body, so Supabase clients report them as they
+/// would a PostgREST error: the bus code mapped to PostgREST's (``PostgRESTError/code(for:)``),
+/// the details as `key=value` text.
+struct PostgRESTErrors: ErrorRenderer {
+    var format: ErrorFormat { .postgrest }
+
+    func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
+        var response = PostgRESTError(
+            status: status, code: PostgRESTError.code(for: error.code), message: error.message,
+            details: error.details.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") }
+        )
+        .response()
+        if let retryAfter = headers[RateLimited.retryAfterHeader] { response.headers[RateLimited.retryAfterHeader] = retryAfter }
+        return response
+    }
+
+    func response(to refusal: RateLimited, requestID: String) -> Response {
+        PostgRESTError(status: .tooManyRequests, code: "PGRST-rate_limited", message: refusal.message, details: "rule=\(refusal.rule)")
+            .response()
+    }
+
+    func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
+        PostgRESTError(
+            status: .forbidden, code: "PGRST-" + TermsNotAccepted.code, message: refusal.message,
+            details: "currentVersion=\(refusal.currentVersion)", hint: "accept the terms in effect, then retry"
+        ).response()
+    }
+
+    var openAPISchema: JSONValue { .object(["$ref": .string("#/components/schemas/PostgRESTError")]) }
+
+    var openAPIComponents: [String: JSONValue] {
+        [
+            "PostgRESTError": .object([
+                "type": .string("object"), "required": .array([.string("code"), .string("message")]),
+                "properties": .object([
+                    "code": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
+                    "details": .object(["type": .string("string"), "nullable": .bool(true)]),
+                    "hint": .object(["type": .string("string"), "nullable": .bool(true)]),
+                ]),
+            ])
+        ]
+    }
+}

@@ -10,8 +10,13 @@ public final class RouteCatalog: Sendable {
         public let path: String
         public let summary: String
         public let isPublic: Bool
-        /// The error body of the route's family.
-        let style: ErrorStyle
+        /// How the route's family writes its errors.
+        let errors: any ErrorRenderer
+
+        public static func == (a: Entry, b: Entry) -> Bool {
+            a.method == b.method && a.path == b.path && a.summary == b.summary && a.isPublic == b.isPublic
+                && a.errors.format == b.errors.format
+        }
     }
 
     private let entries = LockedValue<[Entry]>([])
@@ -20,7 +25,7 @@ public final class RouteCatalog: Sendable {
 
     public var all: [Entry] { entries.withLock { $0 } }
 
-    func record(_ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, style: ErrorStyle) {
-        entries.withLock { $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic, style: style)) }
+    func record(_ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, errors: any ErrorRenderer) {
+        entries.withLock { $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic, errors: errors)) }
     }
 }

@@ -5,13 +5,13 @@ import Hummingbird
 /// ``RouteCatalog`` as it is added (the list `/openapi.json` and the tests walk).
 ///
 /// The family's first middleware renders whatever its routes throw in the family's error body
-/// (``ErrorStyleMiddleware``); what more a set of its routes needs (a sign-in, the terms
+/// (``ErrorRenderingMiddleware``, with the family's ``ErrorRenderer``); what more a set of its routes needs (a sign-in, the terms
 /// accepted, a per-address rate limit) is a group inside the family (``group(_:)``,
 /// ``authenticated(by:)``, ``signedIn(by:termsAccepted:)``), so every route that goes without it
 /// is registered, visibly, outside that group:
 ///
 /// ```swift
-/// let accounts = RouteFamily(router, style: .native, catalog: catalog)
+/// let accounts = RouteFamily(router, errors: NativeErrors(), catalog: catalog)
 /// let signedIn = accounts.signedIn(by: authenticator, termsAccepted: false)
 /// signedIn.add(.get, "/api/me", "The signed-in user.", public: false) { request, context in … }
 /// accounts.add(.get, "/api/deletion-certificates/:certificateId", "…", public: true) { … }
@@ -23,26 +23,27 @@ struct RouteFamily {
     let group: RouterGroup<GatewayContext>
     /// Put in front of every path added (empty for families without one).
     let prefix: String
-    let style: ErrorStyle
+    /// How the family writes its errors.
+    let errors: any ErrorRenderer
     let catalog: RouteCatalog
 
-    init(_ router: Router<GatewayContext>, prefix: String = "", style: ErrorStyle, catalog: RouteCatalog) {
+    init(_ router: Router<GatewayContext>, prefix: String = "", errors: any ErrorRenderer, catalog: RouteCatalog) {
         self.init(
-            group: router.group(RouterPath(prefix)).add(middleware: ErrorStyleMiddleware(style: style)), prefix: prefix, style: style,
-            catalog: catalog)
+            group: router.group(RouterPath(prefix)).add(middleware: ErrorRenderingMiddleware(renderer: errors)), prefix: prefix,
+            errors: errors, catalog: catalog)
     }
 
-    private init(group: RouterGroup<GatewayContext>, prefix: String, style: ErrorStyle, catalog: RouteCatalog) {
+    private init(group: RouterGroup<GatewayContext>, prefix: String, errors: any ErrorRenderer, catalog: RouteCatalog) {
         self.group = group
         self.prefix = prefix
-        self.style = style
+        self.errors = errors
         self.catalog = catalog
     }
 
     /// The family's routes that also need `middleware`, which runs after the family's own (so its
     /// refusals come in the family's error body).
     func group(_ middleware: any MiddlewareProtocol<Request, Response, GatewayContext>) -> RouteFamily {
-        RouteFamily(group: group.group().add(middleware: middleware), prefix: prefix, style: style, catalog: catalog)
+        RouteFamily(group: group.group().add(middleware: middleware), prefix: prefix, errors: errors, catalog: catalog)
     }
 
     /// The family's routes that read who the caller is (``GatewayContext/authentication()``):
@@ -62,7 +63,7 @@ struct RouteFamily {
         _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool,
         _ handler: @escaping @Sendable (Request, GatewayContext) async throws -> Response
     ) {
-        catalog.record(method, prefix + path, summary, public: isPublic, style: style)
+        catalog.record(method, prefix + path, summary, public: isPublic, errors: errors)
         group.on(RouterPath(path), method: method) { request, context in try await handler(request, context) }
     }
 }
@@ -70,15 +71,15 @@ struct RouteFamily {
 /// The first middleware of every family: turns anything the family's routes (and their other
 /// middleware) throw into the family's error body (``ErrorResponses``), with the request id the
 /// tracing middleware gave the request.
-struct ErrorStyleMiddleware: RouterMiddleware {
+struct ErrorRenderingMiddleware: RouterMiddleware {
     typealias Context = GatewayContext
-    let style: ErrorStyle
+    let renderer: any ErrorRenderer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            return ErrorResponses.response(for: error, style: style, requestID: context.requestID, logger: context.logger)
+            return ErrorResponses.response(for: error, renderer: renderer, requestID: context.requestID, logger: context.logger)
         }
     }
 }

@@ -138,15 +138,4 @@ struct StorageRoutes {
         guard !path.isEmpty else { throw BusError(.notFound, "Object not found") }
         return ([bucket] + path).joined(separator: "/")
     }
-
-    /// Storage's error names for the bus codes.
-    static func errorName(_ code: ErrorCode) -> String {
-        switch code {
-        case .notFound: "not_found"
-        case .unauthenticated: "Unauthorized"
-        case .invalidArgument: "InvalidRequest"
-        case .gone: "ExpiredToken"
-        default: code.rawValue
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -51,25 +52,77 @@ struct GoTrueError: Error, Sendable {
     static func from(_ error: any Error, logger: Logger) -> GoTrueError {
         switch error {
         case let error as GoTrueError: return error
-        case let limited as RateLimited:
-            var refusal = GoTrueError(.tooManyRequests, "over_request_rate_limit", limited.message)
-            refusal.retryAfterSeconds = limited.retryAfterSeconds
-            return refusal
-        default:
-            let busError = ErrorResponses.busError(from: error, logger: logger)
-            let status = HTTPResponse.Status(code: busError.code.httpStatus)
-            let code: String =
-                switch busError.code {
-                case .invalidArgument, .payloadTooLarge, .unsupportedMediaType: "validation_failed"
-                case .unauthenticated: "no_authorization"
-                case .forbidden: "not_admin"
-                case .notFound: "user_not_found"
-                case .conflict: "conflict"
-                case .unavailable: "unexpected_failure"
-                case .deadlineExceeded: "request_timeout"
-                default: "unexpected_failure"
-                }
-            return GoTrueError(status, code, busError.message)
+        case let limited as RateLimited: return GoTrueError(limited)
+        default: return GoTrueError(ErrorResponses.busError(from: error, logger: logger))
         }
+    }
+
+    /// 429 `over_request_rate_limit`, with the limit's `Retry-After`.
+    init(_ limited: RateLimited) {
+        self.init(.tooManyRequests, "over_request_rate_limit", limited.message)
+        retryAfterSeconds = limited.retryAfterSeconds
+    }
+
+    /// GoTrue's code for a bus error, with the bus's status and message.
+    init(_ error: BusError) {
+        let code: String =
+            switch error.code {
+            case .invalidArgument, .payloadTooLarge, .unsupportedMediaType: "validation_failed"
+            case .unauthenticated: "no_authorization"
+            case .forbidden: "not_admin"
+            case .notFound: "user_not_found"
+            case .conflict: "conflict"
+            case .unavailable: "unexpected_failure"
+            case .deadlineExceeded: "request_timeout"
+            default: "unexpected_failure"
+            }
+        self.init(HTTPResponse.Status(code: error.code.httpStatus), code, error.message)
+    }
+}
+
+/// Answered as it is wherever it is thrown, in the pre-2024 body (the routes' own middleware,
+/// ``GoTrueGate``, answers the versioned one when the client asks for it).
+extension GoTrueError: RenderedError {
+    func response(requestID: String) -> Response { response(versioned: false) }
+}
+
+extension ErrorFormat {
+    /// Supabase Auth's `{"code", "error_code", "msg"}` under `/auth/v1` (``GoTrueError``).
+    static let gotrue = ErrorFormat(name: "gotrue")
+}
+
+/// The `/auth/v1` family's errors, in GoTrue's body, so the Supabase clients raise their own auth
+/// errors. The status and message are the core's; GoTrue's body carries no other header.
+struct GoTrueErrors: ErrorRenderer {
+    var format: ErrorFormat { .gotrue }
+
+    func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
+        GoTrueError(error).response(versioned: false)
+    }
+
+    func response(to refusal: RateLimited, requestID: String) -> Response {
+        GoTrueError(refusal).response(versioned: false)
+    }
+
+    /// No `/auth/v1` route is gated by the terms; if one ever is, its refusal in GoTrue's body.
+    func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
+        GoTrueError(.forbidden, TermsNotAccepted.code, refusal.message).response(versioned: false)
+    }
+
+    var openAPISchema: JSONValue { .object(["$ref": .string("#/components/schemas/GoTrueError")]) }
+
+    var openAPIComponents: [String: JSONValue] {
+        [
+            "GoTrueError": .object([
+                "type": .string("object"),
+                "description": .string(
+                    "Supabase Auth's error: {code: <status>, error_code, msg}, or {code: <error code>, message} with X-Supabase-Api-Version 2024-01-01 or later."
+                ),
+                "properties": .object([
+                    "code": .object([:]), "error_code": .object(["type": .string("string")]),
+                    "msg": .object(["type": .string("string")]), "message": .object(["type": .string("string")]),
+                ]),
+            ])
+        ]
     }
 }
