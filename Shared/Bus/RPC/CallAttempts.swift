@@ -38,11 +38,12 @@ struct CallAttempts<Reply> {
         self.backoff = backoff
     }
 
-    /// Begins the next attempt; returns when it expires. The first is timed from the call's start.
-    mutating func begin(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    /// Begins the next attempt; returns when it expires. The first is timed from the call's
+    /// start, so `now` is read only for the later ones.
+    mutating func begin(now: @autoclosure () -> ContinuousClock.Instant) -> ContinuousClock.Instant {
         attempt += 1
         guard retry else { return overall }
-        return min(overall, (attempt == 1 ? started : now) + attemptTimeout)
+        return min(overall, (attempt == 1 ? started : now()) + attemptTimeout)
     }
 
     /// What follows a reply.

@@ -133,8 +133,7 @@ public final class RPCClient: Sendable {
         var attempts = CallAttempts<(envelope: Envelope, attachments: [Data])>(
             retry: retry, started: started, overall: overall, attemptTimeout: options.attemptTimeout, backoff: Self.refusedBackoff)
         while true {
-            // The first attempt is timed from the call's start, without another clock read.
-            let attemptEnd = attempts.begin(now: attempts.attempt == 0 ? started : clock.now)
+            let attemptEnd = attempts.begin(now: clock.now)
             // Every attempt carries the call's one id: a server still running an earlier attempt
             // answers this one with that run's reply rather than running it again, and a late
             // reply to any attempt answers the call.

@@ -5,7 +5,7 @@ import Locks
 import Metrics
 
 /// Gathers the acceptances that arrive together into `accounts.accept_terms_batch` calls: group
-/// commit across the bus. A request that finds a free slot (fewer than ``maximumInFlight`` batches
+/// commit across the bus. A request that finds a free slot (fewer than `maximumInFlight` batches
 /// under way) goes at once, alone, so a quiet gateway adds no latency; requests that arrive while
 /// every slot is busy wait for the next free one and go together. No timer ever holds a request.
 /// Those decisions are ``BatchSlots`` (pure, under one lock); this class sends and answers.
@@ -20,17 +20,14 @@ final class AcceptanceBatcher: Sendable {
     }
 
     private let services: ServiceClients
-    let maximumInFlight: Int
-    let maximumBatch: Int
     private let slots: LockedValue<BatchSlots<Waiting>>
     /// Acceptances per batch call: how much the batching saves, for operators and benchmarks.
     private let batchSizes = Recorder(label: "gateway_accept_batch_items")
 
     init(services: ServiceClients, maximumInFlight: Int, maximumBatch: Int = AccountsAcceptTermsBatch.maximumItems) {
         self.services = services
-        self.maximumInFlight = max(1, maximumInFlight)
-        self.maximumBatch = min(max(1, maximumBatch), AccountsAcceptTermsBatch.maximumItems)
-        self.slots = LockedValue(BatchSlots(maximumInFlight: self.maximumInFlight, maximumBatch: self.maximumBatch))
+        self.slots = LockedValue(
+            BatchSlots(maximumInFlight: maximumInFlight, maximumBatch: min(maximumBatch, AccountsAcceptTermsBatch.maximumItems)))
     }
 
     /// Accepts the terms for `item`'s user once its batch has committed. `traceparent` is that of
