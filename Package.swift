@@ -98,8 +98,11 @@ let package = Package(
                 // SHA-256 of migration files.
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Shared/Postgres", swiftSettings: strict),
+        // PostgREST's query language in one place: the parsed query (a bus payload), its parser,
+        // the SQL the services make of it and the in-memory evaluator the gateway runs it with.
+        .target(name: "RestQueryKit", dependencies: ["BusCore", "CivilCalendar"], path: "Shared/RestQueryKit", swiftSettings: strict),
         .target(
-            name: "Contracts", dependencies: ["BusCore", "Hex"], path: "Shared/Contracts",
+            name: "Contracts", dependencies: ["BusCore", "Hex", "RestQueryKit"], path: "Shared/Contracts",
             swiftSettings: strict),
         // Documents' bytes in S3-compatible storage: SigV4 over Foundation's URLSession (libcurl),
         // no SwiftNIO and no new package (Shared/ObjectStorage/README.md says why).
@@ -320,10 +323,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/PrivacyTextTests", swiftSettings: strict),
-        // The PostgREST query's two evaluators held together: the gateway's in-memory one and
-        // the services' SQL, over the same rows in a real PostgreSQL.
+        // RestQueryKit: the parser, the SQL, the in-memory evaluator, and the two evaluators held
+        // together over the same rows in a real PostgreSQL.
         .testTarget(
-            name: "RestQueryTests", dependencies: ["GatewayService", "Contracts", "ServiceKit", "Postgres", "TestSupport"],
+            name: "RestQueryTests", dependencies: ["RestQueryKit", "BusCore", "Contracts", "Postgres", "TestSupport"],
             path: "Tests/RestQueryTests", swiftSettings: strict),
         // Apple's side of Sign in with Apple for the tests: a key set, identity tokens, notifications.
         .target(

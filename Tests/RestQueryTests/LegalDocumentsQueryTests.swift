@@ -1,11 +1,11 @@
+import BusCore
 import Contracts
 import Foundation
 import Postgres
-import ServiceKit
 import TestSupport
 import Testing
 
-@testable import GatewayService
+@testable import RestQueryKit
 
 /// `/rest/v1/legal_documents` runs its queries over the gateway's copy of the texts
 /// (``InMemoryTable``); the other tables run theirs in their service's SQL (``RestSQL``). The
@@ -30,8 +30,10 @@ import Testing
     ]
 
     static let sql = RestSQL(
-        schema: LegalDocumentsTable.schema,
-        expressions: Dictionary(uniqueKeysWithValues: LegalDocumentsTable.schema.columnNames.map { ($0, $0) }))
+        schema: RestTables.legalDocuments,
+        expressions: Dictionary(uniqueKeysWithValues: RestTables.legalDocuments.columnNames.map { ($0, $0) }))
+    /// As the gateway serves the table: keyed by `id`, the tiebreak of every order.
+    static let table = InMemoryTable(schema: RestTables.legalDocuments, key: "id")
 
     static func condition(_ column: String, _ op: RestOperator, _ values: String..., not negated: Bool = false) -> RestFilter {
         .condition(RestCondition(column, op, values, negated: negated))
@@ -100,7 +102,7 @@ import Testing
                 for order in Self.orders {
                     for page in Self.pages {
                         let query = RestQuery(filters: filters, order: order, limit: page.limit, offset: page.offset, count: true)
-                        try PostgRESTError.converting { () throws(RestQueryError) in try LegalDocumentsTable.schema.validate(query) }
+                        try RestTables.legalDocuments.validate(query)
                         let statement = try Self.sql.statement(query, firstParameter: 1)
                         let (ids, total) = try await schema.pool.withConnection { db in
                             let orderBy = (statement.orderBy + ["id ASC"]).joined(separator: ", ")
@@ -114,7 +116,7 @@ import Testing
                             )[0].decode(Int.self, column: 0)
                             return (ids, total)
                         }
-                        let selected = LegalDocumentsTable.table.select(query, from: memory)
+                        let selected = Self.table.select(query, from: memory)
                         let memoryIds = selected.rows.map { row -> String in
                             if case .string(let id)? = row["id"] { return id }
                             return "?"

@@ -110,10 +110,12 @@ public enum GatewayApplication {
                 audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
                 logger: runtime.logger)
         }
+        let anonymousKey = AnonymousKey(secret: settings.jwtSecret.revealed)
         let authenticator = Authenticator(
-            services: services, sessions: sessions, apple: apple, anonymousKey: AnonymousKey(secret: settings.jwtSecret.revealed),
+            services: services, sessions: sessions, apple: apple, tokenKinds: anonymousKey.map { [$0] } ?? [],
             terms: TermsGate(services: services, sessions: sessions, texts: legalTexts))
         let limits = RateLimits(settings.rateLimits)
+        let flows = SessionFlows(services: services, authenticator: authenticator, limits: limits)
         // One router group per family, its error body and middleware declared once (``RouteFamily``); the groups
         // that need more (a sign-in, the terms, a rate limit) are made inside each family's routes.
         func family(prefix: String = "", _ errors: any ErrorRenderer = NativeErrors()) -> RouteFamily {
@@ -131,10 +133,12 @@ public enum GatewayApplication {
             legacyClients: settings.legacyUnauthenticatedClients, maxBodyBytes: settings.maxBodyBytes
         )
         .register(on: seed)
-        SessionRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: auth)
-        GoTrueRoutes(services: services, authenticator: authenticator, limits: limits, maxBodyBytes: settings.maxBodyBytes).register(
-            on: family(prefix: GoTrueRoutes.prefix, GoTrueErrors()))
+        SessionRoutes(services: services, authenticator: authenticator, flows: flows, limits: limits, maxBodyBytes: settings.maxBodyBytes)
+            .register(on: auth)
+        GoTrueRoutes(
+            services: services, authenticator: authenticator, flows: flows, limits: limits, anonymousKey: anonymousKey,
+            maxBodyBytes: settings.maxBodyBytes
+        ).register(on: family(prefix: GoTrueRoutes.prefix, GoTrueErrors()))
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: auth)
         LegalRoutes(services: services, texts: legalTexts).register(on: family(), seed: seed)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: accounts)

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The tables `/rest/v1` serves from a service's SQL, with their columns and types. The owning
-/// service maps each column to its own SQL expression (a fixed list: nothing else reaches SQL).
+/// The tables `/rest/v1` serves, with their columns and types. For those served from a service's
+/// SQL, the owning service maps each column to its own SQL expression (a fixed list: nothing else
+/// reaches SQL).
 public enum RestTables {
     /// `documents` (Documents): the caller's documents, as seed 002's viewer reads them.
     public static let documents = RestTableSchema(
@@ -26,5 +27,16 @@ public enum RestTables {
             RestColumn("version", .text),
             RestColumn("action", .text, allowedValues: AcceptanceAction.allCases.map(\.rawValue), enumName: "acceptance_action"),
             RestColumn("accepted_at", .timestamp), RestColumn("content_sha256", .text),
+        ])
+
+    /// `legal_documents` (the gateway's copy of Legal's texts): one row per document type, the
+    /// version in effect; `id` is `<type>:<version>`. Its queries run in memory (`InMemoryTable`).
+    public static let legalDocuments = RestTableSchema(
+        name: "legal_documents",
+        columns: [
+            RestColumn("id", .text),
+            RestColumn("type", .text, allowedValues: LegalDocumentType.allCases.map(\.rawValue), enumName: "legal_document_type"),
+            RestColumn("version", .text), RestColumn("content", .text), RestColumn("last_updated", .timestamp),
+            RestColumn("effective_at", .timestamp), RestColumn("content_sha256", .text), RestColumn("requires_reacceptance", .boolean),
         ])
 }

@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Identity
 
@@ -9,7 +10,7 @@ import Identity
 /// HS256 is accepted here and nowhere else, and only with `role` `anon`: a token of another role
 /// or algorithm never passes as this key, and session tokens (EdDSA) are told apart by their
 /// header before any check.
-public struct AnonymousKey: Sendable {
+public struct AnonymousKey: TokenKind {
     private let jwt: AnonymousKeyJWT
 
     /// The shortest HMAC secret accepted, in bytes (`compass keys generate` makes 43).
@@ -28,5 +29,13 @@ public struct AnonymousKey: Sendable {
     /// Whether `token` is an anon key signed with this secret.
     func isValid(_ token: String) async -> Bool {
         await jwt.isValid(token)
+    }
+
+    package var algorithm: String { "HS256" }
+
+    /// The anon key reads what anyone may read: ``Credential/apiKey``.
+    package func credential(for token: String) async throws -> Credential {
+        guard await isValid(token) else { throw BusError(.unauthenticated, "the key is not valid") }
+        return .apiKey
     }
 }

@@ -12,15 +12,29 @@ import Logging
 /// the revocations Accounts' events bring) and by Accounts (`accounts.verify_session`) whenever the
 /// verifier cannot decide (its view is stale, the key is new, the token predates its account);
 /// `RS256` is an Apple identity token, verified here against Apple's keys when
-/// `GATEWAY_APPLE_BUNDLE_ID` is set; `HS256` is the `anon` key. Anything else, or a token that
-/// fails its check, is `unauthenticated` (401); no token is ever logged.
-struct Authenticator: Sendable {
+/// `GATEWAY_APPLE_BUNDLE_ID` is set; any other algorithm goes to the route module's
+/// ``TokenKind`` that claims it (the Supabase module's `anon` key is HS256). Anything else, or a
+/// token that fails its check, is `unauthenticated` (401); no token is ever logged.
+package struct Authenticator: Sendable {
     let services: ServiceClients
     let sessions: SessionVerifier
     let apple: AppleIdentityVerifier?
-    let anonymousKey: AnonymousKey?
+    /// The route modules' token kinds, by JWS algorithm.
+    let tokenKinds: [String: any TokenKind]
     /// The enforcement of the terms for routes that need them accepted.
     let terms: TermsGate
+
+    init(
+        services: ServiceClients, sessions: SessionVerifier, apple: AppleIdentityVerifier?, tokenKinds: [any TokenKind] = [],
+        terms: TermsGate
+    ) {
+        precondition(tokenKinds.allSatisfy { !["EdDSA", "RS256"].contains($0.algorithm) }, "EdDSA and RS256 are the core's own tokens")
+        self.services = services
+        self.sessions = sessions
+        self.apple = apple
+        self.tokenKinds = Dictionary(uniqueKeysWithValues: tokenKinds.map { ($0.algorithm, $0) })
+        self.terms = terms
+    }
 
     /// Who the request's `Authorization` header says the caller is: the one place a request's
     /// credential is read (``AuthenticationMiddleware`` calls it once per request of an
@@ -64,7 +78,7 @@ struct Authenticator: Sendable {
 
     /// The credential of `token`, or the refusal: 401 (``SessionRefusal``, `unauthenticated`), or
     /// `unavailable` when what would decide cannot be asked.
-    func credential(token: String, context: GatewayContext) async throws -> Credential {
+    package func credential(token: String, context: GatewayContext) async throws -> Credential {
         // A session token verified here before needs no parsing (which was a tenth of the
         // gateway's CPU per acceptance): the cache knows it by its SHA-256, taken once here.
         let digest = TokenDigest(of: token)
@@ -83,11 +97,9 @@ struct Authenticator: Sendable {
             } catch {
                 throw BusError(.unauthenticated, "the Apple identity token is not valid")
             }
-        case "HS256":
-            guard let anonymousKey, await anonymousKey.isValid(token) else { throw BusError(.unauthenticated, "the key is not valid") }
-            return .anonymousKey
-        default:
-            throw BusError(.unauthenticated, "unsupported token type")
+        case let algorithm:
+            guard let kind = tokenKinds[algorithm] else { throw BusError(.unauthenticated, "unsupported token type") }
+            return try await kind.credential(for: token)
         }
     }
 

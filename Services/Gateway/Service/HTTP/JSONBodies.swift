@@ -2,30 +2,6 @@ import Bus
 import Foundation
 import Hummingbird
 
-/// A JSON value for bodies the gateway writes by hand (errors, the seed's shapes).
-indirect enum JSONValue: Sendable, Equatable, Encodable {
-    case string(String)
-    case number(Double)
-    case int(Int64)
-    case bool(Bool)
-    case null
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .bool(let value): try container.encode(value)
-        case .null: try container.encodeNil()
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-}
-
 /// Reading JSON request bodies and writing JSON responses.
 ///
 /// Request bodies are read up to a limit (413 `payload_too_large` past it), must say

@@ -27,8 +27,6 @@ final class LegalText: Sendable {
     let jsonHeaders: HTTPFields
     /// The headers of the page's answers (``PageRoutes/headers(tag:)``).
     let pageHeaders: HTTPFields
-    /// The `legal_documents` row PostgREST reads filter and shape (``LegalDocumentsTable``).
-    let restRow: [String: JSONValue]
 
     var summary: LegalVersionSummary { document.summary }
 
@@ -47,7 +45,6 @@ final class LegalText: Sendable {
         page = ByteBuffer(string: LegalPage.html(for: document))
         jsonHeaders = [.eTag: entityTag, .cacheControl: "no-cache"]
         pageHeaders = PageRoutes.headers(tag: entityTag)
-        restRow = LegalDocumentsTable.row(document)
     }
 
     /// Whether this is `summary`'s version with the same content.

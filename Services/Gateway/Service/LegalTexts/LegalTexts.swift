@@ -21,7 +21,8 @@ public final class LegalTexts: Sendable {
         let stale: Bool
     }
 
-    /// The texts of every document type in effect, for reads that combine them (PostgREST).
+    /// The texts of every document type in effect, for reads that combine them (a table of them;
+    /// ``generation`` tells a reader when answers it derived from them are out of date).
     struct Snapshot: Sendable {
         let texts: [LegalText]
         let generation: Int
@@ -29,16 +30,9 @@ public final class LegalTexts: Sendable {
     }
 
     private let state = LockedValue(LegalTextsState())
-    /// Memoised PostgREST answers by request, valid for one ``LegalTextsState/generation``.
-    private let restAnswers = LockedValue<(generation: Int, answers: [String: PostgRESTReadAnswer])>((0, [:]))
     private let isLegalConnected: @Sendable () -> Bool
     private let hits = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "hit")])
     private let misses = Counter(label: "gateway_legal_cache_reads_total", dimensions: [("result", "miss")])
-
-    /// At most this many distinct PostgREST requests (query, `Range`, `Prefer: count`, media
-    /// type) are memoised per generation (clients send a handful; anything beyond is computed per
-    /// request rather than grow memory).
-    static let restAnswerLimit = 64
 
     /// `isLegalConnected` says whether the gateway's bus connection to Legal is up now: while it
     /// is not, hits are stale.
@@ -89,20 +83,6 @@ public final class LegalTexts: Sendable {
     /// Kept through an outage of Legal, like the texts.
     func versions(of type: LegalDocumentType) -> [LegalVersionSummary]? {
         state.withLock { $0.histories[type] }
-    }
-
-    /// The memoised PostgREST answer to `request` (a key of its query and headers) for `generation`, if any.
-    func restAnswer(_ request: String, generation: Int) -> PostgRESTReadAnswer? {
-        restAnswers.withLock { $0.generation == generation ? $0.answers[request] : nil }
-    }
-
-    /// Remembers the PostgREST answer to `request` for `generation`.
-    func remember(_ answer: PostgRESTReadAnswer, for request: String, generation: Int) {
-        restAnswers.withLock { memo in
-            if generation < memo.generation { return }
-            if generation > memo.generation { memo = (generation, [:]) }
-            if memo.answers.count < Self.restAnswerLimit { memo.answers[request] = answer }
-        }
     }
 
     // MARK: Updates (the follower)

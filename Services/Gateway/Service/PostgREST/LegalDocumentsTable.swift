@@ -10,14 +10,7 @@ import Foundation
 /// Columns: `id` (`<type>:<version>`, the key), `type`, `version`, `content`, `last_updated`,
 /// `effective_at`, `content_sha256`, `requires_reacceptance`.
 enum LegalDocumentsTable {
-    static let schema = RestTableSchema(
-        name: "legal_documents",
-        columns: [
-            RestColumn("id", .text),
-            RestColumn("type", .text, allowedValues: LegalDocumentType.allCases.map(\.rawValue), enumName: "legal_document_type"),
-            RestColumn("version", .text), RestColumn("content", .text), RestColumn("last_updated", .timestamp),
-            RestColumn("effective_at", .timestamp), RestColumn("content_sha256", .text), RestColumn("requires_reacceptance", .boolean),
-        ])
+    static let schema = RestTables.legalDocuments
     static let table = InMemoryTable(schema: schema, key: "id")
 
     static func row(_ document: LegalDocument) -> [String: JSONValue] {

@@ -31,15 +31,17 @@ struct PostgRESTError: Error, Sendable {
 
     /// PGRST100: the query string could not be parsed or uses what is not supported.
     static func badQuery(_ message: String, details: String? = nil, hint: String? = nil) -> PostgRESTError {
-        PostgRESTError(status: .badRequest, code: "PGRST100", message: message, details: details, hint: hint)
+        PostgRESTError(RestQueryError.badQuery(message, details: details, hint: hint))
     }
 
-    /// Runs a table-schema check, its refusal as this error (same code, status and texts).
+    /// A query's refusal (parse or table-schema check) as this error: same code, status and texts.
+    init(_ error: RestQueryError) {
+        self.init(status: .init(code: error.status), code: error.code, message: error.message, details: error.details, hint: error.hint)
+    }
+
+    /// Runs a query's parse or table-schema check, its refusal as this error.
     static func converting<T>(_ body: () throws(RestQueryError) -> T) throws(PostgRESTError) -> T {
-        do { return try body() } catch {
-            throw PostgRESTError(
-                status: .init(code: error.status), code: error.code, message: error.message, details: error.details, hint: error.hint)
-        }
+        do { return try body() } catch { throw PostgRESTError(error) }
     }
 
     /// PGRST103 (416): an offset past the rows that match.

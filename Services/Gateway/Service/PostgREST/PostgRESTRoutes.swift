@@ -39,6 +39,8 @@ struct PostgRESTRoutes {
     let fileLinks: FileLinks
     /// Anon keys recently checked (``VerifiedAnonymousKeys``).
     let anonymousKeys = VerifiedAnonymousKeys()
+    /// `legal_documents` answers already made from the texts in effect.
+    let legalDocumentsAnswers = LegalDocumentsAnswers()
 
     /// Where the family's routes are (its router group's path).
     static let prefix = "/rest/v1"
@@ -115,9 +117,11 @@ struct PostgRESTRoutes {
     /// The request's query, parsed and checked against `schema`, with its `Range` header and
     /// `Prefer: count=exact` folded in.
     static func query(_ request: Request, schema: RestTableSchema) throws -> (parsed: PostgRESTQuery, query: RestQuery) {
-        let parsed = try PostgRESTQuery(rawQuery: request.uri.query)
         let count = PostgRESTPreferences(request.headers).count
-        return (parsed, try parsed.restQuery(for: schema, range: ItemRange(header: request.headers[.range]), count: count))
+        return try PostgRESTError.converting { () throws(RestQueryError) in
+            let parsed = try PostgRESTQuery(rawQuery: request.uri.query)
+            return (parsed, try parsed.restQuery(for: schema, range: ItemRange(header: request.headers[.range]), count: count))
+        }
     }
 
     /// `POST /rest/v1/legal_acceptances`: each row is the caller's act, recorded once per key.
@@ -208,11 +212,11 @@ struct PostgRESTRoutes {
             request.headers[.range] ?? "", request.uri.query ?? "",
         ].joined(separator: "\n")
         let answer: PostgRESTReadAnswer
-        if let memoised = texts.restAnswer(key, generation: snapshot.generation) {
+        if let memoised = legalDocumentsAnswers.answer(key, generation: snapshot.generation) {
             answer = memoised
         } else {
-            answer = try Self.legalDocumentsAnswer(request, rows: snapshot.texts.map(\.restRow))
-            texts.remember(answer, for: key, generation: snapshot.generation)
+            answer = try Self.legalDocumentsAnswer(request, rows: snapshot.texts.map { LegalDocumentsTable.row($0.document) })
+            legalDocumentsAnswers.remember(answer, for: key, generation: snapshot.generation)
         }
         var response = answer.response
         if snapshot.stale { response.headers[LegalResponses.staleHeader] = "true" }
@@ -235,17 +239,17 @@ struct PostgRESTRoutes {
         let authentication = try context.authentication()
         // Supabase clients without a signed-in user send the anon key twice (`apikey` and the
         // bearer): checked once, since checking the same key again can only give the same answer.
-        if case .verified(.anonymousKey, let token) = authentication, token == apiKey { return .anonymousKey }
+        if case .verified(.apiKey, let token) = authentication, token == apiKey { return .apiKey }
         let keyCredential: Credential
         if anonymousKeys.contains(apiKey) {
-            keyCredential = .anonymousKey
+            keyCredential = .apiKey
         } else {
             do { keyCredential = try await authenticator.credential(token: apiKey, context: context) } catch let error as BusError
                 where error.code == .unauthenticated
             {
                 throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "Invalid API key")
             }
-            if case .anonymousKey = keyCredential { anonymousKeys.remember(apiKey) }
+            if case .apiKey = keyCredential { anonymousKeys.remember(apiKey) }
         }
         return try authentication.credential() ?? keyCredential
     }

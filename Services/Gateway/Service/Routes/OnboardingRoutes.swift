@@ -99,8 +99,8 @@ struct OnboardingRoutes {
             let user = try await services.call(
                 .accounts, AccountsGetOrCreate.self, .init(appleId: appleId), principal: .service("gateway"), context: context)
             guard user.id == id else { throw BusError(.forbidden, "you may only accept the terms for yourself") }
-        case .anonymousKey:
-            throw BusError(.forbidden, "the anon key cannot accept terms")
+        case .apiKey:
+            throw BusError(.forbidden, "an API key cannot accept terms: sign in")
         case nil:
             break  // a legacy client, let through above
         }

@@ -3,14 +3,15 @@ import Contracts
 import Foundation
 import Hummingbird
 
-/// Sign in with Apple, refresh and sign out (`/api/auth/…`): translations of the Accounts session
-/// methods. Bodies and replies use the Contracts' camelCase names. Sign-in and refresh are
+/// Sign in with Apple, refresh and sign out (`/api/auth/…`): the native door onto
+/// ``SessionFlows``. Bodies and replies use the Contracts' camelCase names. Sign-in and refresh are
 /// rate-limited per client address before anything else; a sign-in whose identity token verifies
 /// here (`GATEWAY_APPLE_BUNDLE_ID` set) also per Apple id. A refresh token is opaque to the
 /// gateway, so refresh is limited per address only.
 struct SessionRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let flows: SessionFlows
     let limits: RateLimits
     let maxBodyBytes: Int
 
@@ -35,17 +36,11 @@ struct SessionRoutes {
         signingIn.add(.post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) {
             request, context in
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
-            // Verified here only to key the limit (Accounts verifies it again): skipped when off.
-            if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(body.identityToken) {
-                try limits.signIn(appleId: appleId)
-            }
-            let reply = try await services.call(
-                .accounts, AccountsSignInWithApple.self,
+            let reply = try await flows.signIn(
                 .init(
                     identityToken: body.identityToken, nonce: body.nonce, email: body.email, name: body.name,
-                    clientIP: context.clientIP, userAgent: request.headers[.userAgent], authorizationCode: body.authorizationCode),
-                principal: .service("gateway"), context: context)
-            authenticator.sessions.holdIssued(reply.sessionToken)
+                    authorizationCode: body.authorizationCode),
+                request, context: context)
             return try JSONBodies.response(reply)
         }
         // Handing over the code and signing out read the bearer session.
@@ -67,10 +62,7 @@ struct SessionRoutes {
             request, context in
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             do {
-                let grant = try await services.call(
-                    .accounts, AccountsRefreshSession.self, .init(refreshToken: body.refreshToken), principal: .service("gateway"), context: context)
-                authenticator.sessions.holdIssued(grant.sessionToken)
-                return try JSONBodies.response(grant)
+                return try JSONBodies.response(try await flows.refresh(body.refreshToken, context: context))
             } catch let error as BusError where error.code == .unauthenticated {
                 throw SessionRefusal.signInRequired(error.message)
             }
@@ -80,19 +72,15 @@ struct SessionRoutes {
         ) { request, context in
             let body =
                 request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)
-            let out: AccountsSignOut.Reply
+            let signOut: AccountsSignOut.Request
             if let refreshToken = body?.refreshToken {
-                out = try await services.call(
-                    .accounts, AccountsSignOut.self, .init(refreshToken: refreshToken), principal: .service("gateway"), context: context)
+                signOut = .init(refreshToken: refreshToken)
             } else if case .session(_, _, let sessionId)? = try context.authentication().credential() {
-                out = try await services.call(
-                    .accounts, AccountsSignOut.self, .init(sessionId: sessionId), principal: .service("gateway"), context: context)
+                signOut = .init(sessionId: sessionId)
             } else {
                 throw BusError(.unauthenticated, "send the session token or {\"refreshToken\": …}")
             }
-            // Refused here at once; other gateways learn it from Accounts' event.
-            if let at = out.revokedAt { authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: at)) }
-            return try JSONBodies.response(out)
+            return try JSONBodies.response(try await flows.signOut(signOut, context: context))
         }
     }
 }

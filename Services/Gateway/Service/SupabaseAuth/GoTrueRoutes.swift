@@ -8,7 +8,7 @@ import Identity
 /// Supabase Auth (GoTrue) under `/auth/v1`, so an app built on supabase-swift, supabase-js or
 /// supabase-py signs in unchanged: `signInWithIdToken(provider: .apple, idToken:, nonce:)`, the
 /// refresh-token grant, `signOut(scope:)` and `getUser()`. A translation of the native session
-/// routes (`/api/auth/…`) onto the same Accounts methods, so the same account, sessions, rotation,
+/// routes (`/api/auth/…`): the same ``SessionFlows``, so the same account, sessions, rotation,
 /// revocation and rate limits, whichever door a user comes in by.
 ///
 /// Every request carries the `apikey` header (the anon key) as Supabase's gateway demands; errors
@@ -17,7 +17,10 @@ import Identity
 struct GoTrueRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
+    let flows: SessionFlows
     let limits: RateLimits
+    /// The anon key the `apikey` header must be; nil: none is set, any `apikey` passes.
+    let anonymousKey: AnonymousKey?
     let maxBodyBytes: Int
 
     static let apikeyHeader = HTTPField.Name("apikey")!
@@ -37,7 +40,7 @@ struct GoTrueRoutes {
     /// in GoTrue's body (the versioned one when the client asks for it). The token grants then take
     /// the per-address sign-in limit, as the native door's do; logout and the user read the bearer.
     func register(on family: RouteFamily) {
-        let gated = family.group(GoTrueGate(anonymousKey: authenticator.anonymousKey))
+        let gated = family.group(GoTrueGate(anonymousKey: anonymousKey))
         gated.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).add(
             .post, "/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
             public: true
@@ -72,20 +75,15 @@ struct GoTrueRoutes {
         guard (body.nonce?.isEmpty ?? true) == (Self.tokenNonce(idToken) == nil) else {
             throw GoTrueError(.badRequest, "validation_failed", "Passed nonce and nonce in id_token should either both exist or not.")
         }
-        if limits.limitsSignInPerPerson, let appleId = await authenticator.verifiedAppleId(idToken) { try limits.signIn(appleId: appleId) }
         let reply: AccountsSignInWithApple.Reply
         do {
-            reply = try await services.call(
-                .accounts, AccountsSignInWithApple.self,
-                .init(identityToken: idToken, nonce: body.nonce, clientIP: context.clientIP, userAgent: request.headers[.userAgent]),
-                principal: .service("gateway"), context: context)
+            reply = try await flows.signIn(.init(identityToken: idToken, nonce: body.nonce), request, context: context)
         } catch let error as BusError where error.code == .unauthenticated {
             // GoTrue answers a refused ID token (signature, audience, expiry, nonce) with 400.
             let nonce = error.message.contains("nonce")
             throw GoTrueError(.badRequest, "validation_failed", nonce ? "Nonces mismatch: \(error.message)" : "Bad ID token: \(error.message)")
         }
         guard let accountId = reply.accountId ?? reply.user.id else { throw BusError(.unavailable, "Accounts did not name the account; try again") }
-        authenticator.sessions.holdIssued(reply.sessionToken)
         let user = GoTrueUser(accountId: accountId, appleId: reply.user.appleId, user: reply.user)
         return try JSONBodies.response(
             GoTrueSession(token: reply.sessionToken, expiresAt: reply.sessionExpiresAt, refreshToken: reply.refreshToken, user: user))
@@ -97,15 +95,13 @@ struct GoTrueRoutes {
         guard let token = body.refresh_token, !token.isEmpty else { throw GoTrueError(.badRequest, "validation_failed", "refresh_token is required") }
         let grant: SessionGrant
         do {
-            grant = try await services.call(
-                .accounts, AccountsRefreshSession.self, .init(refreshToken: token), principal: .service("gateway"), context: context)
+            grant = try await flows.refresh(token, context: context)
         } catch let error as BusError where error.code == .unauthenticated {
             throw GoTrueError(.badRequest, "refresh_token_not_found", "Invalid Refresh Token: \(error.message)")
         }
         guard let accountId = grant.accountId, let appleId = grant.appleId else {
             throw BusError(.unavailable, "Accounts did not name the account; try again")
         }
-        authenticator.sessions.holdIssued(grant.sessionToken)
         let account = try await grant.userId.asyncMap { try await accountUser($0, context) }
         let user = GoTrueUser(accountId: accountId, appleId: appleId, user: account)
         return try JSONBodies.response(
@@ -119,16 +115,11 @@ struct GoTrueRoutes {
             throw GoTrueError(.badRequest, "validation_failed", "scope must be global, local or others")
         }
         let (sessionId, _, _) = try session(context)
-        let out: AccountsSignOut.Reply
         do {
-            out = try await services.call(
-                .accounts, AccountsSignOut.self, .init(sessionId: sessionId, scope: scope), principal: .service("gateway"), context: context)
+            _ = try await flows.signOut(.init(sessionId: sessionId, scope: scope), context: context)
         } catch let error as BusError where error.code == .unauthenticated || error.code == .notFound {
             throw GoTrueError(.notFound, "session_not_found", "Session not found: \(error.message)")
         }
-        // Refused here at once; other gateways learn it from Accounts' events.
-        if let at = out.revokedAt { authenticator.sessions.revoked(SessionRevoked(sessionId: out.sessionId, userId: nil, revokedAt: at)) }
-        for ended in out.ended ?? [] { authenticator.sessions.revoked(ended) }
         return Response(status: .noContent)
     }
 

@@ -1,4 +1,4 @@
-import Contracts
+import BusCore
 import Foundation
 
 extension InMemoryTable {

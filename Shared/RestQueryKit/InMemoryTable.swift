@@ -1,20 +1,25 @@
-import Contracts
+import BusCore
 import Foundation
 
 /// A ``RestQuery`` run over rows the gateway already holds (`legal_documents`: the texts in
-/// effect), with the meaning the owning services' SQL gives the same query (`ServiceKit.RestSQL`):
+/// effect), with the meaning the owning services' SQL gives the same query (``RestSQL``):
 /// typed comparisons (timestamps as instants, booleans, numbers), SQL's three-valued logic for
 /// nulls under `not.`, `or` and `and`, `like`/`ilike` patterns, PostgreSQL's default null order,
 /// then the table's key as the tiebreak, `offset`/`limit`, and the count of every matching row.
 /// The query was checked against ``schema`` before it gets here (``PostgRESTQuery/restQuery(for:range:count:)``).
 /// Tables of users' data are never filtered here: their queries go to the owning service's SQL.
-struct InMemoryTable: Sendable {
+package struct InMemoryTable: Sendable {
     let schema: RestTableSchema
     /// The column that orders rows the query's `order` leaves tied (the table's primary key).
     let key: String
 
+    package init(schema: RestTableSchema, key: String) {
+        self.schema = schema
+        self.key = key
+    }
+
     /// The rows of `rows` that `query` selects, and how many match in all when it asks to count.
-    func select(_ query: RestQuery, from rows: [[String: JSONValue]]) -> (rows: [[String: JSONValue]], total: Int?) {
+    package func select(_ query: RestQuery, from rows: [[String: JSONValue]]) -> (rows: [[String: JSONValue]], total: Int?) {
         let matching = rows.filter { row in query.filters.allSatisfy { holds($0, in: row) == true } }
         let ordered = matching.sorted { a, b in precedes(a, b, order: query.order) }
         return (Array(ordered.dropFirst(query.offset).prefix(query.limit)), query.count ? matching.count : nil)

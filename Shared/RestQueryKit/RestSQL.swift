@@ -1,5 +1,4 @@
-import Bus
-import Contracts
+import BusCore
 import Foundation
 
 /// Turns a ``RestQuery`` into the `WHERE`, `ORDER BY` and `LIMIT`/`OFFSET` of a parameterised

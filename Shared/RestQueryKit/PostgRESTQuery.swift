@@ -1,4 +1,4 @@
-import Contracts
+import BusCore
 import Foundation
 
 /// PostgREST's query language, the part this gateway supports, parsed without looking at any
@@ -8,12 +8,12 @@ import Foundation
 /// `)`), `order=col.asc|desc.nullsfirst|nullslast,…`, `limit`, `offset`. Anything else
 /// (other operators, embedding, casts, JSON paths) is PostgREST's parse error PGRST100 (400),
 /// never guessed at. ``restQuery(for:range:count:)`` then checks it against a table.
-struct PostgRESTQuery: Sendable, Equatable {
-    var select: [String]?
-    var filters: [RestFilter] = []
-    var order: [RestOrder] = []
-    var limit: Int?
-    var offset = 0
+package struct PostgRESTQuery: Sendable, Equatable {
+    package var select: [String]?
+    package var filters: [RestFilter] = []
+    package var order: [RestOrder] = []
+    package var limit: Int?
+    package var offset = 0
 
     /// Operators PostgREST has that this gateway does not: named in the error, so the client
     /// knows it is this server's limit and not a typo.
@@ -22,7 +22,7 @@ struct PostgRESTQuery: Sendable, Equatable {
     ]
 
     /// Parses a raw query string (`select=content,version&type=eq.terms_of_service`).
-    init(rawQuery: String?) throws(PostgRESTError) {
+    package init(rawQuery: String?) throws(RestQueryError) {
         for pair in (rawQuery ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = try Self.decode(parts[0])
@@ -55,7 +55,7 @@ struct PostgRESTQuery: Sendable, Equatable {
     }
 
     /// `[not.]op.value` on `column`. In a logic tree (`quoted`) a value may be double-quoted.
-    static func parseCondition(column: String, _ text: String, quoted: Bool) throws(PostgRESTError) -> RestCondition {
+    static func parseCondition(column: String, _ text: String, quoted: Bool) throws(RestQueryError) -> RestCondition {
         var rest = Substring(text)
         let negated = rest.hasPrefix("not.")
         if negated { rest = rest.dropFirst(4) }
@@ -86,7 +86,7 @@ struct PostgRESTQuery: Sendable, Equatable {
     }
 
     /// `a,"b,c",d` → `["a", "b,c", "d"]`; empty → `[]`. Quotes group; `\` escapes inside them.
-    static func splitList(_ text: String, context: String) throws(PostgRESTError) -> [String] {
+    static func splitList(_ text: String, context: String) throws(RestQueryError) -> [String] {
         guard !text.isEmpty else { return [] }
         var items: [String] = []
         var current = ""
@@ -120,15 +120,15 @@ struct PostgRESTQuery: Sendable, Equatable {
     }
 
     /// A logic-tree value: `"a,b"` → `a,b` (with `\"` and `\\`); an unquoted one as it is.
-    static func unquote(_ value: String, context: String) throws(PostgRESTError) -> String {
+    static func unquote(_ value: String, context: String) throws(RestQueryError) -> String {
         guard value.hasPrefix("\"") else { return value }
         let items = try splitList(value, context: context)
         guard items.count == 1 else { throw .badQuery("failed to parse filter (\(context))", details: "text after a quoted value") }
         return items[0]
     }
 
-    static func parseOrder(_ value: String) throws(PostgRESTError) -> [RestOrder] {
-        try value.split(separator: ",", omittingEmptySubsequences: false).map { item throws(PostgRESTError) in
+    static func parseOrder(_ value: String) throws(RestQueryError) -> [RestOrder] {
+        try value.split(separator: ",", omittingEmptySubsequences: false).map { item throws(RestQueryError) in
             let pieces = item.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard let column = pieces.first, !column.isEmpty, pieces.count <= 3 else { throw .badQuery("failed to parse order (\(value))") }
             var order = RestOrder(column)
@@ -150,7 +150,7 @@ struct PostgRESTQuery: Sendable, Equatable {
         }
     }
 
-    static func parseSelect(_ value: String) throws(PostgRESTError) -> [String]? {
+    static func parseSelect(_ value: String) throws(RestQueryError) -> [String]? {
         let items = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if items.isEmpty || items == ["*"] { return nil }
         for item in items where item.contains("(") || item.contains(":") || item.contains("->") || item == "*" {
@@ -161,7 +161,7 @@ struct PostgRESTQuery: Sendable, Equatable {
 
     /// Percent-decodes one key or value. Bytes that are not UTF-8 (or a stray `%`) are a 400:
     /// matching on the undecoded text instead would silently answer "no rows".
-    static func decode(_ text: Substring) throws(PostgRESTError) -> String {
+    static func decode(_ text: Substring) throws(RestQueryError) -> String {
         guard let decoded = String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
             throw .badQuery("failed to parse the query string", details: "invalid percent-encoding or UTF-8 in \"\(text.prefix(64))\"")
         }
@@ -172,8 +172,8 @@ struct PostgRESTQuery: Sendable, Equatable {
     /// 22P02, …), `Range` intersected with `limit`/`offset`, and the row cap applied: without a
     /// limit, or with a larger one, at most ``RestQuery/maximumRows`` rows come back and
     /// `Content-Range` says which.
-    func restQuery(for table: RestTableSchema, range: ItemRange?, count: Bool) throws(PostgRESTError) -> RestQuery {
-        for column in select ?? [] { _ = try PostgRESTError.converting { () throws(RestQueryError) in try table.column(column) } }
+    package func restQuery(for table: RestTableSchema, range: ItemRange?, count: Bool) throws(RestQueryError) -> RestQuery {
+        for column in select ?? [] { _ = try table.column(column) }
         var start = offset
         var end = limit.map { offset + $0 - 1 }
         if let range {
@@ -182,12 +182,12 @@ struct PostgRESTQuery: Sendable, Equatable {
         }
         let wanted = end.map { max(0, $0 - start + 1) } ?? RestQuery.maximumRows
         let query = RestQuery(filters: filters, order: order, limit: min(wanted, RestQuery.maximumRows), offset: start, count: count)
-        try PostgRESTError.converting { () throws(RestQueryError) in try table.validate(query) }
+        try table.validate(query)
         return query
     }
 
     /// `rows` with the columns `select` names only (every column without one).
-    func project(_ rows: [[String: JSONValue]]) -> [[String: JSONValue]] {
+    package func project(_ rows: [[String: JSONValue]]) -> [[String: JSONValue]] {
         guard let select else { return rows }
         return rows.map { row in row.filter { select.contains($0.key) } }
     }
@@ -195,11 +195,11 @@ struct PostgRESTQuery: Sendable, Equatable {
 
 /// A `Range: 0-24` request header (with `Range-Unit: items`): rows `first` to `last` inclusive,
 /// `last` open when absent. An unparsable header is ignored, as PostgREST ignores it.
-struct ItemRange: Sendable, Equatable {
-    var first: Int
-    var last: Int?
+package struct ItemRange: Sendable, Equatable {
+    package var first: Int
+    package var last: Int?
 
-    init?(header: String?) {
+    package init?(header: String?) {
         guard var text = header?.trimmingCharacters(in: .whitespaces) else { return nil }
         if text.hasPrefix("items=") { text.removeFirst(6) }
         let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
@@ -214,7 +214,7 @@ struct ItemRange: Sendable, Equatable {
         }
     }
 
-    init(first: Int, last: Int?) {
+    package init(first: Int, last: Int?) {
         self.first = first
         self.last = last
     }
@@ -230,7 +230,7 @@ struct LogicTreeParser {
 
     var atEnd: Bool { index == text.count }
 
-    mutating func list(depth: Int) throws(PostgRESTError) -> [RestFilter] {
+    mutating func list(depth: Int) throws(RestQueryError) -> [RestFilter] {
         guard depth <= RestQuery.maximumDepth else { throw .badQuery("logic tree nested deeper than \(RestQuery.maximumDepth) levels") }
         guard index < text.count, text[index] == "(" else { throw error("expected (") }
         index += 1
@@ -245,7 +245,7 @@ struct LogicTreeParser {
         }
     }
 
-    mutating func item(depth: Int) throws(PostgRESTError) -> RestFilter {
+    mutating func item(depth: Int) throws(RestQueryError) -> RestFilter {
         let rest = String(text[index...])
         for (prefix, junction, negated) in [
             ("not.and(", RestGroup.Junction.and, true), ("not.or(", .or, true), ("and(", .and, false), ("or(", .or, false),
@@ -286,7 +286,14 @@ struct LogicTreeParser {
         return .condition(try PostgRESTQuery.parseCondition(column: column, String(condition[condition.index(after: dot)...]), quoted: true))
     }
 
-    func error(_ details: String) -> PostgRESTError {
+    func error(_ details: String) -> RestQueryError {
         .badQuery("failed to parse logic tree (\(String(text)))", details: details)
+    }
+}
+
+extension RestQueryError {
+    /// PGRST100: the query string could not be parsed or uses what is not supported.
+    package static func badQuery(_ message: String, details: String? = nil, hint: String? = nil) -> RestQueryError {
+        RestQueryError(code: "PGRST100", message: message, details: details, hint: hint)
     }
 }

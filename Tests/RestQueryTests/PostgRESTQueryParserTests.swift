@@ -1,12 +1,11 @@
 import Contracts
-import HTTPTypes
 import Testing
 
-@testable import GatewayService
+@testable import RestQueryKit
 
 /// PostgREST's query grammar as the gateway parses it: pure, no stack.
 struct PostgRESTQueryParserTests {
-    func parse(_ query: String) throws(PostgRESTError) -> PostgRESTQuery { try PostgRESTQuery(rawQuery: query) }
+    func parse(_ query: String) throws(RestQueryError) -> PostgRESTQuery { try PostgRESTQuery(rawQuery: query) }
 
     func code(_ query: String, table: RestTableSchema = RestTables.documents, range: ItemRange? = nil) -> String? {
         do {
@@ -38,7 +37,7 @@ struct PostgRESTQueryParserTests {
         #expect(try parse("title=in.(\"a,b\",\"c\\\"d\",e)").filters == [.condition(.init("title", .in, ["a,b", "c\"d", "e"]))])
         #expect(try parse("title=in.(\"\")").filters == [.condition(.init("title", .in, [""]))])
         for bad in ["title=in.a,b", "title=in.(\"a)", "title=in.(\"a\"b)", "title=in.(a\"b\")"] {
-            #expect(throws: PostgRESTError.self, "\(bad)") { try parse(bad) }
+            #expect(throws: RestQueryError.self, "\(bad)") { try parse(bad) }
         }
     }
 
@@ -130,14 +129,5 @@ struct PostgRESTQueryParserTests {
         #expect(try window("offset=3", "0-9") == (3, 7))
         #expect(try window("", "9-2") == (9, 0))
         #expect(ItemRange(header: "bytes=0-1") == nil && ItemRange(header: "-5") == nil && ItemRange(header: "a-b") == nil)
-    }
-
-    @Test func preferencesAreReadLikePostgRESTReadsThem() {
-        let preferences = PostgRESTPreferences([
-            PostgRESTPreferences.header: "return=representation, count=exact", PostgRESTPreferences.header: "resolution=ignore-duplicates,tx=commit",
-        ])
-        #expect(preferences.count && preferences.returns == .representation && preferences.resolution == .ignoreDuplicates)
-        let none = PostgRESTPreferences([:])
-        #expect(!none.count && none.returns == .minimal && none.resolution == nil)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A read of one table in PostgREST's terms, as the gateway parsed it from `/rest/v1/<table>?…`
 /// and checked it against the table's ``RestTableSchema``, carried over the bus to the service
-/// that owns the table, which turns it into parameterised SQL (`ServiceKit.RestSQL`). Column
+/// that owns the table, which turns it into parameterised SQL (``RestSQL``). Column
 /// names here are names of the table's schema, never SQL; values are text the SQL binds as
 /// parameters.
 public struct RestQuery: Codable, Sendable, Equatable {

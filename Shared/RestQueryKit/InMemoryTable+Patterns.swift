@@ -1,5 +1,5 @@
+import BusCore
 import CivilCalendar
-import Contracts
 import Foundation
 
 extension InMemoryTable {

@@ -1,7 +1,8 @@
-import Bus
+import BusCore
 import Contracts
-import ServiceKit
 import Testing
+
+@testable import RestQueryKit
 
 /// The SQL a PostgREST query becomes: text only from the column map and fixed keywords, every
 /// value a bind parameter. Pure (the store tests run the SQL against PostgreSQL).

@@ -1,7 +1,8 @@
+import BusCore
 import Contracts
 import Testing
 
-@testable import GatewayService
+@testable import RestQueryKit
 
 /// ``InMemoryTable``, the evaluator of `legal_documents`' queries, on rows made for it: pure, no
 /// stack. Each expectation is what PostgreSQL answers to the SQL `RestSQL` makes of the query.
