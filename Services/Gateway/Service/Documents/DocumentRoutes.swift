@@ -50,7 +50,8 @@ struct DocumentRoutes {
         let termsAccepted = family.signedIn(by: authenticator, termsAccepted: true)
         let signedIn = family.signedIn(by: authenticator, termsAccepted: false)
         termsAccepted.add(
-            .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false
+            .post, "/api/documents", "Create a document (metadata and length); upload its bytes with tus PATCH at Location.", public: false,
+            docs: RouteDocs(answer: .json(status: 201))
         ) { request, context in
             let user = try context.signedIn().userId
             let body = try await JSONBodies.decode(CreateBody.self, from: request, limit: maxBodyBytes)
@@ -65,7 +66,11 @@ struct DocumentRoutes {
                 fileLinks.presented(document, base: base), status: .created, headers: [.location: base + TusRoutes.location(of: document.id)])
         }
         termsAccepted.add(
-            .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false
+            .get, "/api/documents", "The caller's documents, newest first (type, schoolId filters; limit, after cursor).", public: false,
+            docs: RouteDocs(
+                query: Self.collectionFilters + [
+                    ("limit", RouteDocs.integer(minimum: 1, maximum: PageLimit.documents.maximum)), ("after", RouteDocs.text),
+                ])
         ) { request, context in
             let user = try context.signedIn().userId
             let query = try Self.query(request)
@@ -84,7 +89,8 @@ struct DocumentRoutes {
         }
         termsAccepted.add(
             .get, "/api/documents/:reference/position",
-            "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false
+            "Where the document stands in its collection (type, schoolId filters): position, total, previous and next.", public: false,
+            docs: RouteDocs(query: Self.collectionFilters)
         ) { request, context in
             let (user, document) = try await find(context)
             let filter = try Self.filter(try Self.query(request), owner: user)
@@ -102,7 +108,7 @@ struct DocumentRoutes {
         }
         termsAccepted.add(
             .get, "/api/documents/:reference/content", "The bytes (Range → 206, ETag/If-None-Match → 304, ?download for an attachment).",
-            public: false
+            public: false, docs: RouteDocs(query: [("download", RouteDocs.text)], headers: RouteDocs.rangeHeaders, answer: .bytes)
         ) { request, context in
             let (user, document) = try await find(context)
             return try await bytes.response(
@@ -110,7 +116,7 @@ struct DocumentRoutes {
         }
         termsAccepted.add(
             .post, "/api/documents/:reference/share-links", "Create a share link (expiresInSeconds, maxUses); the token is shown once.",
-            public: false
+            public: false, docs: RouteDocs(answer: .json(status: 201))
         ) { request, context in
             let (user, id) = try await identify(context)
             let body = try await JSONBodies.decode(ShareBody.self, from: request, limit: maxBodyBytes)
@@ -143,7 +149,7 @@ struct DocumentRoutes {
         family.add(
             .get, "/api/shared/:token",
             "Download through a share link (no sign-in; one use per download or playback: a Range request from the same client continues its use; 410 once expired, revoked or used up).",
-            public: true
+            public: true, docs: RouteDocs(headers: RouteDocs.rangeHeaders, answer: .bytes)
         ) { request, context in
             let opened = try await services.call(
                 .documents, DocumentsShareOpen.self,
@@ -169,6 +175,11 @@ struct DocumentRoutes {
         let (user, document) = try await find(context)
         return (user, document.id)
     }
+
+    /// The collection filters of the list and of a document's position: a document type, a school.
+    static let collectionFilters: [RouteDocs.Parameter] = [
+        ("type", RouteDocs.oneOf(DocumentType.allCases.map(\.rawValue))), ("schoolId", RouteDocs.text),
+    ]
 
     /// The query string's parameters, percent-decoded. Bytes that are not UTF-8 (or a stray `%`)
     /// are `invalid_argument`: filtering on the undecoded text instead would silently match nothing.

@@ -30,6 +30,8 @@ struct TusRoutes {
     let publicBase: PublicBaseURL
 
     static let base = "/api/uploads"
+    /// `Tus-Resumable`: the one protocol version spoken.
+    static let versionSchema = RouteDocs.oneOf(["1.0.0"])
     static let resumable = HTTPField.Name("Tus-Resumable")!
     static let version = HTTPField.Name("Tus-Version")!
     static let extensions = HTTPField.Name("Tus-Extension")!
@@ -50,7 +52,10 @@ struct TusRoutes {
         let termsAccepted = versioned.signedIn(by: authenticator, termsAccepted: true)
         let signedIn = versioned.signedIn(by: authenticator, termsAccepted: false)
         for path in [Self.base, Self.base + "/:id"] {
-            family.add(.options, path, "tus: the server's protocol version, extensions and maximum size.", public: true) { _, _ in
+            family.add(
+                .options, path, "tus: the server's protocol version, extensions and maximum size.", public: true,
+                docs: RouteDocs(answer: .tus(status: 204))
+            ) { _, _ in
                 Response(
                     status: .noContent,
                     headers: [
@@ -61,7 +66,13 @@ struct TusRoutes {
         }
         termsAccepted.add(
             .post, Self.base, "tus creation: Upload-Length and Upload-Metadata (filename, filetype, type, title, …) → 201 Location.",
-            public: false
+            public: false,
+            docs: RouteDocs(
+                headers: [
+                    ("Tus-Resumable", Self.versionSchema), ("Upload-Length", RouteDocs.integer(minimum: 0)),
+                    ("Upload-Metadata", RouteDocs.text),
+                ],
+                body: .uploadBytes(required: false), answer: .tus(status: 201))
         ) { request, context in
             let user = try context.signedIn().userId
             guard request.headers[Self.deferLength] == nil else {
@@ -96,8 +107,10 @@ struct TusRoutes {
             }
             return Response(status: .created, headers: headers)
         }
-        termsAccepted.add(.head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false) {
-            request, context in
+        termsAccepted.add(
+            .head, Self.base + "/:id", "tus: the committed offset (Upload-Offset, Upload-Length, Upload-Expires).", public: false,
+            docs: RouteDocs(headers: [("Tus-Resumable", Self.versionSchema)], answer: .tus(status: 200))
+        ) { request, context in
             let (user, id) = try upload(context)
             let status = try await services.call(
                 .documents, DocumentsUploadStatus.self, .init(id: id), principal: Credential.principal(for: user), context: context)
@@ -110,7 +123,10 @@ struct TusRoutes {
         }
         termsAccepted.add(
             .patch, Self.base + "/:id",
-            "tus: append the body (application/offset+octet-stream) at Upload-Offset → 204 with the new offset; 409 on a mismatch.", public: false
+            "tus: append the body (application/offset+octet-stream) at Upload-Offset → 204 with the new offset; 409 on a mismatch.", public: false,
+            docs: RouteDocs(
+                headers: [("Tus-Resumable", Self.versionSchema), ("Upload-Offset", RouteDocs.integer(minimum: 0))],
+                body: .uploadBytes(required: true), answer: .tus(status: 204))
         ) { request, context in
             let (user, id) = try upload(context)
             guard request.headers[.contentType]?.lowercased().hasPrefix(Self.offsetMediaType) == true else {
@@ -143,8 +159,10 @@ struct TusRoutes {
             if let expires = status?.expiresAt { headers[Self.uploadExpires] = Self.httpDate(expires) }
             return Response(status: .noContent, headers: headers)
         }
-        signedIn.add(.delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false) {
-            request, context in
+        signedIn.add(
+            .delete, Self.base + "/:id", "tus termination: the upload (or document) and its bytes are deleted.", public: false,
+            docs: RouteDocs(headers: [("Tus-Resumable", Self.versionSchema)], answer: .tus(status: 204))
+        ) { request, context in
             let (user, id) = try upload(context)
             _ = try await services.call(.documents, DocumentsDelete.self, .init(id: id), principal: Credential.principal(for: user), context: context)
             return Response(status: .noContent, headers: [Self.resumable: "1.0.0"])

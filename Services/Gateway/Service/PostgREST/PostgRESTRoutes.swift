@@ -55,6 +55,15 @@ struct PostgRESTRoutes {
         let action: AcceptanceAction?
     }
 
+    /// A read of a user's table: `select`, `order`, `limit`, `offset`, `or`/`and` trees (column
+    /// filters, `col=op.value`, are open-ended: the gateway README lists them), `Range` and `Prefer`.
+    static let readDocs = RouteDocs(
+        query: [
+            ("select", RouteDocs.text), ("order", RouteDocs.text), ("limit", RouteDocs.integer(minimum: 0)),
+            ("offset", RouteDocs.integer(minimum: 0)), ("or", RouteDocs.text), ("and", RouteDocs.text),
+        ],
+        headers: [("Range", RouteDocs.text), ("Range-Unit", RouteDocs.text), ("Prefer", RouteDocs.text)])
+
     /// Each route works out its caller itself (``caller(_:_:)``: the `apikey` and the bearer token, the anon key
     /// reading public data only); inserts take the per-address acceptance limit first.
     func register(on family: RouteFamily) {
@@ -62,14 +71,18 @@ struct PostgRESTRoutes {
         reading.add(
             .get, "/legal_documents",
             "PostgREST: the legal documents in effect, filtered, ordered, paged and counted (object media type for .single()).",
-            public: true
+            public: true,
+            docs: RouteDocs(query: [
+                ("select", RouteDocs.text), ("type", RouteDocs.text), ("order", RouteDocs.text),
+                ("limit", RouteDocs.integer(minimum: 0)), ("offset", RouteDocs.integer(minimum: 0)),
+            ])
         ) { request, context in
             _ = try await caller(request, context)
             return try await legalDocuments(request, context)
         }
         reading.add(
             .get, "/documents", "PostgREST: the caller's documents, filtered, ordered, paged and counted in Documents' SQL.",
-            public: false
+            public: false, docs: Self.readDocs
         ) { request, context in
             // Reading one's documents needs the terms in effect accepted (``TermsGate``); each row's
             // `file_url` goes out as an absolute signed link.
@@ -80,14 +93,15 @@ struct PostgRESTRoutes {
         }
         reading.add(
             .get, "/legal_acceptances",
-            "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false
+            "PostgREST: the caller's own acceptances (Audit's records), filtered, ordered, paged and counted in Audit's SQL.", public: false,
+            docs: Self.readDocs
         ) { request, context in
             try await read(request, context, schema: LegalAcceptancesTable.schema, select: LegalAcceptancesTable.select)
         }
         family.group(AddressRateLimitMiddleware(limits: limits, limit: .accept)).authenticated(by: authenticator).add(
             .post, "/legal_acceptances",
             "PostgREST: record the caller's acceptance (terms through Accounts, privacy through Audit); Prefer: return=representation, resolution=ignore-duplicates; Idempotency-Key.",
-            public: false
+            public: false, docs: RouteDocs(headers: [("Prefer", RouteDocs.text), ("Idempotency-Key", RouteDocs.text)], rateLimited: true)
         ) { request, context in
             try await insertAcceptances(request, context)
         }

@@ -27,13 +27,6 @@ public struct RateLimits: Sendable {
         exportPerUser = limiter("export_per_user", settings.exportPerUser)
     }
 
-    /// The routes these limits guard (`METHOD path` as registered), for the OpenAPI document's 429.
-    static let guardedRoutes: Set<String> = [
-        "POST /api/auth/apple", "POST /api/auth/refresh", "POST /auth/v1/token", "POST /api/users",
-        "PUT /api/users/:id/accept-tos", "POST /api/me/consents/:type/:action", "POST /rest/v1/legal_acceptances",
-        "GET /api/me/export",
-    ]
-
     /// A sign-in attempt from the request's client address.
     func signIn(from context: GatewayContext) throws(RateLimited) {
         try signInPerIP?.take(Self.addressKey(context.clientIP))

@@ -51,8 +51,10 @@ struct AccountRoutes {
                 try await services.call(
                     .accounts, AccountsDeletionPreview.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        signedIn.add(.post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false) {
-            _, context in
+        signedIn.add(
+            .post, "/api/me/deletion", "Request deletion: a request id to confirm within 15 minutes.", public: false,
+            docs: RouteDocs(answer: .json(status: 201))
+        ) { _, context in
             let id = try context.signedIn().userId
             let pending = try await services.call(
                 .accounts, AccountsRequestDeletion.self, .init(userId: id), principal: Credential.principal(for: id), context: context)

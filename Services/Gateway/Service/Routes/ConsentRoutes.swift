@@ -28,8 +28,13 @@ struct ConsentRoutes {
             return try JSONBodies.response(
                 try await services.call(.audit, AuditStatus.self, .init(userId: id), principal: Credential.principal(for: id), context: context))
         }
-        signedIn.add(.get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false) {
-            request, context in
+        signedIn.add(
+            .get, "/api/me/consents/history", "The user's records, newest first (?documentType=&limit=&before=).", public: false,
+            docs: RouteDocs(query: [
+                ("documentType", RouteDocs.oneOf(LegalDocumentType.allCases.map(\.rawValue))),
+                ("limit", RouteDocs.integer(minimum: 1, maximum: PageLimit.consentHistoryRoute.maximum)), ("before", RouteDocs.text),
+            ])
+        ) { request, context in
             let id = try context.signedIn().userId
             let query = request.uri.queryParameters
             var type: LegalDocumentType?
@@ -52,7 +57,7 @@ struct ConsentRoutes {
         recording.add(
             .post, "/api/me/consents/:type/:action",
             "Accept, acknowledge or decline a version: {version} → the consent receipt. Declining the terms signs the user out everywhere.",
-            public: false
+            public: false, docs: RouteDocs(answer: .json(status: 201), rateLimited: true)
         ) { request, context in
             let caller = try context.signedIn()
             let (id, sessionId) = (caller.userId, caller.sessionId)

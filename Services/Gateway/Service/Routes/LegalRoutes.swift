@@ -23,20 +23,27 @@ struct LegalRoutes {
             let hit = try await texts.current(.termsOfService, services: services, context: context)
             return LegalResponses.respond(request, body: hit.text.seedJSON, contentType: LegalResponses.json, stale: hit.stale)
         }
-        family.add(.get, "/api/legal/:type", "The version in effect now, with content and outline.", public: true) { request, context in
+        family.add(.get, "/api/legal/:type", "The version in effect now, with content and outline.", public: true, docs: RouteDocs(conditional: true))
+        { request, context in
             let hit = try await texts.current(try Self.type(context), services: services, context: context)
             return Self.respond(request, body: hit.text.documentJSON, hit: hit)
         }
-        family.add(.get, "/api/legal/:type/outline", "The h2/h3 outline of the version in effect.", public: true) { request, context in
+        family.add(.get, "/api/legal/:type/outline", "The h2/h3 outline of the version in effect.", public: true, docs: RouteDocs(conditional: true))
+        { request, context in
             let hit = try await texts.current(try Self.type(context), services: services, context: context)
             return Self.respond(request, body: hit.text.outlineJSON, hit: hit)
         }
-        family.add(.get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true) { _, context in
+        family.add(
+            .get, "/api/legal/:type/versions", "Every published version, newest first (no content).", public: true, docs: RouteDocs(conditional: true)
+        ) { _, context in
             let history = try await services.call(
                 .legal, LegalHistory.self, .init(type: try Self.type(context)), principal: .anonymous, context: context)
             return try JSONBodies.response(history)
         }
-        family.add(.get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true) {
+        family.add(
+            .get, "/api/legal/:type/versions/:version", "One published version by its version string.", public: true,
+            docs: RouteDocs(conditional: true)
+        ) {
             request, context in
             guard let version = context.pathParameter("version"), !version.isEmpty else { throw BusError(.invalidArgument, "version is required") }
             let document = try await services.call(

@@ -50,13 +50,15 @@ struct OnboardingRoutes {
     /// `GET /api/terms` is registered on the same family with the other reads of the texts, by ``LegalRoutes``.
     func register(on family: RouteFamily) {
         family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).authenticated(by: authenticator).add(
-            .post, Self.prefix, "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false
+            .post, Self.prefix, "Seed 004: get or create the user of an Apple id, with eligibility for a new one.", public: false,
+            docs: RouteDocs(rateLimited: true)
         ) {
             request, context in
             try await getOrCreate(request, context)
         }
         family.authenticated(by: authenticator).add(
-            .put, Self.prefix + "/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false
+            .put, Self.prefix + "/:id/accept-tos", "Seed 004: accept the terms of service version in effect.", public: false,
+            docs: RouteDocs(rateLimited: true)
         ) {
             request, context in
             try await acceptTerms(request, context)

@@ -27,7 +27,7 @@ struct OperationalRoutes {
             let body = Body(ready: snapshot.isReady, status: snapshot.phase.rawValue, checks: snapshot.checks.mapValues(\.description))
             return try JSONBodies.response(body, status: snapshot.isReady ? .ok : .serviceUnavailable)
         }
-        family.add(.get, "/metrics", "Prometheus metrics (text exposition 0.0.4).", public: true) { _, _ in
+        family.add(.get, "/metrics", "Prometheus metrics (text exposition 0.0.4).", public: true, docs: RouteDocs(answer: .text)) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: MetricsBootstrap.contentType],
                 body: .init(byteBuffer: ByteBuffer(string: MetricsBootstrap.exposition(of: runtime.metrics))))

@@ -20,7 +20,8 @@ struct PageRoutes {
     func register(on family: RouteFamily) {
         for (path, type) in [("/legal/privacy", LegalDocumentType.privacyPolicy), ("/legal/terms", .termsOfService)] {
             family.add(
-                .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true
+                .get, path, "The \(type == .privacyPolicy ? "privacy policy" : "terms of service") in effect, as an HTML page.", public: true,
+                docs: RouteDocs(answer: .page)
             ) { request, context in
                 let hit: LegalTexts.Hit
                 do {

@@ -41,7 +41,7 @@ struct PersonalDataRoutes {
         signedIn.add(
             .get, "/api/me/export",
             "Everything held about the user (profile, consents with signed receipts, documents and their bytes, share links, sessions) as one streamed ZIP.",
-            public: false
+            public: false, docs: RouteDocs(answer: .zip, rateLimited: true)
         ) { _, context in
             let id = try context.signedIn().userId
             try limits.export(userId: id)

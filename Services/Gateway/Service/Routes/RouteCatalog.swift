@@ -12,6 +12,8 @@ public final class RouteCatalog: Sendable {
         public let isPublic: Bool
         /// How the route's family writes its errors.
         let errors: any ErrorRenderer
+        /// What `/openapi.json` says of it beyond the rest.
+        let docs: RouteDocs
 
         public static func == (a: Entry, b: Entry) -> Bool {
             a.method == b.method && a.path == b.path && a.summary == b.summary && a.isPublic == b.isPublic
@@ -25,7 +27,11 @@ public final class RouteCatalog: Sendable {
 
     public var all: [Entry] { entries.withLock { $0 } }
 
-    func record(_ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, errors: any ErrorRenderer) {
-        entries.withLock { $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic, errors: errors)) }
+    func record(
+        _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, errors: any ErrorRenderer, docs: RouteDocs
+    ) {
+        entries.withLock {
+            $0.append(Entry(method: method.rawValue, path: path, summary: summary, isPublic: isPublic, errors: errors, docs: docs))
+        }
     }
 }

@@ -58,12 +58,13 @@ struct RouteFamily {
         authenticated(by: authenticator).group(SignedInMiddleware(terms: authenticator.terms, termsAccepted: termsAccepted))
     }
 
-    /// Adds the route `method` `path` (relative to ``prefix``), recorded in the catalog.
+    /// Adds the route `method` `path` (relative to ``prefix``), recorded in the catalog with what
+    /// `/openapi.json` says of it (``RouteDocs``).
     func add(
-        _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool,
+        _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, docs: RouteDocs = RouteDocs(),
         _ handler: @escaping @Sendable (Request, GatewayContext) async throws -> Response
     ) {
-        catalog.record(method, prefix + path, summary, public: isPublic, errors: errors)
+        catalog.record(method, prefix + path, summary, public: isPublic, errors: errors, docs: docs)
         group.on(RouterPath(path), method: method) { request, context in try await handler(request, context) }
     }
 }

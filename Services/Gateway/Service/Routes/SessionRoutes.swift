@@ -33,8 +33,10 @@ struct SessionRoutes {
     func register(on family: RouteFamily) {
         // Signing in and refreshing take the per-address sign-in limit before anything else.
         let signingIn = family.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn))
-        signingIn.add(.post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true) {
-            request, context in
+        signingIn.add(
+            .post, "/api/auth/apple", "Sign in with Apple: identity token → session token and refresh token.", public: true,
+            docs: RouteDocs(rateLimited: true)
+        ) { request, context in
             let body = try await JSONBodies.decode(SignInBody.self, from: request, limit: maxBodyBytes)
             let reply = try await flows.signIn(
                 .init(
@@ -58,8 +60,10 @@ struct SessionRoutes {
                 principal: .service("gateway"), context: context)
             return try JSONBodies.response(reply)
         }
-        signingIn.add(.post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true) {
-            request, context in
+        signingIn.add(
+            .post, "/api/auth/refresh", "Exchange a refresh token for a new session token and refresh token.", public: true,
+            docs: RouteDocs(rateLimited: true)
+        ) { request, context in
             let body = try await JSONBodies.decode(RefreshBody.self, from: request, limit: maxBodyBytes)
             do {
                 return try JSONBodies.response(try await flows.refresh(body.refreshToken, context: context))
@@ -68,7 +72,8 @@ struct SessionRoutes {
             }
         }
         authenticated.add(
-            .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true
+            .post, "/api/auth/sign-out", "End a session: the bearer session's, or the one of a refresh token in the body.", public: true,
+            docs: RouteDocs(body: .json(required: false))
         ) { request, context in
             let body =
                 request.headers[.contentLength] == "0" ? nil : try? await JSONBodies.decode(SignOutBody.self, from: request, limit: maxBodyBytes)

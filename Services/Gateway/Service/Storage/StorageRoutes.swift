@@ -60,7 +60,7 @@ struct StorageRoutes {
         for path in ["/object", "/object/authenticated"] {
             termsAccepted.add(
                 .get, path + "/:bucket/**", "Storage: download the caller's object (Range, ETag; ?download for an attachment).",
-                public: false
+                public: false, docs: RouteDocs(query: [("download", RouteDocs.text)], headers: RouteDocs.rangeHeaders, answer: .bytes)
             ) { request, context in
                 let user = try context.signedIn().userId
                 let fileUrl = try Self.fileUrl(context)
@@ -93,7 +93,9 @@ struct StorageRoutes {
         }
         family.add(
             .get, "/object/sign/:bucket/**",
-            "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true
+            "Storage: the signed download (a signed URL's token, or a document's file_url; no sign-in; Range, ETag).", public: true,
+            docs: RouteDocs(
+                query: [("token", RouteDocs.text), ("download", RouteDocs.text)], headers: RouteDocs.rangeHeaders, answer: .bytes)
         ) { request, context in
             let fileUrl = try Self.fileUrl(context)
             guard let token = try DocumentRoutes.query(request)["token"], !token.isEmpty else {

@@ -33,6 +33,10 @@ struct GoTrueRoutes {
 
     struct RefreshBody: Decodable { let refresh_token: String? }
 
+    /// The headers every Supabase Auth request carries: the anon key, and the API version that
+    /// picks GoTrue's error body.
+    static let headerDocs: [RouteDocs.Parameter] = [("apikey", RouteDocs.text), ("X-Supabase-Api-Version", RouteDocs.text)]
+
     /// Where the family's routes are (its router group's path).
     static let prefix = "/auth/v1"
 
@@ -43,7 +47,9 @@ struct GoTrueRoutes {
         let gated = family.group(GoTrueGate(anonymousKey: anonymousKey))
         gated.group(AddressRateLimitMiddleware(limits: limits, limit: .signIn)).add(
             .post, "/token", "Supabase Auth: grant_type=id_token (Sign in with Apple) or refresh_token (rotation) → session.",
-            public: true
+            public: true,
+            docs: RouteDocs(
+                query: [("grant_type", RouteDocs.oneOf(["id_token", "refresh_token"]))], headers: Self.headerDocs, rateLimited: true)
         ) { request, context in
             switch request.uri.queryParameters.get("grant_type") {
             case "id_token": return try await signIn(request, context)
@@ -54,11 +60,15 @@ struct GoTrueRoutes {
         let authenticated = gated.authenticated(by: authenticator)
         authenticated.add(
             .post, "/logout",
-            "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true
+            "Supabase Auth: end the bearer's session (scope local), all the user's (global, the default) or all others.", public: true,
+            docs: RouteDocs(
+                query: [("scope", RouteDocs.oneOf(["global", "local", "others"]))], headers: Self.headerDocs, body: .json(required: false),
+                answer: .noContent)
         ) { request, context in
             try await logout(request, context)
         }
-        authenticated.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false) { request, context in
+        authenticated.add(.get, "/user", "Supabase Auth: the signed-in user.", public: false, docs: RouteDocs(headers: Self.headerDocs)) {
+            request, context in
             try await user(request, context)
         }
     }
