@@ -198,7 +198,7 @@ let package = Package(
         // `deploy/run` and the tests start them by name from the build folder.
         .executableTarget(
             name: "MultiCall",
-            dependencies: ["LegalService", "AuditService", "AccountsService", "DocumentsService", "GatewayService", "CompassCLI"],
+            dependencies: ["LegalService", "AuditService", "AccountsService", "DocumentsService", "GatewayAssembly", "CompassCLI"],
             path: "Services/MultiCall", swiftSettings: strict),
         // MARK: Documents
         .target(
@@ -240,8 +240,23 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], path: "Services/Gateway/Service", swiftSettings: strict),
+        // The Supabase-compatible API (GoTrue, PostgREST, Storage, the anon key) as a route module
+        // of the core: the core knows it only as a `RouteModule`.
+        .target(
+            name: "GatewaySupabase",
+            dependencies: [
+                "GatewayService", "Bus", "Contracts", "ServiceKit", "Identity", "Locks",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Services/Gateway/Supabase", swiftSettings: strict),
+        // The gateway process: the core wired with the modules it serves, its settings and flags.
+        .target(
+            name: "GatewayAssembly", dependencies: ["GatewayService", "GatewaySupabase", "ServiceKit"], path: "Services/Gateway/Assembly",
+            swiftSettings: strict),
         .executableTarget(
-            name: "Gateway", dependencies: ["GatewayService", "ServiceKit"], path: "Services/Gateway/Main",
+            name: "Gateway", dependencies: ["GatewayAssembly"], path: "Services/Gateway/Main",
             swiftSettings: strict),
 
         // MARK: Benchmarks
@@ -319,6 +334,7 @@ let package = Package(
         .testTarget(
             name: "PrivacyTextTests",
             dependencies: [
+                "GatewaySupabase", "GatewayAssembly",
                 "LegalService", "GatewayService", "AccountsService", "DocumentsService", "ServiceKit", "Bus",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -359,6 +375,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
+                "GatewaySupabase", "GatewayAssembly",
                 "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "TestSupport", "Identity", "AppleStandIn",
                 "GatewayTestSupport", "Locks", "Hex", "compass",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -372,6 +389,7 @@ let package = Package(
         .testTarget(
             name: "GatewayRouterTests",
             dependencies: [
+                "GatewaySupabase", "GatewayAssembly",
                 "GatewayService", "ServiceKit", "GatewayTestSupport", "TestSupport",
                 // The stack the success paths connect to.
                 "Legal", "Audit", "Accounts", "Documents", "Gateway",
@@ -402,6 +420,7 @@ let package = Package(
         .testTarget(
             name: "SecurityTests",
             dependencies: [
+                "GatewaySupabase", "GatewayAssembly",
                 "GatewayTestSupport", "GatewayService", "Gateway", "Accounts", "Legal", "Audit", "Documents", "Contracts", "Bus", "Postgres",
                 "TestSupport", "Identity", "AppleStandIn", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),

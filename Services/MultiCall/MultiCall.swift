@@ -3,7 +3,7 @@ import AuditService
 import CompassCLI
 import DocumentsService
 import Foundation
-import GatewayService
+import GatewayAssembly
 import LegalService
 
 /// `recruiting-compass`: every shipped executable in one binary, for the container image

@@ -5,6 +5,7 @@ import NIOCore
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 /// What an error answer must look like in each family's body (``ErrorFormat``), and the headers
 /// every error carries: `X-Request-Id`, `WWW-Authenticate: Bearer` on a 401 of the bodies that

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAssembly
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -20,20 +21,23 @@ enum InProcessGateway {
 
     /// One runtime and its settings for every router of the target: a runtime binds its health
     /// socket when made (nothing runs on it), so the tests share one instead of a socket each.
-    private static let shared = Result { () throws -> (ServiceRuntime, GatewaySettings) in
+    private static let shared = Result { () throws -> (ServiceRuntime, GatewayProcessSettings) in
         let environment = EnvironmentReader(Self.environment)
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "gateway-router-tests") { _ in SwiftLogNoOpLogHandler() }
         let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
-        return (runtime, try GatewaySettings(environment: environment))
+        return (runtime, try GatewayProcessSettings(environment: environment))
     }
+
+    /// The process settings every in-process router is made with (the modules among them).
+    static func settings() throws -> GatewayProcessSettings { try shared.get().1 }
 
     /// A fresh router (its own rate limits) with its catalog, made the way `GatewayApplication.configure` makes it.
     static func make() throws -> (router: Router<GatewayContext>, catalog: RouteCatalog) {
         let (runtime, settings) = try shared.get()
         let catalog = RouteCatalog()
         let router = GatewayApplication.makeRouter(
-            runtime: runtime, settings: settings, services: ServiceClients(clients: [:], timeout: .seconds(1)),
+            runtime: runtime, settings: settings.core, modules: settings.modules, services: ServiceClients(clients: [:], timeout: .seconds(1)),
             sessions: SessionVerifier(maximumStaleness: .seconds(5)), catalog: catalog)
         return (router, catalog)
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 /// The probes of every route the gateway serves, by family: each route's refusals that are decided
 /// before any service is asked (no or wrong credentials, bad paths, bodies and queries, tus

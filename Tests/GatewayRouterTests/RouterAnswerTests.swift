@@ -6,6 +6,7 @@ import NIOCore
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 /// Every route of the gateway's router, in process: each catalogued route's refusals and error
 /// bodies by family, the 503 of a backend that is not connected, requests no route matches, and
@@ -41,9 +42,10 @@ import Testing
     /// paths that no route matches gets the same body: the group's style and the fallback for
     /// unmatched requests agree.
     @Test func eachFamilysUnmatchedRequestsGetItsErrorBody() throws {
+        let unmatched = GatewayApplication.unmatchedPathErrors(try InProcessGateway.settings().modules)
         for entry in try InProcessGateway.make().catalog.all {
             #expect(
-                GatewayApplication.unmatchedPathErrors.renderer(forUnmatched: entry.path).format == entry.errors.format,
+                unmatched.renderer(forUnmatched: entry.path).format == entry.errors.format,
                 "\(entry.method) \(entry.path)")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAssembly
 import GatewayTestSupport
 import HTTPTypes
 import Hummingbird
@@ -8,6 +9,7 @@ import NIOCore
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 @testable import ServiceKit
 
 /// Success paths of the in-process router with its ``ServiceClients`` connected to the real
@@ -21,11 +23,12 @@ import Testing
             let logger = Logger(label: "gateway-router-tests") { _ in SwiftLogNoOpLogHandler() }
             let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
             let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
-            let settings = try GatewaySettings(environment: environment)
+            let settings = try GatewayProcessSettings(environment: environment)
             let services = try await ServiceClients.connect(
-                GatewayApplication.peers, peers: settings.peers, timeout: settings.busTimeout, logger: logger)
+                GatewayApplication.peers, peers: settings.core.peers, timeout: settings.core.busTimeout, logger: logger)
             let router = GatewayApplication.makeRouter(
-                runtime: runtime, settings: settings, services: services, sessions: SessionVerifier(maximumStaleness: .seconds(5)),
+                runtime: runtime, settings: settings.core, modules: settings.modules, services: services,
+                sessions: SessionVerifier(maximumStaleness: .seconds(5)),
                 catalog: RouteCatalog())
             let user = try await harness.signedUpUser()
             let terms = try await harness.currentTerms()

@@ -1,9 +1,12 @@
+import GatewayAssembly
 import ServiceKit
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
-/// The gateway's settings: defaults, and refusals that name the variable without echoing secrets.
+/// The gateway's settings (the core's and the Supabase module's): defaults, and refusals that name
+/// the variable without echoing secrets.
 struct GatewaySettingsTests {
     @Test func defaults() throws {
         let settings = try GatewaySettings(environment: EnvironmentReader([:]))
@@ -11,7 +14,7 @@ struct GatewaySettingsTests {
         #expect(!settings.legacyUnauthenticatedClients && settings.appleBundleID == nil)
         #expect(settings.maxBodyBytes == 65536 && settings.busTimeout == .seconds(5))
         #expect(settings.peers.endpoints[.accounts] == ["tcp://127.0.0.1:5552"] && settings.peers.keys == nil)
-        #expect(AnonymousKey(secret: settings.jwtSecret.revealed) == nil)
+        #expect(try GatewayProcessSettings(environment: EnvironmentReader([:])).supabase.anonymousKey == nil)
         #expect(settings.legalRefresh == .seconds(5) && settings.peers.eventEndpoints[.legal] == ["tcp://127.0.0.1:5651"])
         #expect(settings.strictTransportSecurity == "max-age=31536000; includeSubDomains")
         #expect(try GatewaySettings(environment: EnvironmentReader(["GATEWAY_HSTS": "off"])).strictTransportSecurity == nil)
@@ -22,7 +25,7 @@ struct GatewaySettingsTests {
     @Test func refusals() {
         func refusal(_ environment: [String: String]) -> ConfigurationError? {
             do {
-                _ = try GatewaySettings(environment: EnvironmentReader(environment))
+                _ = try GatewayProcessSettings(environment: EnvironmentReader(environment))
                 return nil
             } catch { return error as? ConfigurationError }
         }

@@ -4,6 +4,7 @@ import ServiceKit
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 /// The rules of the gateway's copy of the legal texts, without I/O: which held version is in
 /// effect when, what a revalidation keeps, and how an event's sequence number shows a lost one.

@@ -2,6 +2,7 @@ import HTTPTypes
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 /// `Prefer` as PostgREST reads it: pure, no stack.
 struct PostgRESTPreferencesTests {

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import GatewayAssembly
 import Logging
 import Testing
 
@@ -30,8 +31,9 @@ import Testing
         let logger = Logger(label: "privacy-promises") { _ in SwiftLogNoOpLogHandler() }
         let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
         let catalog = RouteCatalog()
+        let settings = try GatewayProcessSettings(environment: environment)
         _ = GatewayApplication.makeRouter(
-            runtime: runtime, settings: try GatewaySettings(environment: environment), services: ServiceClients(clients: [:], timeout: .seconds(1)),
+            runtime: runtime, settings: settings.core, modules: settings.modules, services: ServiceClients(clients: [:], timeout: .seconds(1)),
             sessions: SessionVerifier(maximumStaleness: .seconds(5)), catalog: catalog)
         return Set(catalog.all.map { $0.method + " " + $0.path })
     }

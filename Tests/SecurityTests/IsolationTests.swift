@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import GatewayService
+@testable import GatewaySupabase
 
 extension SecurityTests {
     /// User A, with A's own valid session, against user B's ids on every route of the gateway's

@@ -1,3 +1,4 @@
+import GatewayAssembly
 import Logging
 
 @testable import GatewayService
@@ -17,10 +18,10 @@ enum RouteCatalogSnapshot {
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "route-catalog") { _ in SwiftLogNoOpLogHandler() }
         let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
-        let settings = try GatewaySettings(environment: environment)
+        let settings = try GatewayProcessSettings(environment: environment)
         let catalog = RouteCatalog()
         _ = GatewayApplication.makeRouter(
-            runtime: runtime, settings: settings, services: ServiceClients(clients: [:], timeout: .seconds(1)),
+            runtime: runtime, settings: settings.core, modules: settings.modules, services: ServiceClients(clients: [:], timeout: .seconds(1)),
             sessions: SessionVerifier(maximumStaleness: .seconds(5)), catalog: catalog)
         var routes: [String: Bool] = [:]
         for entry in catalog.all { routes[entry.method + " " + entry.path] = entry.isPublic }

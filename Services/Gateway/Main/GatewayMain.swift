@@ -1,6 +1,6 @@
-import GatewayService
+import GatewayAssembly
 
-/// The HTTP gateway executable. Everything is in `GatewayService`: ``GatewayExecutable``.
+/// The HTTP gateway executable. Everything is in `GatewayAssembly`: ``GatewayExecutable``.
 @main
 struct GatewayMain {
     static func main() async {

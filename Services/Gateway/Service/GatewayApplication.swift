@@ -14,8 +14,9 @@ public enum GatewayApplication {
     static let peers: [ServiceName] = [.legal, .accounts, .audit, .documents]
 
     /// Registers everything on `runtime`; `onListening` receives the bound HTTP port.
-    public static func configure(
-        _ runtime: ServiceRuntime, settings: GatewaySettings, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    package static func configure(
+        _ runtime: ServiceRuntime, settings: GatewaySettings, modules: [any RouteModule],
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) async throws {
         let logger = runtime.logger
         // Before the first socket opens: every bus socket of the gateway follows the setting.
@@ -56,7 +57,8 @@ public enum GatewayApplication {
             texts: legalTexts, legal: try services.client(.legal), events: legalEvents, interval: settings.legalRefresh,
             timeout: settings.busTimeout, logger: logger)
         let router = makeRouter(
-            runtime: runtime, settings: settings, services: services, sessions: sessions, catalog: RouteCatalog(), legalTexts: legalTexts)
+            runtime: runtime, settings: settings, modules: modules, services: services, sessions: sessions, catalog: RouteCatalog(),
+            legalTexts: legalTexts)
         // Idle keep-alive connections are closed (GATEWAY_IDLE_TIMEOUT), and every connection lives
         // under the slow-client deadlines and the connection cap (``SlowClientGuard``).
         let limits = settings.connectionLimits
@@ -79,40 +81,45 @@ public enum GatewayApplication {
     }
 
     /// Each API with a path space of its own answers in its own error format, a request no
-    /// route matched too (a Supabase client's typo still gets the body its SDK reads).
-    static let unmatchedPathErrors = UnmatchedPathErrors([
-        .init(GoTrueRoutes.prefix, GoTrueErrors()),
-        .init(PostgRESTRoutes.prefix, includingPrefix: true, PostgRESTErrors()),
-        .init(StorageRoutes.prefix, StorageErrors()),
-        .init(exactly: LegalRoutes.seedTermsPath, OnboardingErrors()),
-        .init(OnboardingRoutes.prefix, includingPrefix: true, OnboardingErrors()),
-    ])
+    /// route matched too (a client's typo still gets the body its SDK reads): the seed's, then
+    /// each module's.
+    static func unmatchedPathErrors(_ modules: [any RouteModule]) -> UnmatchedPathErrors {
+        UnmatchedPathErrors(
+            [
+                .init(exactly: LegalRoutes.seedTermsPath, OnboardingErrors()),
+                .init(OnboardingRoutes.prefix, includingPrefix: true, OnboardingErrors()),
+            ] + modules.flatMap(\.unmatchedPaths))
+    }
 
     /// The router with every route, recorded in `catalog`: the router-level middleware every request
     /// passes (CORS, HSTS, tracing), then one router group per family of routes (operations, the
-    /// seed's onboarding, sessions, Supabase Auth, legal, accounts, consent, pages, PostgREST,
-    /// documents and tus, Storage), each with its error body and middleware declared once
-    /// (``RouteFamily``). Without `legalTexts` kept current by a ``LegalTextsFollower``, the legal
+    /// seed's onboarding, sessions, legal, accounts, consent, pages, documents and tus), each with
+    /// its error body and middleware declared once (``RouteFamily``), then each module's
+    /// (``RouteModule``). Without `legalTexts` kept current by a ``LegalTextsFollower``, the legal
     /// reads ask Legal on every request.
-    public static func makeRouter(
-        runtime: ServiceRuntime, settings: GatewaySettings, services: ServiceClients, sessions: SessionVerifier, catalog: RouteCatalog,
-        legalTexts: LegalTexts = LegalTexts()
+    package static func makeRouter(
+        runtime: ServiceRuntime, settings: GatewaySettings, modules: [any RouteModule], services: ServiceClients, sessions: SessionVerifier,
+        catalog: RouteCatalog, legalTexts: LegalTexts = LegalTexts()
     ) -> Router<GatewayContext> {
         let router = Router(context: GatewayContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so error answers carry the CORS headers too.
-        if !settings.corsOrigins.isEmpty { router.add(middleware: CORSPolicy(origins: settings.corsOrigins)) }
+        if !settings.corsOrigins.isEmpty {
+            router.add(
+                middleware: CORSPolicy(
+                    origins: settings.corsOrigins, requestHeaders: modules.flatMap(\.corsRequestHeaders),
+                    exposedHeaders: modules.flatMap(\.corsExposedHeaders)))
+        }
         if let hsts = settings.strictTransportSecurity {
             router.add(middleware: StrictTransportSecurityMiddleware(value: hsts, trustedProxies: settings.trustedProxies))
         }
-        router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies, unmatched: unmatchedPathErrors))
+        router.add(middleware: RequestTracingMiddleware(trustedProxies: settings.trustedProxies, unmatched: unmatchedPathErrors(modules)))
         let apple = settings.appleBundleID.map { bundle in
             AppleIdentityVerifier(
                 audiences: [bundle], keys: AppleKeyCache(source: settings.appleKeySet, logger: runtime.logger),
                 logger: runtime.logger)
         }
-        let anonymousKey = AnonymousKey(secret: settings.jwtSecret.revealed)
         let authenticator = Authenticator(
-            services: services, sessions: sessions, apple: apple, tokenKinds: anonymousKey.map { [$0] } ?? [],
+            services: services, sessions: sessions, apple: apple, tokenKinds: modules.flatMap(\.tokenKinds),
             terms: TermsGate(services: services, sessions: sessions, texts: legalTexts))
         let limits = RateLimits(settings.rateLimits)
         let flows = SessionFlows(services: services, authenticator: authenticator, limits: limits)
@@ -135,10 +142,6 @@ public enum GatewayApplication {
         .register(on: seed)
         SessionRoutes(services: services, authenticator: authenticator, flows: flows, limits: limits, maxBodyBytes: settings.maxBodyBytes)
             .register(on: auth)
-        GoTrueRoutes(
-            services: services, authenticator: authenticator, flows: flows, limits: limits, anonymousKey: anonymousKey,
-            maxBodyBytes: settings.maxBodyBytes
-        ).register(on: family(prefix: GoTrueRoutes.prefix, GoTrueErrors()))
         AppleNotificationRoutes(services: services, maxBodyBytes: settings.maxBodyBytes).register(on: auth)
         LegalRoutes(services: services, texts: legalTexts).register(on: family(), seed: seed)
         AccountRoutes(services: services, authenticator: authenticator, maxBodyBytes: settings.maxBodyBytes).register(on: accounts)
@@ -148,12 +151,6 @@ public enum GatewayApplication {
         let publicBase = PublicBaseURL(
             configured: settings.publicURL, trustedProxies: settings.trustedProxies, httpHost: settings.httpHost, httpPort: settings.httpPort)
         let fileLinks = FileLinks(settings: settings)
-        PostgRESTRoutes(
-            services: services, texts: legalTexts, authenticator: authenticator, acceptances: acceptances, limits: limits,
-            maxBodyBytes: settings.maxBodyBytes,
-            publicBase: publicBase,
-            fileLinks: fileLinks
-        ).register(on: family(prefix: PostgRESTRoutes.prefix, PostgRESTErrors()))
         let bytes = DocumentBytes(services: services, chunkSize: settings.documentsChunkSize, maxAgeSeconds: Int(settings.downloadMaxAge.inSeconds))
         DocumentRoutes(
             services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, publicBase: publicBase,
@@ -165,14 +162,17 @@ public enum GatewayApplication {
             maxSize: settings.tusMaxSize,
             publicBase: publicBase
         ).register(on: documents)
-        StorageRoutes(services: services, authenticator: authenticator, bytes: bytes, maxBodyBytes: settings.maxBodyBytes, fileLinks: fileLinks)
-            .register(on: family(prefix: StorageRoutes.prefix, StorageErrors()))
         PersonalDataRoutes(
             services: services, authenticator: authenticator, limits: limits, chunkSize: settings.documentsChunkSize,
             maxBodyBytes: settings.maxBodyBytes
         )
         .register(on: accounts)
-        OpenAPIRoutes(catalog: catalog, version: runtime.identity.version).register(on: operations)
+        let parts = GatewayRoutes(
+            services: services, authenticator: authenticator, sessionFlows: flows, acceptances: acceptances, limits: limits,
+            legalTexts: legalTexts, publicBase: publicBase, fileLinks: fileLinks, bytes: bytes, maxBodyBytes: settings.maxBodyBytes,
+            makeFamily: { prefix, errors in family(prefix: prefix, errors) })
+        for module in modules { module.register(parts) }
+        OpenAPIRoutes(catalog: catalog, version: runtime.identity.version, modules: modules.map(\.summary)).register(on: operations)
         return router
     }
 }

@@ -5,8 +5,8 @@ import Hummingbird
 /// What a request's `Authorization` header says about its caller, resolved once per request by
 /// ``AuthenticationMiddleware`` (HummingbirdAuth's shape: one authenticator puts the identity in
 /// the context, guards and handlers read it). Each door answers the cases in its own error body
-/// and order: the native routes with ``credential()``, Supabase Auth with GoTrue's codes.
-enum Authentication: Sendable {
+/// and order: the native routes with ``credential()``, a route module with its own codes.
+package enum Authentication: Sendable {
     /// No `Authorization` header.
     case anonymous
     /// A header that is not `Bearer <token>` with a non-empty token.
@@ -17,7 +17,7 @@ enum Authentication: Sendable {
     case refused(any Error)
 
     /// The caller's credential; nil without an `Authorization` header; the refusal otherwise.
-    func credential() throws -> Credential? {
+    package func credential() throws -> Credential? {
         switch self {
         case .anonymous: return nil
         case .malformed: throw SessionRefusal.signInRequired("use Authorization: Bearer <token>")
@@ -44,11 +44,11 @@ enum Authentication: Sendable {
 /// every route of an authenticated group (``RouteFamily/authenticated(by:)``). It never refuses;
 /// the group's guards (``SignedInMiddleware``) and handlers decide what a refusal means there. A
 /// group nested in another authenticated one does not resolve the header again.
-struct AuthenticationMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct AuthenticationMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
     let authenticator: Authenticator
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard context.resolvedAuthentication == nil else { return try await next(request, context) }
         var context = context
         context.resolvedAuthentication = await authenticator.authenticate(request, context: context)
@@ -59,7 +59,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
 extension GatewayContext {
     /// What ``AuthenticationMiddleware`` resolved. Only routes in an authenticated group call this;
     /// one registered outside such a group is a programming error, answered `internal` (500).
-    func authentication() throws -> Authentication {
+    package func authentication() throws -> Authentication {
         guard let resolvedAuthentication else { throw BusError(.internal, "the route is not in an authenticated group") }
         return resolvedAuthentication
     }

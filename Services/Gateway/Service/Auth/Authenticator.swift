@@ -17,12 +17,12 @@ import Logging
 /// token that fails its check, is `unauthenticated` (401); no token is ever logged.
 package struct Authenticator: Sendable {
     let services: ServiceClients
-    let sessions: SessionVerifier
+    package let sessions: SessionVerifier
     let apple: AppleIdentityVerifier?
     /// The route modules' token kinds, by JWS algorithm.
     let tokenKinds: [String: any TokenKind]
     /// The enforcement of the terms for routes that need them accepted.
-    let terms: TermsGate
+    package let terms: TermsGate
 
     init(
         services: ServiceClients, sessions: SessionVerifier, apple: AppleIdentityVerifier?, tokenKinds: [any TokenKind] = [],

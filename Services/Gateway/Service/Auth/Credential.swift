@@ -27,5 +27,5 @@ package enum Credential: Sendable, Equatable {
     }
 
     /// The bus principal for acting as this caller on `user`'s behalf.
-    static func principal(for user: UUID) -> Principal { .user(user.uuidString.lowercased()) }
+    package static func principal(for user: UUID) -> Principal { .user(user.uuidString.lowercased()) }
 }

@@ -9,7 +9,7 @@ import ServiceKit
 ///
 /// An entry is kept for as long as a token it refuses could still be presented: a token's lifetime
 /// plus the clock leeway after the revocation. After that every such token has expired anyway.
-struct RevocationList: Sendable {
+package struct RevocationList: Sendable {
     /// Signed-out session id → when it was revoked.
     private(set) var sessions: [UUID: Date] = [:]
     /// User id → when all of their tokens ended: a token issued at or before it is refused.

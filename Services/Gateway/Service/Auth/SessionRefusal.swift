@@ -9,7 +9,7 @@ import Bus
 /// - `sign_in_required`: there is no usable session: no or a malformed token, the session was
 ///   signed out or has expired, the account was deleted, or the refresh token is spent. Sign in
 ///   with Apple again (a fresh sign-in can then, for example, delete the account).
-enum SessionRefusal {
+package enum SessionRefusal {
     static let reasonKey = "reason"
     static let expiredReason = "session_expired"
     static let signInRequiredReason = "sign_in_required"

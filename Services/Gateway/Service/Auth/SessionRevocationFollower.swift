@@ -10,20 +10,20 @@ import ServiceKit
 /// ``tickInterval`` and on any gap, since pub/sub alone drops messages. Each catch-up that reaches
 /// Accounts' latest event marks the list fresh; when none has for the verifier's
 /// `maximumStaleness`, tokens go to Accounts again until one does.
-struct SessionRevocationFollower: Follower {
+package struct SessionRevocationFollower: Follower {
     let verifier: SessionVerifier
     let client: RPCClient
-    let events: EventSubscriber
+    package let events: EventSubscriber
     /// How often it catches up when no gap showed one was needed.
-    let tickInterval: Duration
+    package let tickInterval: Duration
     /// How often the public keys are loaded again (a rotated-in key is answered by Accounts until then).
     let keyInterval: Duration
     let logger: Logger
 
     /// When the public keys were last loaded (nil: not yet).
-    func start() -> ContinuousClock.Instant? { nil }
+    package func start() -> ContinuousClock.Instant? { nil }
 
-    func follow(_ input: FollowerInput, _ keysLoadedAt: inout ContinuousClock.Instant?) async {
+    package func follow(_ input: FollowerInput, _ keysLoadedAt: inout ContinuousClock.Instant?) async {
         do {
             if keysLoadedAt.map({ ContinuousClock.now - $0 > keyInterval }) ?? true {
                 verifier.useKeys(try await client.call(AccountsPublicKeys.self, Empty(), principal: .service("gateway")).sessionKeys)

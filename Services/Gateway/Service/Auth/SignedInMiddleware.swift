@@ -11,12 +11,12 @@ import Hummingbird
 /// Routes that must stay open to a user who has not accepted the terms (reading the terms,
 /// accepting or declining them, signing out, deleting the account or a document, reading,
 /// exporting or correcting one's own data) are in a group with `termsAccepted: false`.
-struct SignedInMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct SignedInMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
     let terms: TermsGate
     let termsAccepted: Bool
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let caller = try context.authentication().signedInCaller()
         if termsAccepted { try await terms.require(caller.userId, context: context) }
         var context = context
@@ -26,8 +26,8 @@ struct SignedInMiddleware: RouterMiddleware {
 }
 
 /// Who a request signed in as, once ``SignedInMiddleware`` let it through.
-struct SignedInCaller: Sendable, Equatable {
-    let userId: UUID
+package struct SignedInCaller: Sendable, Equatable {
+    package let userId: UUID
     let appleId: String
     let sessionId: UUID
 }
@@ -35,7 +35,7 @@ struct SignedInCaller: Sendable, Equatable {
 extension GatewayContext {
     /// The caller ``SignedInMiddleware`` let through. Only routes in a signed-in group call this; one
     /// registered outside such a group is a programming error, answered `internal` (500).
-    func signedIn() throws -> SignedInCaller {
+    package func signedIn() throws -> SignedInCaller {
         guard let signedInCaller else { throw BusError(.internal, "the route is not in a signed-in group") }
         return signedInCaller
     }

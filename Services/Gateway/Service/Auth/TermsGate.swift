@@ -25,7 +25,7 @@ import Metrics
 /// Accounts for `GATEWAY_SESSION_MAX_STALENESS`, every check asks Accounts. A newly
 /// published version counts once the legal copy has it: its event's delivery, at worst
 /// `GATEWAY_LEGAL_REFRESH` plus one call.
-struct TermsGate: Sendable {
+package struct TermsGate: Sendable {
     let services: ServiceClients
     let sessions: SessionVerifier
     let texts: LegalTexts
@@ -36,7 +36,7 @@ struct TermsGate: Sendable {
 
     /// Returns when `user` accepted the terms in effect (or none are in effect); throws
     /// ``TermsNotAccepted`` otherwise.
-    func require(_ user: UUID, context: GatewayContext) async throws {
+    package func require(_ user: UUID, context: GatewayContext) async throws {
         let versions = try await termsVersions(context)
         let now = Date()
         guard let current = LegalVersionSummary.inEffect(versions, at: now) else { return }

@@ -8,14 +8,14 @@ import Hummingbird
 /// `X-Compass-Terms-Version` on every family.
 ///
 /// Like `rate_limited`, the code is the gateway's own refusal, outside the bus's closed set.
-struct TermsNotAccepted: Error, Sendable, Equatable {
+package struct TermsNotAccepted: Error, Sendable, Equatable {
     /// The terms version in effect, the one to accept.
-    let currentVersion: String
+    package let currentVersion: String
 
-    static let code = "terms_not_accepted"
+    package static let code = "terms_not_accepted"
     static let versionHeader = HTTPField.Name("X-Compass-Terms-Version")!
 
-    var message: String {
+    package var message: String {
         "accept the terms of service in effect (version \(currentVersion)) to use this: read them at GET /api/terms, accept with "
             + "POST /api/me/consents/terms_of_service/accept"
     }

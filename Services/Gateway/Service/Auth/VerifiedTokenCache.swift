@@ -6,7 +6,7 @@ import Identity
 /// The SHA-256 of a whole session token: what the verified-token cache is keyed by. 32 bytes
 /// instead of the token's ~0.5 KiB of text, and a token cannot be matched by anything but itself
 /// (never key by the signature segment alone: an attacker could pair it with another payload).
-struct TokenDigest: Hashable, Sendable {
+package struct TokenDigest: Hashable, Sendable {
     /// swift-crypto's digest: its 32 bytes inline, hashed and compared as they are.
     let sha256: SHA256.Digest
 
@@ -21,7 +21,7 @@ struct TokenDigest: Hashable, Sendable {
 /// What a good signature established about a token, and the account Accounts bound its session
 /// to when the token was issued before the account existed. It never changes during the token's
 /// lifetime (revocation and expiry are judged on every use, from this entry).
-struct VerifiedToken: Sendable {
+package struct VerifiedToken: Sendable {
     var userId: UUID?
     let appleId: String?
     let sessionId: UUID
@@ -48,7 +48,7 @@ extension VerifiedToken {
 /// longest, about to be replaced by a refresh) down to 3/4 of `limit`. Either sweep frees at
 /// least a sixteenth of `limit`, so its O(`limit`) pass (O(`limit` log `limit`) for the second)
 /// is paid once per that many new tokens; a look-up or an insert is otherwise one hash probe.
-struct VerifiedTokenCache {
+package struct VerifiedTokenCache {
     /// What a sweep removed: entries past their expiry, and live entries evicted for room.
     struct Eviction: Equatable {
         var expired = 0

@@ -13,7 +13,7 @@ import Metrics
 /// Each request keeps its own idempotency key (the client's `Idempotency-Key`, or a fresh one), so
 /// a batch retried by the bus client records every acceptance once, and its own answer: one bad
 /// item fails alone.
-final class AcceptanceBatcher: Sendable {
+package final class AcceptanceBatcher: Sendable {
     private struct Waiting {
         let item: AccountsAcceptTermsBatch.Item
         let reply: CheckedContinuation<AccountUser, any Error>
@@ -32,7 +32,7 @@ final class AcceptanceBatcher: Sendable {
 
     /// Accepts the terms for `item`'s user once its batch has committed. `traceparent` is that of
     /// the request when it starts a batch (a batch carries one trace context: its first request's).
-    func accept(_ item: AccountsAcceptTermsBatch.Item, traceparent: String) async throws -> AccountUser {
+    package func accept(_ item: AccountsAcceptTermsBatch.Item, traceparent: String) async throws -> AccountUser {
         try await withCheckedThrowingContinuation { continuation in
             if let batch = slots.withLock({ $0.arrive(Waiting(item: item, reply: continuation)) }) {
                 Task { await self.run(batch, traceparent: traceparent) }

@@ -4,7 +4,7 @@
 /// latency; items that arrive while every slot is busy wait, in arrival order, and the next slot
 /// to finish takes up to `maximumBatch` of them together. A slot is freed only when nothing waits,
 /// so no waiting item is left behind by a finishing slot.
-struct BatchSlots<Item> {
+package struct BatchSlots<Item> {
     let maximumInFlight: Int
     let maximumBatch: Int
     /// Items waiting for a slot, oldest first.

@@ -37,7 +37,7 @@ public final class ServiceClients: Sendable {
     }
 
     /// Calls `method` on `service` for the request in `context`, acting for `principal`.
-    func call<M: RPCMethod>(
+    package func call<M: RPCMethod>(
         _ service: ServiceName, _ method: M.Type, _ request: M.Request, principal: Principal, context: GatewayContext,
         idempotencyKey: String? = nil
     ) async throws -> M.Reply {

@@ -3,7 +3,7 @@
 /// Only single ranges are honoured: `a-b`, `a-` and the suffix `-n`. A header that is not one of
 /// these (another unit, several ranges, bad syntax) is ignored, as the RFC allows, and the whole
 /// document is sent. A well-formed range that selects nothing is unsatisfiable (416).
-enum ByteRange: Equatable {
+package enum ByteRange: Equatable {
     /// No usable `Range`: the whole document, 200.
     case whole
     /// Bytes `start...end` (inclusive), 206.

@@ -25,16 +25,21 @@ import Hummingbird
 /// chunk is read before the status line goes out, so a store that is down when the download
 /// starts answers a 503 the client can read; one that fails later cuts the connection short of
 /// the promised `Content-Length`, never ends it as if the body were complete.
-struct DocumentBytes: Sendable {
+package struct DocumentBytes: Sendable {
     let services: ServiceClients
     let chunkSize: Int
     /// `max-age` of downloads (``GatewaySettings/downloadMaxAge``).
     var maxAgeSeconds: Int = 3600
 
     /// Who reads: the owner (`user:<id>`), or anyone holding a share link's `grant`.
-    struct Reader: Sendable {
+    package struct Reader: Sendable {
         let principal: Principal
         let grant: UUID?
+
+        package init(principal: Principal, grant: UUID?) {
+            self.principal = principal
+            self.grant = grant
+        }
     }
 
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
@@ -43,7 +48,7 @@ struct DocumentBytes: Sendable {
 
     /// The bytes of `document` for `request`; `maxAge` caps the cache lifetime (a signed link's
     /// remaining seconds).
-    func response(for document: Document, reader: Reader, request: Request, context: GatewayContext, maxAge: Int? = nil) async throws
+    package func response(for document: Document, reader: Reader, request: Request, context: GatewayContext, maxAge: Int? = nil) async throws
         -> Response
     {
         switch document.bytesState {

@@ -13,7 +13,7 @@ import Hummingbird
 /// Every URL answered is absolute (``PublicBaseURL``): a document's `fileUrl` is a signed,
 /// expiring download link (``FileLinks``), a share link's `url` and an upload's `Location` start
 /// with the public base.
-struct DocumentRoutes {
+package struct DocumentRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let bytes: DocumentBytes
@@ -183,7 +183,7 @@ struct DocumentRoutes {
 
     /// The query string's parameters, percent-decoded. Bytes that are not UTF-8 (or a stray `%`)
     /// are `invalid_argument`: filtering on the undecoded text instead would silently match nothing.
-    static func query(_ request: Request) throws -> [String: String] {
+    package static func query(_ request: Request) throws -> [String: String] {
         var result: [String: String] = [:]
         for pair in (request.uri.query ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

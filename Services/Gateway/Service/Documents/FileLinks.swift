@@ -6,7 +6,8 @@ import Identity
 
 /// The signed, expiring download URLs the gateway hands out as a document's `file_url`.
 ///
-/// A link is Supabase Storage's signed-URL shape, so seed 002's `URLSession.download(from:)`,
+/// A link is Supabase Storage's signed-URL shape (seed 002's contract: the Supabase module serves
+/// the download, `GET /storage/v1/object/sign/…`), so seed 002's `URLSession.download(from:)`,
 /// `<video src>` and `<iframe src>` open it with no headers:
 /// `<public base>/storage/v1/object/sign/documents/<id>/<name>?token=f1.<expires>.<mac>`, where
 /// `mac` is HMAC-SHA256 over the document id, its owner and the expiry (Unix seconds). The owner
@@ -17,7 +18,7 @@ import Identity
 /// rotated by putting the new one first and dropping the old one a lifetime later. Expiries are
 /// rounded up to a quarter of the lifetime, so reading the same row again within that step gives
 /// the same URL (HTTP caches keep working) and a later read a fresh one.
-struct FileLinks: Sendable {
+package struct FileLinks: Sendable {
     /// Signing keys, the current one first.
     let keys: [SymmetricKey]
     let lifetimeSeconds: Int64
@@ -38,7 +39,7 @@ struct FileLinks: Sendable {
     }
 
     /// A token in this format (a share link's token never contains `.`).
-    static func isFileToken(_ token: String) -> Bool { token.hasPrefix(prefix) }
+    package static func isFileToken(_ token: String) -> Bool { token.hasPrefix(prefix) }
 
     /// The expiry a link made at `now` carries: at least a lifetime away, rounded up to the step.
     func expiry(now: Date) -> Int64 {
@@ -69,8 +70,8 @@ struct FileLinks: Sendable {
         return copy
     }
 
-    /// A PostgREST `documents` row with its `file_url` made an absolute signed link.
-    func presented(row: [String: JSONValue], base: String) -> [String: JSONValue] {
+    /// A `documents` row (a route module's table of them) with its `file_url` made an absolute signed link.
+    package func presented(row: [String: JSONValue], base: String) -> [String: JSONValue] {
         guard case .string(let id)? = row["id"], case .string(let owner)? = row["user_id"], case .string(let stored)? = row["file_url"],
             let documentId = UUID(uuidString: id), let ownerId = UUID(uuidString: owner)
         else { return row }
@@ -79,7 +80,7 @@ struct FileLinks: Sendable {
         return copy
     }
 
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable {
         /// Good until this Unix time.
         case valid(expires: Int64)
         case expired
@@ -87,7 +88,7 @@ struct FileLinks: Sendable {
     }
 
     /// Checks `token` for `document` with every key (constant-time comparison).
-    func verify(_ token: String, for document: Document, now: Date = Date()) -> Verdict {
+    package func verify(_ token: String, for document: Document, now: Date = Date()) -> Verdict {
         guard Self.isFileToken(token) else { return .invalid }
         let parts = token.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count <= 12, parts[0].allSatisfy(\.isASCII), let expires = Int64(parts[0]), expires > 0,

@@ -5,7 +5,7 @@ import Foundation
 /// The keys read: `filename` (or `name`), `filetype` (or `contentType`, `content_type`), `type`
 /// (seed 002's document type, required), `title` (defaults to the file name), `description`,
 /// `schoolId` (or `school_id`) and `version`.
-struct TusMetadata: Equatable {
+package struct TusMetadata: Equatable {
     var pairs: [String: String] = [:]
 
     init(header: String?) throws {

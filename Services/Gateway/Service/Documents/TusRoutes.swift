@@ -21,7 +21,7 @@ import Hummingbird
 /// `1.0.0` is 412 with `Tus-Version`, as tus requires. Bodies here are not JSON and not under
 /// `GATEWAY_MAX_BODY_BYTES`: their bound is the declared `Upload-Length`, which Documents checks
 /// against its maximum file size and the user's quota.
-struct TusRoutes {
+package struct TusRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let pump: UploadPump
@@ -188,10 +188,10 @@ struct TusRoutes {
 
 /// The first middleware of tus's requests but OPTIONS: a `Tus-Resumable` the server does not
 /// speak is 412 (``TusVersionMismatch``), before the credential or anything else is looked at.
-struct TusVersionMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct TusVersionMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         try TusRoutes.checkVersion(request)
         return try await next(request, context)
     }
@@ -199,8 +199,8 @@ struct TusVersionMiddleware: RouterMiddleware {
 
 /// tus's 412 Precondition Failed: the only status outside the bus's code set the gateway sends,
 /// because the protocol requires it for an unsupported `Tus-Resumable`.
-struct TusVersionMismatch: RenderedError {
-    func response(requestID: String) -> Response {
+package struct TusVersionMismatch: RenderedError {
+    package func response(requestID: String) -> Response {
         let body = JSONBodies.object([
             "error": .string(ErrorCode.invalidArgument.rawValue), "message": .string("Tus-Resumable must be 1.0.0"), "requestId": .string(requestID),
         ])

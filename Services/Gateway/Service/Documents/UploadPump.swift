@@ -9,7 +9,7 @@ import Hummingbird
 ///
 /// When the client's connection breaks mid-body, the bytes already received are still appended
 /// (tus: the server should keep partial data), so a resumed upload goes on from there.
-struct UploadPump: Sendable {
+package struct UploadPump: Sendable {
     let services: ServiceClients
     let chunkSize: Int
 

@@ -3,7 +3,7 @@ import Foundation
 /// CRC-32 (IEEE 802.3, the polynomial ZIP uses), updated chunk by chunk as bytes stream through.
 /// Slicing-by-8 (eight tables, eight bytes a step) over the raw buffer: the export runs every
 /// document byte through it, and this is several times the speed of a byte-at-a-time table.
-struct CRC32: Sendable {
+package struct CRC32: Sendable {
     private(set) var value: UInt32 = 0
 
     /// `tables[k][b]`: the CRC of byte `b` followed by `k` zero bytes, the 8 tables laid end to end.

@@ -13,7 +13,7 @@ import Hummingbird
 /// A document whose bytes are gone (or that was deleted) by the time it is read is left out and
 /// the manifest says why; any other failure mid-stream ends the connection, so the client is left
 /// with an archive that has no central directory, which no unpacker takes for complete.
-struct ExportArchive: Sendable {
+package struct ExportArchive: Sendable {
     let contents: ExportContents
     let user: UUID
     let generatedAt: Date

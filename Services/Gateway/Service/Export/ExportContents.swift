@@ -6,7 +6,7 @@ import Foundation
 /// its signed receipt and the key to check them, and every document's metadata and share links,
 /// each gathered from its own service over the bus as the user (`user:<id>`), page by page.
 /// Metadata only: the document bytes are read while the archive is written.
-struct ExportContents: Sendable {
+package struct ExportContents: Sendable {
     var account: AccountsExport.Reply
     var records: [AcceptanceRecord]
     var publicKey: String

@@ -4,7 +4,7 @@ import Foundation
 /// `manifest.json` of a data export: everything held about the user as data, and the list of
 /// files in the archive with their sizes and SHA-256. Written last, so it says exactly which
 /// document bytes made it into the archive.
-struct ExportManifest: Encodable, Sendable {
+package struct ExportManifest: Encodable, Sendable {
     static let format = "recruiting-compass-export/1"
 
     struct Consents: Encodable, Sendable {

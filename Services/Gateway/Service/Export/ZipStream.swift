@@ -9,7 +9,7 @@ import Foundation
 /// ZIP64 is used where the classic 32-bit fields would overflow: an entry of 4 GiB or more, an
 /// offset past 4 GiB, or more than 65,535 entries (`threshold` lowers the limit for tests).
 /// Only what the caller hands over is counted: the caller writes exactly the size it announced.
-struct ZipStream: Sendable {
+package struct ZipStream: Sendable {
     private struct Entry: Sendable {
         var name: [UInt8]
         var offset: UInt64

@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 
 /// Cross-origin access for the browser origins listed in `GATEWAY_CORS_ORIGINS` (none by
-/// default), so a web page such as seed 002's viewer can call the API with the headers Supabase
-/// clients send.
+/// default), so a web page such as seed 002's viewer can call the API with the headers its client
+/// sends (the route modules add their clients' headers).
 ///
 /// A request whose `Origin` is listed gets `Access-Control-Allow-Origin` (that origin, never `*`:
 /// the API takes credentials), `Vary: Origin` and the exposed headers; a preflight (`OPTIONS` with
@@ -15,32 +15,41 @@ import Hummingbird
 ///
 /// Hummingbird's `CORSMiddleware` is not used: it answers every `OPTIONS` carrying an `Origin`
 /// itself (tus' own `OPTIONS` included) and sends the allowed methods and headers to any origin.
-struct CORSPolicy: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct CORSPolicy: RouterMiddleware {
+    package typealias Context = GatewayContext
     let origins: Set<String>
+    /// The request headers a listed origin may send: the core's, then the route modules'.
+    let allowedHeaders: [String]
+    let allowedHeaderSet: Set<String>
+    /// `Access-Control-Expose-Headers`: the core's, then the route modules'.
+    let exposedHeaders: String
 
     static let methods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
-    /// What supabase-js/-swift/-py and tus clients send, besides the CORS-safelisted ones.
-    static let allowedHeaders: [String] = [
-        "authorization", "apikey", "content-type", "x-client-info", "x-supabase-api-version", "prefer", "range", "accept-profile",
-        "content-profile", "if-none-match", "if-match", "idempotency-key", "x-upsert", "cache-control", "x-request-id", "traceparent",
-        "tus-resumable", "upload-length", "upload-offset", "upload-metadata", "upload-defer-length", "upload-concat", "accept",
+    /// What the app, browsers and tus clients send for the core's routes, besides the
+    /// CORS-safelisted ones.
+    static let coreRequestHeaders: [String] = [
+        "authorization", "content-type", "range", "if-none-match", "if-match", "idempotency-key", "cache-control", "x-request-id",
+        "traceparent", "tus-resumable", "upload-length", "upload-offset", "upload-metadata", "upload-defer-length", "upload-concat", "accept",
         "accept-language", "content-language", "x-requested-with",
     ]
-    static let allowedHeaderSet = Set(allowedHeaders)
-    static let exposedHeaders = [
+    static let coreExposedHeaders = [
         "Content-Range", "Content-Length", "Content-Disposition", "ETag", "Location", "Retry-After", "X-Request-Id", "Accept-Ranges",
-        "Preference-Applied", "X-Supabase-Api-Version", "Tus-Resumable", "Tus-Version", "Tus-Max-Size", "Tus-Extension", "Upload-Offset",
-        "Upload-Length", "Upload-Metadata", "Upload-Expires",
-    ].joined(separator: ", ")
+        "Tus-Resumable", "Tus-Version", "Tus-Max-Size", "Tus-Extension", "Upload-Offset", "Upload-Length", "Upload-Metadata", "Upload-Expires",
+    ]
     static let requestMethod = HTTPField.Name("Access-Control-Request-Method")!
     static let requestHeaders = HTTPField.Name("Access-Control-Request-Headers")!
 
-    init(origins: [String]) {
+    /// `requestHeaders` and `exposedHeaders`: what the route modules' clients send and read.
+    init(origins: [String], requestHeaders: [String] = [], exposedHeaders: [String] = []) {
         self.origins = Set(origins.map { Self.normalized($0) })
+        var allowed = Self.coreRequestHeaders
+        for header in requestHeaders.map({ $0.lowercased() }) where !allowed.contains(header) { allowed.append(header) }
+        allowedHeaders = allowed
+        allowedHeaderSet = Set(allowed)
+        self.exposedHeaders = (Self.coreExposedHeaders + exposedHeaders.filter { !Self.coreExposedHeaders.contains($0) }).joined(separator: ", ")
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let origin = request.headers[.origin] else {
             // The answer differs by Origin: a cache must not hand this one to a browser's request.
             var response = try await next(request, context)
@@ -55,7 +64,7 @@ struct CORSPolicy: RouterMiddleware {
         var response = try await next(request, context)
         if allowed {
             response.headers[.accessControlAllowOrigin] = origin
-            response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+            response.headers[.accessControlExposeHeaders] = exposedHeaders
         }
         response.headers[values: .vary].append("Origin")
         return response
@@ -68,7 +77,7 @@ struct CORSPolicy: RouterMiddleware {
         let requested = (headers ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
         // The requested headers are echoed when all are allowed; otherwise the list of allowed ones
         // tells the browser (and whoever reads its console) what is missing.
-        let names = requested.allSatisfy { Self.allowedHeaderSet.contains($0) } && !requested.isEmpty ? requested : Self.allowedHeaders
+        let names = requested.allSatisfy { allowedHeaderSet.contains($0) } && !requested.isEmpty ? requested : allowedHeaders
         fields[.accessControlAllowHeaders] = names.joined(separator: ", ")
         return Response(status: .noContent, headers: fields)
     }

@@ -6,9 +6,12 @@ import Hummingbird
 /// The name of an error body's shape (`native`, `onboarding`, and those route modules add:
 /// `postgrest`, `storage`, `gotrue`): what the route catalog records per route and the tests
 /// check answers against. Open, like `HTTPField.Name`: a module declares its own.
-struct ErrorFormat: Hashable, Sendable, CustomStringConvertible {
+package struct ErrorFormat: Hashable, Sendable, CustomStringConvertible {
     let name: String
-    var description: String { name }
+    package var description: String { name }
+
+    /// A route module's format, by a name no other family uses.
+    package init(name: String) { self.name = name }
 
     /// `{"error": "<code>", "message", "details": {…}, "requestId"}`, `error` one of the bus's
     /// closed set of codes (`invalid_argument`, `not_found`, …) or a gateway refusal.
@@ -24,7 +27,7 @@ struct ErrorFormat: Hashable, Sendable, CustomStringConvertible {
 ///
 /// ``ErrorResponses`` decides what was thrown (a bus error, a rate limit, the terms gate) and the
 /// status and headers every format shares; the renderer writes the body in its format.
-protocol ErrorRenderer: Sendable {
+package protocol ErrorRenderer: Sendable {
     var format: ErrorFormat { get }
     /// Anything else a route threw, as the bus error it stands for, with the status and the
     /// headers (`Content-Type`, `WWW-Authenticate`, `Retry-After`) the core worked out.
@@ -43,13 +46,13 @@ protocol ErrorRenderer: Sendable {
 /// An error that carries its whole answer in the format of the API that throws it (a PostgREST
 /// error from `/rest/v1`, GoTrue's from `/auth/v1`, tus's 412): answered as it is, whatever the
 /// family.
-protocol RenderedError: Error {
+package protocol RenderedError: Error {
     func response(requestID: String) -> Response
 }
 
 extension ErrorRenderer {
     /// A JSON response of `status` with `body`.
-    static func json(_ status: HTTPResponse.Status, _ body: [String: JSONValue], headers: HTTPFields = [:]) -> Response {
+    package static func json(_ status: HTTPResponse.Status, _ body: [String: JSONValue], headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONBodies.object(body))))

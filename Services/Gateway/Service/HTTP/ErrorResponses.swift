@@ -8,20 +8,20 @@ import Logging
 /// take): that of the family whose paths it falls under, so a Supabase client's typo still gets
 /// the error body its SDK reads. Each family with a path space of its own is listed by the
 /// application that wires the route modules; anything else is native.
-struct UnmatchedPathErrors: Sendable {
-    struct Space: Sendable {
+package struct UnmatchedPathErrors: Sendable {
+    package struct Space: Sendable {
         let path: String
         let matchesPath: Bool
         let matchesBelow: Bool
         let renderer: any ErrorRenderer
 
         /// The paths under `prefix + "/"`, and `prefix` itself when `includingPrefix`.
-        init(_ prefix: String, includingPrefix: Bool = false, _ renderer: any ErrorRenderer) {
+        package init(_ prefix: String, includingPrefix: Bool = false, _ renderer: any ErrorRenderer) {
             (path, matchesPath, matchesBelow, self.renderer) = (prefix, includingPrefix, true, renderer)
         }
 
         /// `path` alone.
-        init(exactly path: String, _ renderer: any ErrorRenderer) {
+        package init(exactly path: String, _ renderer: any ErrorRenderer) {
             (self.path, matchesPath, matchesBelow, self.renderer) = (path, true, false, renderer)
         }
 
@@ -44,7 +44,7 @@ struct UnmatchedPathErrors: Sendable {
 }
 
 /// Turns anything a route throws into a JSON error response.
-enum ErrorResponses {
+package enum ErrorResponses {
     static func response(for error: any Error, renderer: any ErrorRenderer, requestID: String, logger: Logger) -> Response {
         var response = body(for: error, renderer: renderer, requestID: requestID, logger: logger)
         // A backend that is down or a database that refuses for now: tell clients when to try
@@ -87,7 +87,7 @@ enum ErrorResponses {
 
     /// The bus error a thrown error stands for. Errors of unknown kind become `internal`, with
     /// their text in the log only.
-    static func busError(from error: any Error, logger: Logger) -> BusError {
+    package static func busError(from error: any Error, logger: Logger) -> BusError {
         switch error {
         case let error as BusError:
             if error.code == .internal { logger.error("internal error from a service", metadata: ["error": "\(error.message)"]) }

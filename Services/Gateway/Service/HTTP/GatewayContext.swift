@@ -30,7 +30,7 @@ public struct GatewayContext: RequestContext {
 
 extension GatewayContext {
     /// A path parameter, percent-decoded (the router hands them over as they were sent).
-    func pathParameter(_ name: String) -> String? {
+    package func pathParameter(_ name: String) -> String? {
         guard let raw = parameters.get(name) else { return nil }
         // Most parameters (ids) have nothing to decode; Foundation's decoder bridges through
         // NSString even then (2% of the gateway's CPU per acceptance).

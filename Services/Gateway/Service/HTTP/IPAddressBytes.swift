@@ -6,7 +6,7 @@
 
 /// An IPv4 or IPv6 address as its network-order bytes (4 or 16), parsed with `inet_pton`; an
 /// IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) is taken as the IPv4 address it carries.
-struct IPAddressBytes: Sendable, Equatable {
+package struct IPAddressBytes: Sendable, Equatable {
     let bytes: [UInt8]
 
     init?(_ text: some StringProtocol) {
@@ -34,7 +34,7 @@ struct IPAddressBytes: Sendable, Equatable {
 }
 
 /// An address block (`10.0.0.0/8`, `2001:db8::/32`, or one address).
-struct AddressBlock: Sendable, Equatable {
+package struct AddressBlock: Sendable, Equatable {
     let network: IPAddressBytes
     let prefixLength: Int
 

@@ -8,20 +8,18 @@ import Hummingbird
 /// `Content-Type: application/json` when they say anything (415 otherwise), and must decode into
 /// the route's type (400 `invalid_argument` naming the field otherwise). Responses use the bus's
 /// encoder: RFC 3339 dates with milliseconds, sorted keys.
-enum JSONBodies {
+package enum JSONBodies {
     static let encoder = BusJSON.encoder()
 
-    static func object(_ members: [String: JSONValue]) -> Data {
+    package static func object(_ members: [String: JSONValue]) -> Data {
         (try? encoder.encode(members)) ?? Data("{}".utf8)
     }
 
     /// Decodes the body with the bus's decoder (FastJSON, with Foundation's decoder for what it does
     /// not handle, whose value or error then stands: the same answers as Foundation's, without
     /// a decoder made and configured per request), or with `decoder` when one is given.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int, decoder: JSONDecoder? = nil) async throws -> T {
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json"),
-            !contentType.lowercased().hasPrefix("application/vnd.pgrst")
-        {
+    package static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int, decoder: JSONDecoder? = nil) async throws -> T {
+        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw BusError(.unsupportedMediaType, "send the body as application/json")
         }
         let data = try await collect(request, limit: limit)
@@ -35,7 +33,7 @@ enum JSONBodies {
 
     /// The whole body, or `payload_too_large` as soon as it passes `limit` (a `Content-Length`
     /// over the limit is refused before anything is read).
-    static func collect(_ request: Request, limit: Int) async throws -> Data {
+    package static func collect(_ request: Request, limit: Int) async throws -> Data {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
             throw BusError(.payloadTooLarge, "the body is larger than \(limit) bytes")
         }
@@ -49,7 +47,7 @@ enum JSONBodies {
 
     /// A JSON response. The bus's fast encoder writes the same bytes as ``encoder`` at a fraction of
     /// its cost (it was 5% of the gateway's CPU under `deploy/bench-gateway`).
-    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+    package static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
         var headers = headers
         if headers[.contentType] == nil { headers[.contentType] = "application/json; charset=utf-8" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try BusJSON.encodeBytes(value))))

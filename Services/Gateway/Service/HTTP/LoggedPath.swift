@@ -1,7 +1,7 @@
 /// A request path as it goes into the log. A share link's token is a credential (anyone holding
 /// it downloads the document), so `/api/shared/<token>` is logged as `/api/shared/<token>` with
 /// the token itself left out. (Storage's signed URLs carry theirs in the query, which is not logged.)
-enum LoggedPath {
+package enum LoggedPath {
     /// Path prefixes whose rest is a credential.
     static let credentialPrefixes = ["/api/shared/"]
 

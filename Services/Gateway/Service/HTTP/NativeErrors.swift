@@ -6,10 +6,10 @@ import Hummingbird
 /// The native API's error body: `{"error": "<code>", "message", "details": {…}, "requestId"}`.
 /// `rate_limited` and `terms_not_accepted` are the two codes outside the bus's closed set: the bus
 /// never carries them, they are the gateway's own refusals.
-struct NativeErrors: ErrorRenderer {
-    var format: ErrorFormat { .native }
+package struct NativeErrors: ErrorRenderer {
+    package var format: ErrorFormat { .native }
 
-    func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
+    package func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
         var members: [String: JSONValue] = [
             "error": .string(error.code.rawValue), "message": .string(error.message), "requestId": .string(requestID),
         ]
@@ -17,7 +17,7 @@ struct NativeErrors: ErrorRenderer {
         return Self.json(status, members, headers: headers)
     }
 
-    func response(to refusal: RateLimited, requestID: String) -> Response {
+    package func response(to refusal: RateLimited, requestID: String) -> Response {
         Self.json(
             .tooManyRequests,
             [
@@ -26,7 +26,7 @@ struct NativeErrors: ErrorRenderer {
             ])
     }
 
-    func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
+    package func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
         Self.json(
             .forbidden,
             [
@@ -36,9 +36,9 @@ struct NativeErrors: ErrorRenderer {
             ])
     }
 
-    var openAPISchema: JSONValue { .object(["$ref": .string("#/components/schemas/Error")]) }
+    package var openAPISchema: JSONValue { .object(["$ref": .string("#/components/schemas/Error")]) }
 
-    var openAPIComponents: [String: JSONValue] {
+    package var openAPIComponents: [String: JSONValue] {
         [
             "Error": .object([
                 "type": .string("object"), "required": .array([.string("error")]),
@@ -53,27 +53,27 @@ struct NativeErrors: ErrorRenderer {
 }
 
 /// The onboarding routes' body, the one seed 004's client reads: `{"error": "<message>"}`.
-struct OnboardingErrors: ErrorRenderer {
-    var format: ErrorFormat { .onboarding }
+package struct OnboardingErrors: ErrorRenderer {
+    package var format: ErrorFormat { .onboarding }
 
-    func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
+    package func response(to error: BusError, status: HTTPResponse.Status, headers: HTTPFields, requestID: String) -> Response {
         Self.json(status, ["error": .string(error.message)], headers: headers)
     }
 
-    func response(to refusal: RateLimited, requestID: String) -> Response {
+    package func response(to refusal: RateLimited, requestID: String) -> Response {
         Self.json(.tooManyRequests, ["error": .string(refusal.message)])
     }
 
-    func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
+    package func response(to refusal: TermsNotAccepted, requestID: String) -> Response {
         Self.json(.forbidden, ["error": .string(refusal.message)])
     }
 
-    var openAPISchema: JSONValue {
+    package var openAPISchema: JSONValue {
         .object([
             "type": .string("object"), "required": .array([.string("error")]),
             "properties": .object(["error": .object(["type": .string("string")])]),
         ])
     }
 
-    var openAPIComponents: [String: JSONValue] { [:] }
+    package var openAPIComponents: [String: JSONValue] { [:] }
 }

@@ -10,7 +10,7 @@ import Hummingbird
 /// proxy (`GATEWAY_TRUSTED_PROXIES`), that proxy's `X-Forwarded-Proto` and `X-Forwarded-Host`
 /// win. A host that is not a plain host name or address (with an optional port) is not used:
 /// the next one is (the forwarded host, then `Host`, then the gateway's own bind address).
-struct PublicBaseURL: Sendable {
+package struct PublicBaseURL: Sendable {
     /// The configured base, without a trailing `/`; nil to derive it per request.
     let configured: String?
     let trustedProxies: TrustedProxies
@@ -32,7 +32,7 @@ struct PublicBaseURL: Sendable {
     }
 
     /// The base for URLs answered to `request`.
-    func base(for request: Request, context: GatewayContext) -> String {
+    package func base(for request: Request, context: GatewayContext) -> String {
         if let configured { return configured }
         var scheme = "http"
         var hosts = [request.head.authority]

@@ -12,7 +12,7 @@ import Metrics
 /// HTTP itself defines (WebDAV's, say) counts as `other`. The HTTP parser refuses methods it does
 /// not know today; the label does not rely on that, since any token is a valid method and a new
 /// one per request would add a series per request, here and in the registry.
-final class RequestMetrics: Sendable {
+package final class RequestMetrics: Sendable {
     private struct Series: Hashable {
         var method: String
         var route: String

@@ -10,8 +10,8 @@ import Metrics
 /// 404 of a request no route matched (in the format of the path space it falls under,
 /// ``UnmatchedPathErrors``)
 /// and any error of the router-level middleware. Nothing below it has to catch.
-struct RequestTracingMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct RequestTracingMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
     let trustedProxies: TrustedProxies
     /// The error format of a request no route matched, by its path.
     let unmatched: UnmatchedPathErrors
@@ -21,7 +21,7 @@ struct RequestTracingMiddleware: RouterMiddleware {
     static let forwardedForHeader = HTTPField.Name("X-Forwarded-For")!
     static let traceparentHeader = HTTPField.Name("traceparent")!
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
         var context = context
         let trace = TraceContext(incoming: request.headers[Self.traceparentHeader])

@@ -26,7 +26,7 @@ public struct SlowClientLimits: Sendable, Equatable {
 }
 
 /// Counts the gateway's open connections against ``SlowClientLimits/maximumConnections``.
-final class ConnectionCount: Sendable {
+package final class ConnectionCount: Sendable {
     private let open = LockedValue(0)
 
     /// Takes a place; false (and nothing taken) when every place is taken.
@@ -53,11 +53,11 @@ final class ConnectionCount: Sendable {
 /// of the gateway's CPU under load. One timer stays armed at or before the deadline; when it fires
 /// early (the deadline moved later meanwhile) it re-arms for the deadline as it now is. Only a
 /// deadline earlier than the armed timer re-arms at once.
-final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
     private let limits: SlowClientLimits
     private let connections: ConnectionCount
@@ -75,11 +75,11 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.connections = connections
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { admit(context) }
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         admit(context)
         context.fireChannelActive()
     }
@@ -96,7 +96,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         setRequestDeadline(context, after: limits.headerTimeout)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         requestTimer?.task.cancel()
         requestTimer = nil
         requestDeadline = nil
@@ -107,7 +107,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head, .body:
             // A head came in time; each body part restarts the body's silence limit.
@@ -118,7 +118,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             // The next request's head must come within the header limit (keep-alive).
             setRequestDeadline(context, after: limits.headerTimeout)
@@ -126,7 +126,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         writeTimer?.cancel()
         // A client that stopped reading what is sent has this long to start again.
         writeTimer = context.channel.isWritable ? nil : Self.closing(context, after: limits.writeTimeout)

@@ -9,15 +9,15 @@ import Hummingbird
 /// cannot make the gateway send it by claiming HTTPS itself.
 ///
 /// It runs outside ``RequestTracingMiddleware``, which has turned any error into a response by then.
-struct StrictTransportSecurityMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct StrictTransportSecurityMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
     /// The header's value, e.g. `max-age=31536000; includeSubDomains`.
     let value: String
     let trustedProxies: TrustedProxies
 
     static let forwardedProtoHeader = HTTPField.Name("X-Forwarded-Proto")!
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         if Self.arrivedOverHTTPS(
             forwardedProto: request.headers[Self.forwardedProtoHeader], peer: context.peerAddress, trustedProxies: trustedProxies)

@@ -6,7 +6,7 @@ import Foundation
 /// A valid incoming header keeps its trace id and flags, so the gateway's bus calls join the
 /// caller's trace; anything else (absent, malformed, all-zero ids, an unknown version's short
 /// form) starts a new trace. Either way this request gets a span id of its own.
-struct TraceContext: Sendable, Equatable {
+package struct TraceContext: Sendable, Equatable {
     let traceID: String
     let spanID: String
     let flags: String

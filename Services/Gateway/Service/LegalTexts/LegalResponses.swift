@@ -10,8 +10,8 @@ import Hummingbird
 /// the `200` and the `304` alike. The texts are still the last ones Legal published as far as the
 /// gateway knows; clients may show them as usual. (`Warning: 110` would say the same, but
 /// RFC 9111 retired the `Warning` header.)
-enum LegalResponses {
-    static let staleHeader = HTTPField.Name("X-Compass-Stale")!
+package enum LegalResponses {
+    package static let staleHeader = HTTPField.Name("X-Compass-Stale")!
     static let json = "application/json; charset=utf-8"
     static let html = "text/html; charset=utf-8"
 

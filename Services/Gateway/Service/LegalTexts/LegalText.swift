@@ -11,8 +11,8 @@ import Hummingbird
 /// A version never changes once published, so none of this goes out of date; what changes is
 /// which version is in effect (``LegalTextsState``). The bodies are byte for byte what the routes
 /// wrote when they encoded on every request (the bus's encoder, sorted keys).
-final class LegalText: Sendable {
-    let document: LegalDocument
+package final class LegalText: Sendable {
+    package let document: LegalDocument
     /// `"<digest>"`: the strong entity tag of every representation of this version.
     let entityTag: String
     /// `GET /api/legal/{type}`: the whole document (summary, content, outline).

@@ -6,8 +6,8 @@ import Locks
 import Metrics
 
 /// The gateway's in-memory copy of the legal texts in effect, shared by every route that reads
-/// them (`/api/terms`, `/api/legal/{type}`, its outline, `/legal/privacy`, `/legal/terms` and
-/// `/rest/v1/legal_documents`). ``LegalTextsFollower`` keeps it current from Legal's
+/// them (`/api/terms`, `/api/legal/{type}`, its outline, `/legal/privacy`, `/legal/terms`, and a
+/// route module's reads, as the Supabase module's `/rest/v1/legal_documents`). ``LegalTextsFollower`` keeps it current from Legal's
 /// `legal.published` events and periodic revalidation; routes only read it.
 ///
 /// A read is a hit once the first revalidation succeeded; until then (and for a type Legal has no
@@ -23,10 +23,10 @@ public final class LegalTexts: Sendable {
 
     /// The texts of every document type in effect, for reads that combine them (a table of them;
     /// ``generation`` tells a reader when answers it derived from them are out of date).
-    struct Snapshot: Sendable {
-        let texts: [LegalText]
-        let generation: Int
-        let stale: Bool
+    package struct Snapshot: Sendable {
+        package let texts: [LegalText]
+        package let generation: Int
+        package let stale: Bool
     }
 
     private let state = LockedValue(LegalTextsState())
@@ -61,7 +61,7 @@ public final class LegalTexts: Sendable {
     }
 
     /// The texts in effect of every type, when the cache holds them all.
-    func snapshot() -> Snapshot? {
+    package func snapshot() -> Snapshot? {
         let now = Date()
         let found = state.withLock { state -> ([LegalText], Int, Bool)? in
             var texts: [LegalText] = []

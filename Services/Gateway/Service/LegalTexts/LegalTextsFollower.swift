@@ -21,23 +21,23 @@ import ServiceKit
 /// When Legal cannot be reached (no connection, or a revalidation failed), the texts held are
 /// marked unconfirmed and served stale until a revalidation succeeds again. Everything runs on
 /// one task, one step at a time, so the state never sees two updates interleave.
-struct LegalTextsFollower: Follower {
+package struct LegalTextsFollower: Follower {
     let texts: LegalTexts
     let legal: RPCClient
-    let events: EventSubscriber
+    package let events: EventSubscriber
     let interval: Duration
     /// Deadline of each call to Legal.
     let timeout: Duration
     let logger: Logger
 
     /// How often the connection is looked at (and a due revalidation started).
-    var tickInterval: Duration { .milliseconds(200) }
+    package var tickInterval: Duration { .milliseconds(200) }
     /// Wait before retrying a failed revalidation (at most `interval`).
     static let retryDelay: Duration = .seconds(1)
     static let principal = Principal.service("gateway")
 
     /// When the next revalidation is due and why; whether Legal was reachable at the last tick.
-    struct Schedule {
+    package struct Schedule {
         var due = ContinuousClock.now
         var reason = "start"
         var connected = false
@@ -48,9 +48,9 @@ struct LegalTextsFollower: Follower {
         }
     }
 
-    func start() -> Schedule { Schedule() }
+    package func start() -> Schedule { Schedule() }
 
-    func follow(_ input: FollowerInput, _ schedule: inout Schedule) async {
+    package func follow(_ input: FollowerInput, _ schedule: inout Schedule) async {
         switch input {
         case .event(let envelope): await apply(envelope, &schedule)
         case .tick: await tick(&schedule)

@@ -11,7 +11,7 @@ import ServiceKit
 /// such a date passes, the next read switches to that version by itself (the rule of
 /// ``LegalVersionSummary/inEffect(_:at:summary:)``, the one `legal.current` answers by), even
 /// while Legal is unreachable. Versions that can no longer come into effect are dropped.
-struct LegalTextsState: Sendable {
+package struct LegalTextsState: Sendable {
     private var held: [LegalDocumentType: [LegalText]] = [:]
     /// Every published version of each type (summaries only), as the last revalidation listed them
     /// plus the events since: what the enforcement of the terms judges an acceptance against.

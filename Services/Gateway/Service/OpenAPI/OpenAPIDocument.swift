@@ -9,8 +9,8 @@ import Foundation
 /// what its registration declares (``RouteDocs``: query and header parameters, the request body,
 /// the success answer, a 429 and its `Retry-After` on rate-limited routes, 304), and the error
 /// responses in the shape of its route family (``ErrorRenderer``). It knows no route by its path.
-enum OpenAPIDocument {
-    static func build(_ entries: [RouteCatalog.Entry], version: String) -> JSONValue {
+package enum OpenAPIDocument {
+    static func build(_ entries: [RouteCatalog.Entry], version: String, modules: [String] = []) -> JSONValue {
         var paths: [String: [String: JSONValue]] = [:]
         for entry in entries {
             let path = openAPIPath(entry.path)
@@ -21,8 +21,9 @@ enum OpenAPIDocument {
             "info": .object([
                 "title": .string("Recruiting Compass gateway"), "version": .string(version),
                 "description": .string(
-                    "The HTTP edge of the Recruiting Compass backend: seed 004's contract, the native API (documents, byte ranges, tus uploads), public legal pages and a Supabase-compatible subset (PostgREST and Storage)."
-                ),
+                    "The HTTP edge of the Recruiting Compass backend: "
+                        + (["seed 004's contract", "the native API (documents, byte ranges, tus uploads)", "public legal pages"] + modules)
+                        .joined(separator: ", ") + "."),
             ]),
             "paths": .object(paths.mapValues { .object($0) }),
             "components": .object([

@@ -14,7 +14,7 @@ import Foundation
 /// `Content-Security-Policy` that goes with it (``contentSecurityPolicy``) allows nothing but that
 /// inline style and that script, each pinned by hash, so an injected `<style>` or `<script>` would
 /// not apply.
-enum LegalPage {
+package enum LegalPage {
     static let style = """
         body{margin:0;background:#fff;color:#1a1a1a;font:16px/1.6 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}\
         main{max-width:44rem;margin:0 auto;padding:1.25rem 1rem 3rem}\

@@ -2,6 +2,6 @@ import Crypto
 import Foundation
 
 /// SHA-256 bytes of some data (the CSP hash of the page's stylesheet).
-enum SHA256Digest {
+package enum SHA256Digest {
     static func of(_ data: Data) -> [UInt8] { Array(SHA256.hash(data: data)) }
 }

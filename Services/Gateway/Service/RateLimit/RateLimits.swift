@@ -47,7 +47,7 @@ public struct RateLimits: Sendable {
 
     /// `writes` acceptance writes by the verified user of Apple id `appleId`. A request of more
     /// writes than the burst is charged the burst (it then waits a full refill).
-    func accept(appleId: String, writes: Int = 1) throws(RateLimited) {
+    package func accept(appleId: String, writes: Int = 1) throws(RateLimited) {
         guard let acceptPerUser else { return }
         try acceptPerUser.take(appleId, cost: max(1, min(writes, acceptPerUser.rule.burst)))
     }

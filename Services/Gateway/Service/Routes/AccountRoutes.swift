@@ -7,7 +7,7 @@ import Hummingbird
 /// account of a session bound only to an Apple id), and deletion (preview, request, confirm,
 /// cancel). Each acts as the user (`principal` `user:<id>`), so Accounts applies its own rule that
 /// a user acts only for itself.
-struct AccountRoutes {
+package struct AccountRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let maxBodyBytes: Int

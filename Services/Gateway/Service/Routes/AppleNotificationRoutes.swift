@@ -8,7 +8,7 @@ import Hummingbird
 /// to the endpoint registered for the app. The payload is the credential: Accounts verifies its
 /// signature against Apple's keys and applies it once (a repeat changes nothing), so the route is
 /// public. A 200 tells Apple to stop retrying; a bad signature is 401 and changes nothing.
-struct AppleNotificationRoutes {
+package struct AppleNotificationRoutes {
     let services: ServiceClients
     let maxBodyBytes: Int
 

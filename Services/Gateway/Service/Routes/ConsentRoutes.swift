@@ -11,7 +11,7 @@ import Hummingbird
 /// policy (and acknowledging either) is recorded with Audit directly. The reply is the consent
 /// receipt either way. An `Idempotency-Key` header makes a retried request record once. Writes
 /// are rate-limited per client address, then per verified user (``RateLimits``).
-struct ConsentRoutes {
+package struct ConsentRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let limits: RateLimits

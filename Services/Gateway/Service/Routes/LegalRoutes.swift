@@ -8,7 +8,7 @@ import Hummingbird
 /// change once published, so its content digest is a strong `ETag`; `If-None-Match` with it
 /// answers `304` without a body. The version in effect and its outline come from the gateway's
 /// copy of the texts (``LegalTexts``); the history and older versions are asked of Legal.
-struct LegalRoutes {
+package struct LegalRoutes {
     let services: ServiceClients
     let texts: LegalTexts
 

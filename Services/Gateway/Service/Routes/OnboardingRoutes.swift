@@ -21,7 +21,7 @@ import Logging
 ///
 /// Both writes are rate-limited (``RateLimits``): per client address first, then per Apple id of
 /// the verified credential (a legacy request without one counts against its address only).
-struct OnboardingRoutes {
+package struct OnboardingRoutes {
     let services: ServiceClients
     let acceptances: AcceptanceBatcher
     let authenticator: Authenticator

@@ -19,7 +19,7 @@ import Hex
 ///   material version took effect since). After an editorial terms update the app is not sent
 ///   through its terms screen again, which is the only thing the seed's flag drives.
 /// - Dates are RFC 3339 strings.
-struct OnboardingUserJSON: Encodable {
+package struct OnboardingUserJSON: Encodable {
     let user: AccountUser
 
     static let nilID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
@@ -30,7 +30,7 @@ struct OnboardingUserJSON: Encodable {
         case has_confirmed_eligibility, hasConfirmedEligibility, has_accepted_tos, hasAcceptedTOS, needs_to_accept_tos, needsToAcceptTOS
     }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(Hex.uuid(user.id ?? Self.nilID), forKey: .id)
         try container.encode(user.appleId, forKey: .apple_id)
@@ -53,7 +53,7 @@ struct OnboardingUserJSON: Encodable {
 /// the gateway's CPU through `Encodable`. Keys in their sorted (UTF-8 byte) order, `nil` as `null`,
 /// as the conformance above writes them; `OnboardingUserJSONTests` compares the two.
 extension OnboardingUserJSON: HandEncodedJSON {
-    func appendJSON(to out: inout JSONOutput) {
+    package func appendJSON(to out: inout JSONOutput) {
         out.beginObject()
         out.nullable("apple_id", user.appleId)
         out.nullable("created_at", user.createdAt)

@@ -7,7 +7,7 @@ import ServiceKit
 /// (Prometheus text). All three read what the ServiceKit runtime keeps, which serves them on
 /// `HEALTH_PORT` like every service: that port is for the orchestrator and the operator, and
 /// readiness details and metrics say too much about the system to publish by default.
-struct OperationalRoutes {
+package struct OperationalRoutes {
     let runtime: ServiceRuntime
     /// Whether `/readyz` and `/metrics` are served here too.
     let includeDetails: Bool

@@ -13,7 +13,7 @@ import Hummingbird
 /// (`X-Compass-Stale: true`). A gateway that never reached Legal has no page to serve: it answers
 /// `503` with a short HTML page (and `Retry-After`), since these URLs are opened in browsers
 /// (App Store Connect's privacy policy URL), not by API clients.
-struct PageRoutes {
+package struct PageRoutes {
     let services: ServiceClients
     let texts: LegalTexts
 

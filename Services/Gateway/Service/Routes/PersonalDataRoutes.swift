@@ -7,7 +7,7 @@ import Hummingbird
 /// correcting the profile (`PATCH /api/me`) and exporting everything held (`GET /api/me/export`).
 /// Both stay open to a user who has not accepted the terms in effect: the rights do not depend on
 /// agreeing to anything.
-struct PersonalDataRoutes {
+package struct PersonalDataRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let limits: RateLimits

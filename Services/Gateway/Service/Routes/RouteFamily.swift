@@ -19,7 +19,7 @@ import Hummingbird
 ///
 /// A family with a `prefix` (`/rest/v1`, `/storage/v1`, `/auth/v1`) takes its routes' paths
 /// relative to it, as Hummingbird's `router.group("todos")` does.
-struct RouteFamily {
+package struct RouteFamily {
     let group: RouterGroup<GatewayContext>
     /// Put in front of every path added (empty for families without one).
     let prefix: String
@@ -42,25 +42,25 @@ struct RouteFamily {
 
     /// The family's routes that also need `middleware`, which runs after the family's own (so its
     /// refusals come in the family's error body).
-    func group(_ middleware: any MiddlewareProtocol<Request, Response, GatewayContext>) -> RouteFamily {
+    package func group(_ middleware: any MiddlewareProtocol<Request, Response, GatewayContext>) -> RouteFamily {
         RouteFamily(group: group.group().add(middleware: middleware), prefix: prefix, errors: errors, catalog: catalog)
     }
 
     /// The family's routes that read who the caller is (``GatewayContext/authentication()``):
     /// `Authorization` is resolved once, before them, by ``AuthenticationMiddleware``.
-    func authenticated(by authenticator: Authenticator) -> RouteFamily {
+    package func authenticated(by authenticator: Authenticator) -> RouteFamily {
         group(AuthenticationMiddleware(authenticator: authenticator))
     }
 
     /// The family's routes that act for a signed-in user (``GatewayContext/signedIn()``), and when
     /// `termsAccepted`, one who accepted the terms in effect (``SignedInMiddleware``).
-    func signedIn(by authenticator: Authenticator, termsAccepted: Bool) -> RouteFamily {
+    package func signedIn(by authenticator: Authenticator, termsAccepted: Bool) -> RouteFamily {
         authenticated(by: authenticator).group(SignedInMiddleware(terms: authenticator.terms, termsAccepted: termsAccepted))
     }
 
     /// Adds the route `method` `path` (relative to ``prefix``), recorded in the catalog with what
     /// `/openapi.json` says of it (``RouteDocs``).
-    func add(
+    package func add(
         _ method: HTTPRequest.Method, _ path: String, _ summary: String, public isPublic: Bool, docs: RouteDocs = RouteDocs(),
         _ handler: @escaping @Sendable (Request, GatewayContext) async throws -> Response
     ) {
@@ -72,11 +72,11 @@ struct RouteFamily {
 /// The first middleware of every family: turns anything the family's routes (and their other
 /// middleware) throw into the family's error body (``ErrorResponses``), with the request id the
 /// tracing middleware gave the request.
-struct ErrorRenderingMiddleware: RouterMiddleware {
-    typealias Context = GatewayContext
+package struct ErrorRenderingMiddleware: RouterMiddleware {
+    package typealias Context = GatewayContext
     let renderer: any ErrorRenderer
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {

@@ -8,7 +8,7 @@ import Hummingbird
 /// rate-limited per client address before anything else; a sign-in whose identity token verifies
 /// here (`GATEWAY_APPLE_BUNDLE_ID` set) also per Apple id. A refresh token is opaque to the
 /// gateway, so refresh is limited per address only.
-struct SessionRoutes {
+package struct SessionRoutes {
     let services: ServiceClients
     let authenticator: Authenticator
     let flows: SessionFlows

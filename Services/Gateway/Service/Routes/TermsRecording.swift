@@ -6,12 +6,17 @@ import Foundation
 /// `decline_terms`), which keeps the user's standing that the enforcement of the terms reads
 /// (``TermsGate``), refuses a version that is not the one in effect (`409`, naming it) and records
 /// through Audit. ``ConsentRoutes`` (`/api/me/consents/terms_of_service/{accept|decline}`) records
-/// both here and answers with the consent receipt Audit signed; a PostgREST insert into
-/// `legal_acceptances` (``PostgRESTRoutes``) accepts through the ``AcceptanceBatcher`` and
-/// declines through ``decline(_:sessionId:key:context:)``, the one place a decline signs the user out.
-struct TermsRecording: Sendable {
+/// both here and answers with the consent receipt Audit signed; a route module's acceptance write
+/// (the Supabase module's insert into `legal_acceptances`) accepts through the ``AcceptanceBatcher``
+/// and declines through ``decline(_:sessionId:key:context:)``, the one place a decline signs the user out.
+package struct TermsRecording: Sendable {
     let services: ServiceClients
     let sessions: SessionVerifier
+
+    package init(services: ServiceClients, sessions: SessionVerifier) {
+        self.services = services
+        self.sessions = sessions
+    }
 
     func record(
         _ action: AcceptanceAction, version: String, user: UUID, sessionId: UUID, clientIP: String?, userAgent: String?, key: String?,
@@ -38,7 +43,7 @@ struct TermsRecording: Sendable {
     /// Accounts revokes every session, this one (`sessionId`) is refused here at once (and the
     /// acceptance this gateway held is dropped); the others, here and at other gateways, by
     /// Accounts' `session.revoked` events.
-    func decline(_ terms: AccountsTermsRequest, sessionId: UUID, key: String?, context: GatewayContext) async throws {
+    package func decline(_ terms: AccountsTermsRequest, sessionId: UUID, key: String?, context: GatewayContext) async throws {
         _ = try await services.call(
             .accounts, AccountsDeclineTerms.self, terms, principal: Credential.principal(for: terms.userId), context: context,
             idempotencyKey: key)

@@ -3,7 +3,8 @@ import Foundation
 import Identity
 import ServiceKit
 
-/// The gateway's own settings (besides ServiceKit's common ones), read from the environment.
+/// The gateway core's settings (besides ServiceKit's common ones), read from the environment; a
+/// route module reads its own (the Supabase module's `GATEWAY_JWT_SECRET`).
 ///
 /// | Variable | Default | Description |
 /// | --- | --- | --- |
@@ -17,7 +18,6 @@ import ServiceKit
 /// | `GATEWAY_LEGACY_UNAUTHENTICATED_CLIENTS` | `false` | Lets seed 004's client call its routes without credentials. |
 /// | `GATEWAY_APPLE_BUNDLE_ID` | (empty) | Audience of Apple identity tokens accepted as credentials. |
 /// | `GATEWAY_APPLE_JWKS` | Apple's key set URL | Where Apple's keys come from (https URL or file path). |
-/// | `GATEWAY_JWT_SECRET` | (empty) | HMAC secret of the Supabase-style `anon` key (HS256). |
 /// | `GATEWAY_LEGAL_REFRESH` | `5s` | How often the copy of the legal texts is revalidated with Legal (bounds a lost event). |
 /// | `GATEWAY_PUBLIC_URL` | (empty) | Start of every URL the API returns; empty: the request's host. |
 /// | `GATEWAY_FILE_URL_KEYS` | (random) | HMAC keys of signed `file_url` links (first signs, all verify). |
@@ -64,7 +64,6 @@ public struct GatewaySettings: EnvironmentSettings {
     public var publicOperations: Bool
     public var appleBundleID: String?
     public var appleKeySet: AppleKeySource
-    public var jwtSecret: Secret<String>
     public var peers: GatewayPeers
     /// Sign-in and acceptance-write rate limits.
     public var rateLimits: RateLimitSettings
@@ -165,7 +164,6 @@ public struct GatewaySettings: EnvironmentSettings {
         do { appleKeySet = try AppleKeySource(configuration: keySet) } catch {
             throw ConfigurationError(variable: "GATEWAY_APPLE_JWKS", value: keySet, expected: "an https URL or a file path")
         }
-        jwtSecret = try Self.jwtSecret(env)
         peers = try GatewayPeers(environment: env)
         rateLimits = try RateLimitSettings(environment: env)
         corsOrigins = env.list(
@@ -209,21 +207,5 @@ public struct GatewaySettings: EnvironmentSettings {
             "GATEWAY_DOWNLOAD_MAX_AGE", default: .seconds(3600),
             "Cache-Control max-age of document downloads (private, immutable: the bytes of a document never change); a signed link's is at most its remaining life."
         )
-    }
-}
-
-extension GatewaySettings {
-    /// `GATEWAY_JWT_SECRET`, read and checked in one place for the running gateway and for
-    /// `--print-anon-key`: a key printed from the raw variable (untrimmed) was refused by the
-    /// gateway, which holds the trimmed secret. Empty means no anon key.
-    static func jwtSecret(_ env: EnvironmentReader) throws -> Secret<String> {
-        let secret = env.secret(
-            "GATEWAY_JWT_SECRET", default: "",
-            "HMAC-SHA256 secret of the Supabase-style anon key (`Gateway --print-anon-key`); empty: /rest/v1 takes session tokens only.")
-        if !secret.revealed.isEmpty, secret.revealed.utf8.count < AnonymousKey.minimumSecretBytes {
-            throw ConfigurationError(
-                variable: "GATEWAY_JWT_SECRET", value: nil, expected: "at least \(AnonymousKey.minimumSecretBytes) characters")
-        }
-        return secret
     }
 }

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 import Hummingbird
 
 /// The Supabase Storage subset over the Documents service, so `supabase.storage.from_("documents")`

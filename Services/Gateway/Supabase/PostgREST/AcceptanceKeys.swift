@@ -1,6 +1,7 @@
 import Contracts
 import Crypto
 import Foundation
+import GatewayService
 import Hex
 import Hummingbird
 

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 import HTTPTypes
 import Hummingbird
 import Logging

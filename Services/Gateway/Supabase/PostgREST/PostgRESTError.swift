@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 import Hummingbird
 
 /// An error in PostgREST's shape (`{"code","details","hint","message"}`) with PostgREST's status,

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 
 /// The user and session bodies of Supabase Auth (GoTrue), as supabase-swift, supabase-js and
 /// supabase-py decode them (`User`, `Session`): snake_case, RFC 3339 dates.

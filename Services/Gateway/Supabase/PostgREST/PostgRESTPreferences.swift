@@ -1,4 +1,5 @@
 import Foundation
+import GatewayService
 import HTTPTypes
 import Hummingbird
 

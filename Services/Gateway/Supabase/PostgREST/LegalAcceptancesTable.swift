@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 
 /// The `legal_acceptances` table as Supabase clients see it: the caller's own accepts,
 /// acknowledgments and declines (Audit's records), as row-level security would have it.

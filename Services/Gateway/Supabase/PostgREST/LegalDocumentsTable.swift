@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 
 /// The `legal_documents` table as Supabase clients see it: one row per document type, the
 /// version in effect now (what seeds 000 and 001 read with `.eq("type", …).single()`). Its rows

@@ -1,5 +1,6 @@
 import Bus
 import Contracts
+import GatewayService
 import HTTPTypes
 import Hummingbird
 

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import GatewayService
 import Identity
 
 /// The Supabase-style `anon` key: a JWT (HS256) with `role` `anon`, signed with

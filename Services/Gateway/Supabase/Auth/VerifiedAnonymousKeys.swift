@@ -1,4 +1,5 @@
 import Foundation
+import GatewayService
 import Locks
 
 /// Anon keys that passed ``AnonymousKey``'s check in the last second, by their exact text.

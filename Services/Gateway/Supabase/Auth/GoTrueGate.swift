@@ -1,3 +1,4 @@
+import GatewayService
 import Hummingbird
 
 /// The middleware of every Supabase Auth route: the `apikey` header must be the anon key (as

@@ -1,3 +1,4 @@
+import GatewayService
 import Locks
 
 /// `/rest/v1/legal_documents` answers by request (query, `Range`, `Prefer: count`, media type),

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import GatewayService
 
 /// The `documents` table as Supabase clients see it (seed 002's viewer:
 /// `.from("documents").select("id, title, file_url, file_type, type").eq("id", id).single()`):

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import GatewayService
 import HTTPTypes
 import Hummingbird
 
