@@ -148,6 +148,43 @@ def test_compose_service_matches_its_executable(compose, name):
         assert condition["condition"] == expected, dependency
 
 
+# What docker-compose.yml sets from its own topology rather than from .env (its header lists them).
+COMPOSE_TOPOLOGY = {
+    "HEALTH_HOST", "HEALTH_PORT", "RPC_BIND", "EVENTS_BIND", "BUS_ADMITTED_KEYS", "BUS_SECRET_KEY", "DATABASE_URL",
+    "DATABASE_MIGRATION_URL", "GATEWAY_HTTP_HOST", "GATEWAY_HTTP_PORT",
+} | {f"{peer}_{kind}_ENDPOINTS" for peer in ("LEGAL", "ACCOUNTS", "DOCUMENTS", "AUDIT") for kind in ("RPC", "EVENTS")}
+EXECUTABLES = {"legal": "Legal", "audit": "Audit", "accounts": "Accounts", "documents": "Documents", "gateway": "Gateway"}
+
+
+def test_every_documented_setting_reaches_its_container_from_env(tmp_path):
+    """Each variable an executable documents (`--help-env`, the source of deploy/CONFIGURATION.md)
+    set in .env under its documented name arrives in that executable's container unchanged; only
+    the compose file's topology is its own."""
+    documented = {name: help_env(executable) for name, executable in EXECUTABLES.items()}
+    path = env_file(tmp_path)
+    generated = dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    values = dict(generated)
+    for variables in documented.values():
+        for variable in variables:
+            if variable not in COMPOSE_TOPOLOGY and variable not in generated:
+                values[variable] = f"value-of-{variable.lower()}"
+    path.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
+    result = subprocess.run(
+        [str(PY / "compose/bin/docker-compose"), "--env-file", str(path), "-f", str(ROOT / "docker-compose.yml"), "config"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    for name, variables in documented.items():
+        environment = services[name]["environment"]
+        for variable in variables:
+            if variable in COMPOSE_TOPOLOGY:
+                assert variable in environment, f"{name}: the compose file does not set {variable}"
+            else:
+                assert str(environment.get(variable)) == values[variable], f"{name}: {variable} from .env does not reach the container"
+    # The old shared name is gone: each executable's bundle id is its documented variable.
+    assert "APPLE_BUNDLE_ID" not in (ROOT / "docker-compose.yml").read_text().replace("_APPLE_BUNDLE_ID", "")
+
+
 def test_compose_services_run_as_their_own_database_roles(compose):
     services = compose["services"]
     roles = services["db-roles"]
@@ -266,6 +303,26 @@ def test_k8s_workloads_match_their_executables():
     assert not set(config) - every_read, f"ConfigMap keys nobody reads: {sorted(set(config) - every_read)}"
 
 
+def test_k8s_every_documented_setting_can_be_set_per_service():
+    """Each variable an executable documents can be set for its pods by its documented name: the
+    service's own optional ConfigMap and Secret come after the shared ConfigMap (later sources win),
+    and the container's explicit `env` pins only the topology and keys the Secret holds under the
+    same names."""
+    for workload in (d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")):
+        name = workload["metadata"]["name"]
+        container = workload["spec"]["template"]["spec"]["containers"][0]
+        assert container["envFrom"] == [
+            {"configMapRef": {"name": "compass-config"}},
+            {"configMapRef": {"name": f"compass-{name}-settings", "optional": True}},
+            {"secretRef": {"name": f"compass-{name}-secrets", "optional": True}},
+        ], name
+        # The chain offset is the StatefulSet ordinal's, computed by the start command.
+        topology = COMPOSE_TOPOLOGY | SHELL_ONLY | {"AUDIT_CHAIN_OFFSET"}
+        for item in container["env"]:
+            key = item.get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+            assert item["name"] in topology or key == item["name"], f"{name} pins {item['name']}, which its settings cannot override"
+
+
 def test_k8s_ingress_serves_the_gateway_over_tls_with_hsts():
     documents = k8s_documents()
     ingresses = [d for d in documents if d["kind"] == "Ingress"]
@@ -306,7 +363,8 @@ def test_audit_instances_write_disjoint_chains():
     container = audit["spec"]["template"]["spec"]["containers"][0]
     script = container["command"][-1]
     env = {item["name"]: item for item in container["env"]}
-    writers = int(env["AUDIT_WRITERS"]["value"])
+    # From the shared ConfigMap (an override in compass-audit-settings applies to every instance alike).
+    writers = int(next(d for d in k8s_documents() if d["kind"] == "ConfigMap")["data"]["AUDIT_WRITERS"])
     index_path = env["POD_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
     assert "apps.kubernetes.io/pod-index" in index_path
     # Run the start command's arithmetic for three ordinals with a stand-in for the executable.

@@ -94,6 +94,8 @@ def config():
         "GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8",
         "GATEWAY_HSTS": HSTS,
         **DOCUMENTS_S3_STORAGE,
+        # Hash chains each Audit instance writes; its first chain is its ordinal times this.
+        "AUDIT_WRITERS": "4",
     }
     for peer in PEERS:
         data[f"{peer.upper()}_RPC_ENDPOINTS"] = f"tcp://{peer}:{RPC_PORT}"
@@ -123,6 +125,19 @@ def database_env(name, owner=False):
     return env
 
 
+def settings_sources(name):
+    """Where a container's settings come from, later ones winning: the shared ConfigMap, then the
+    service's own ConfigMap and Secret, which the operator makes (both optional, never rendered
+    here, so `kubectl apply` keeps them): any variable deploy/CONFIGURATION.md lists for the
+    executable, by its documented name, e.g.
+    `kubectl -n recruiting-compass create configmap compass-gateway-settings --from-env-file=gateway.env`.
+    Only what `env` sets (the topology, and keys from compass-secrets by their documented names)
+    cannot be overridden there."""
+    return [{"configMapRef": {"name": "compass-config"}},
+            {"configMapRef": {"name": f"compass-{name}-settings", "optional": True}},
+            {"secretRef": {"name": f"compass-{name}-secrets", "optional": True}}]
+
+
 def container(name, executable, memory_request, memory_limit, extra):
     env = [secret_env("BUS_SECRET_KEY", f"{name.upper()}_SECRET_KEY")]
     if name != "gateway":  # the gateway only calls: no database, no socket of its own to admit clients to
@@ -134,7 +149,6 @@ def container(name, executable, memory_request, memory_limit, extra):
         # The ordinal picks this instance's chains: ordinal × writers onwards.
         env.append({"name": "POD_INDEX",
                     "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}})
-        env.append({"name": "AUDIT_WRITERS", "value": "4"})
         command = ["/bin/sh", "-c", 'export AUDIT_CHAIN_OFFSET=$((POD_INDEX * AUDIT_WRITERS)); exec Audit']
     ports = [{"name": "health", "containerPort": HEALTH_PORT}]
     if name == "gateway":
@@ -146,7 +160,7 @@ def container(name, executable, memory_request, memory_limit, extra):
         "failureThreshold": failures}
     return {
         "name": name, "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": command,
-        "envFrom": [{"configMapRef": {"name": "compass-config"}}], "env": env, "ports": ports,
+        "envFrom": settings_sources(name), "env": env, "ports": ports,
         "startupProbe": probe("/healthz", 2, 60),
         "livenessProbe": probe("/healthz", 10, 3),
         "readinessProbe": probe("/readyz", 5, 2),
