@@ -2,8 +2,10 @@
 // Recruiting Compass backend: separate service executables that talk over ZeroMQ and persist to
 // PostgreSQL through libpq. Layout and contracts: ../shared/DESIGN.md and README.md.
 //
-// The dependency list is deliberate: CI builds every dependency from a fresh clone on 2 cores, so
-// the shared libraries and services stay off SwiftNIO; only the HTTP gateway will bring it in.
+// The dependency list is deliberate: CI builds every dependency from a fresh clone on 2 cores.
+// SwiftNIO comes with Hummingbird: the gateway's API and every process's health server (the image
+// ships one multicall binary holding the gateway, so each process links NIO anyway; the bus and
+// the database stay on libzmq and libpq).
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -36,8 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
         // Latency percentiles in the benchmarks.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
-        // The HTTP gateway only (Services/Gateway). Default traits off but FullFoundation, so
-        // swift-configuration is not built.
+        // The HTTP gateway and the health servers (ServiceKit). Default traits off but
+        // FullFoundation, so swift-configuration is not built.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: ["FullFoundation"]),
         // Already part of Hummingbird's graph; named for `HTTPField.Name` (custom header names).
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
@@ -116,11 +118,16 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "BusCore", "Postgres", "Contracts", "SystemCall", "Retry",
+                "Bus", "BusCore", "Postgres", "Contracts", "SystemCall", "Retry", "Locks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // /healthz, /readyz and /metrics (ARCHITECTURE.md: every process links NIO anyway).
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ], path: "Shared/ServiceKit", swiftSettings: strict),
 
         .target(
@@ -320,7 +327,10 @@ let package = Package(
             ], path: "Tests/AuditTests", swiftSettings: strict),
         .testTarget(
             name: "ServiceKitTests",
-            dependencies: ["ServiceKit", "SystemCall", "Retry", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService"],
+            dependencies: [
+                "ServiceKit", "SystemCall", "Retry", "TestSupport", "Bus", "Postgres", "Contracts", "ExampleService",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/ServiceKitTests", swiftSettings: strict),
         .testTarget(
             name: "LegalTests",

@@ -19,13 +19,13 @@ enum InProcessGateway {
         "HEALTH_PORT": "0", "GATEWAY_JWT_SECRET": String(repeating: "k", count: 40), "GATEWAY_PUBLIC_OPERATIONS": "true",
     ]
 
-    /// One runtime and its settings for every router of the target: a runtime binds its health
-    /// socket when made (nothing runs on it), so the tests share one instead of a socket each.
+    /// One runtime and its settings for every router of the target (a runtime holds the metrics
+    /// registry the routes count into; nothing of it runs here).
     private static let shared = Result { () throws -> (ServiceRuntime, GatewayProcessSettings) in
         let environment = EnvironmentReader(Self.environment)
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "gateway-router-tests") { _ in SwiftLogNoOpLogHandler() }
-        let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
+        let runtime = ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
         return (runtime, try GatewayProcessSettings(environment: environment))
     }
 

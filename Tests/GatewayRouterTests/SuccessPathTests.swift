@@ -22,7 +22,7 @@ import Testing
             let environment = EnvironmentReader(harness.gatewayEnvironment.merging(["HEALTH_PORT": "0"]) { $1 })
             let logger = Logger(label: "gateway-router-tests") { _ in SwiftLogNoOpLogHandler() }
             let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
-            let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
+            let runtime = ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
             let settings = try GatewayProcessSettings(environment: environment)
             let services = try await ServiceClients.connect(
                 GatewayApplication.peers, peers: settings.core.peers, timeout: settings.core.busTimeout, logger: logger)

@@ -29,7 +29,7 @@ import Testing
         let environment = EnvironmentReader(["HEALTH_PORT": "0", "GATEWAY_JWT_SECRET": String(repeating: "k", count: 40)])
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "privacy-promises") { _ in SwiftLogNoOpLogHandler() }
-        let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
+        let runtime = ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
         let catalog = RouteCatalog()
         let settings = try GatewayProcessSettings(environment: environment)
         _ = GatewayApplication.makeRouter(

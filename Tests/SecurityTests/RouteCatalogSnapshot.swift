@@ -17,7 +17,7 @@ enum RouteCatalogSnapshot {
         ])
         let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
         let logger = Logger(label: "route-catalog") { _ in SwiftLogNoOpLogHandler() }
-        let runtime = try ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
+        let runtime = ServiceRuntime(name: "gateway", configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap())
         let settings = try GatewayProcessSettings(environment: environment)
         let catalog = RouteCatalog()
         _ = GatewayApplication.makeRouter(

@@ -32,7 +32,7 @@ struct CloseOnShutdownTests {
         let group = runtime.makeServiceGroup()
         let running = Task { try await group.run() }
 
-        _ = try await waitForResponse("/readyz", port: runtime.healthPort) { $0.status == 200 }
+        _ = try await waitForResponse("/readyz", port: try await runtime.healthPort()) { $0.status == 200 }
         #expect(log.all.isEmpty, "nothing closes before shutdown")
         await group.triggerGracefulShutdown()
         try await running.value
@@ -47,7 +47,7 @@ struct CloseOnShutdownTests {
         let group = runtime.makeServiceGroup()
         let running = Task { try await group.run() }
 
-        _ = try await waitForResponse("/readyz", port: runtime.healthPort) { $0.status == 200 }
+        _ = try await waitForResponse("/readyz", port: try await runtime.healthPort()) { $0.status == 200 }
         running.cancel()
         _ = try? await running.value
 

@@ -6,14 +6,14 @@ import Testing
 
 /// A service that waits for graceful shutdown and records what `/readyz` said while it drained.
 struct DrainingService: Service {
-    let port: @Sendable () -> Int
+    let port: @Sendable () async throws -> Int
     let sawShutdown: Flag
     let readyzDuringDrain: Flag
 
     func run() async throws {
         try await gracefulShutdown()
         sawShutdown.set()
-        let response = try await RawHTTPClient.get("/readyz", port: port())
+        let response = try await RawHTTPClient.get("/readyz", port: try await port())
         readyzDuringDrain.set(response.status == 503 && response.body.contains(#""status":"shutting down""#))
     }
 }
@@ -22,12 +22,13 @@ struct DrainingService: Service {
 struct LifecycleTests {
     @Test func gracefulShutdownStopsEverythingAndClosesThePort() async throws {
         let runtime = try makeTestRuntime()
-        let port = runtime.healthPort
         let sawShutdown = Flag()
         let readyzDuringDrain = Flag()
-        runtime.addService(DrainingService(port: { port }, sawShutdown: sawShutdown, readyzDuringDrain: readyzDuringDrain))
+        runtime.addService(
+            DrainingService(port: { try await runtime.healthPort() }, sawShutdown: sawShutdown, readyzDuringDrain: readyzDuringDrain))
         let group = runtime.makeServiceGroup()
         let running = Task { try await group.run() }
+        let port = try await runtime.healthPort()
 
         _ = try await waitForResponse("/readyz", port: port) { $0.status == 200 }
         await group.triggerGracefulShutdown()
@@ -40,9 +41,9 @@ struct LifecycleTests {
 
     @Test func cancellingTheGroupAlsoClosesThePort() async throws {
         let runtime = try makeTestRuntime()
-        let port = runtime.healthPort
         let group = runtime.makeServiceGroup()
         let running = Task { try await group.run() }
+        let port = try await runtime.healthPort()
         _ = try await waitForResponse("/healthz", port: port) { $0.status == 200 }
         running.cancel()
         _ = try? await running.value
@@ -50,15 +51,19 @@ struct LifecycleTests {
     }
 
     @Test func aFailingServiceShutsTheGroupDown() async throws {
+        /// Fails once the health server listens, so that its port is known and must be closed after.
         struct Crashing: Service {
-            func run() async throws { throw Failure() }
+            let runtime: ServiceRuntime
+            func run() async throws {
+                _ = try await runtime.healthPort()
+                throw Failure()
+            }
         }
         let runtime = try makeTestRuntime()
-        let port = runtime.healthPort
-        runtime.addService(Crashing())
+        runtime.addService(Crashing(runtime: runtime))
         await #expect(throws: Failure.self) {
             try await runtime.makeServiceGroup().run()
         }
-        #expect(try await RawHTTPClient.isRefused(port: port))
+        #expect(try await RawHTTPClient.isRefused(port: try await runtime.healthPort()))
     }
 }

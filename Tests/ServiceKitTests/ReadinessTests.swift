@@ -70,15 +70,3 @@ struct ReadinessTests {
         #expect(cache.snapshot.phase == .shuttingDown)
     }
 }
-
-@Suite("HTTP request parsing")
-struct HTTPRequestHeadTests {
-    @Test func parsesTheRequestLine() {
-        let request = Array("GET /readyz?x=1 HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
-        #expect(HTTPRequestHead.parse(request, limit: 8192) == .complete(HTTPRequestHead(method: "GET", path: "/readyz")))
-        #expect(HTTPRequestHead.parse(Array("GET /readyz HTTP/1.1\r\nHo".utf8), limit: 8192) == .incomplete)
-        #expect(HTTPRequestHead.parse(Array("GET readyz HTTP/1.1\r\n\r\n".utf8), limit: 8192) == .malformed)
-        #expect(HTTPRequestHead.parse(Array("GET /readyz HTTP/1.1\r\nno colon\r\n\r\n".utf8), limit: 8192) == .malformed)
-        #expect(HTTPRequestHead.parse(Array(repeating: 65, count: 100), limit: 100) == .tooLarge)
-    }
-}

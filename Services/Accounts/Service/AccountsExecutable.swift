@@ -8,7 +8,7 @@ public enum AccountsExecutable {
     public static func main() async -> Never {
         await BusServiceMain.run(AccountsServiceDescription.self, settings: AccountsSettings.self) { context, settings in
             try await AccountsServiceDescription.configure(context, settings: settings)
-            context.runtime.announceReady(["health": context.runtime.healthPort])
+            context.runtime.announceReadyOnceServing()
         }
     }
 }

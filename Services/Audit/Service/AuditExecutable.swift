@@ -7,7 +7,7 @@ public enum AuditExecutable {
     public static func main() async -> Never {
         await BusServiceMain.run(AuditServiceDescription.self, settings: AuditSettings.self) { context, settings in
             try await AuditService.configure(context, settings: settings)
-            context.runtime.announceReady(["health": context.runtime.healthPort])
+            context.runtime.announceReadyOnceServing()
         }
     }
 }

@@ -25,7 +25,7 @@ public enum DocumentsExecutable {
         #endif
         await BusServiceMain.run(DocumentsServiceDescription.self, settings: DocumentsSettings.self) { context, settings in
             try await DocumentsServiceDescription.configure(context, settings: settings)
-            context.runtime.announceReady(["health": context.runtime.healthPort])
+            context.runtime.announceReadyOnceServing()
         }
     }
 }

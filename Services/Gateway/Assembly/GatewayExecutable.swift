@@ -14,7 +14,8 @@ public enum GatewayExecutable {
         if CommandLine.arguments.contains("--print-anon-key") { await printAnonymousKey() }
         await ServiceMain.run(name: "gateway", defaultHealthPort: 5750, settings: GatewayProcessSettings.self) { @Sendable runtime, settings in
             try await GatewayApplication.configure(runtime, settings: settings.core, modules: settings.modules) { port in
-                runtime.announceReady(["http": port, "health": runtime.healthPort])
+                // A health server that cannot bind fails the whole group, which ends the process.
+                try? await runtime.announceReady(["http": port])
             }
         }
     }

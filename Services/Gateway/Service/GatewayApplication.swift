@@ -16,7 +16,7 @@ public enum GatewayApplication {
     /// Registers everything on `runtime`; `onListening` receives the bound HTTP port.
     package static func configure(
         _ runtime: ServiceRuntime, settings: GatewaySettings, modules: [any RouteModule],
-        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         let logger = runtime.logger
         // Before the first socket opens: every bus socket of the gateway follows the setting.
@@ -70,7 +70,7 @@ public enum GatewayApplication {
                     additionalChannelHandlers: [SlowClientGuard(limits: limits, connections: connections)],
                     idleTimeout: TimeAmount(settings.idleTimeout))),
             configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: nil),
-            onServerRunning: { channel in onListening(channel.localAddress?.port ?? settings.httpPort) },
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.httpPort) },
             logger: logger)
         // Added before the server, so they stop after it: clients close once no request is left
         // and the followers no longer need them.

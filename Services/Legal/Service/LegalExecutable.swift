@@ -8,7 +8,7 @@ public enum LegalExecutable {
     public static func main() async -> Never {
         await BusServiceMain.run(LegalServiceDescription.self) { context in
             try await LegalServiceDescription.configure(context)
-            context.runtime.announceReady(["health": context.runtime.healthPort])
+            context.runtime.announceReadyOnceServing()
         }
     }
 }

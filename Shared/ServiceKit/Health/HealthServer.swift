@@ -1,115 +1,127 @@
-import Foundation
+import Hummingbird
 import Locks
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
-import SystemCall
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The HTTP endpoint for orchestrators and scrapers: `GET /healthz`, `GET /readyz`, `GET /metrics`.
 ///
-/// A deliberately tiny HTTP/1.1 server on POSIX sockets (services do not link SwiftNIO). It binds
-/// when created, so ``port`` is known before ``run()`` (bind to port 0 in tests), and serves from
-/// a dedicated thread with a `poll` loop: its blocking calls never occupy the cooperative thread pool,
-/// and it keeps answering `/healthz` however busy the service's tasks are. Every response closes
-/// the connection.
+/// Served by Hummingbird, as the gateway's API is: every process links SwiftNIO anyway (the image
+/// ships one multicall binary holding the gateway; ARCHITECTURE.md, "No SwiftNIO in the services'
+/// own code, measured"), so a server of our own bought nothing. Every connection lives under the
+/// gateway's slow-client deadlines and connection cap (``SlowClientGuard``). The answers are
+/// computed from lock-protected state only (the readiness cache, the Prometheus registry), so
+/// `/healthz` answers as long as NIO's event loop and the process's executors can run.
 ///
-/// ``run()`` serves until the task is cancelled or graceful shutdown reaches this service; it returns
-/// after the listening socket is closed.
+/// It binds when ``run()`` starts: ``port()`` waits for that (the configured port, or the
+/// kernel's pick for 0). ``run()`` serves until graceful shutdown reaches this service or its task
+/// is cancelled.
 public final class HealthServer: Service, Sendable {
-    /// Bounds that keep misbehaving clients from wedging the server.
+    /// Bounds that keep misbehaving clients from holding the server.
     public struct Limits: Sendable {
-        /// Time a client has from connecting to finishing its request line and headers.
+        /// Time a client has to send a request's head (from connecting, or the last answer) and
+        /// between parts of its body; past it, the connection is closed.
         public var requestTimeout: Duration = .seconds(5)
-        /// Request line plus headers larger than this get `431`.
-        public var maxHeaderBytes = 8192
-        /// Connections served at once; more wait in the listen backlog.
+        /// How long an answer may wait on a client that does not read.
+        public var writeTimeout: Duration = .seconds(5)
+        /// Connections served at once; one more is closed as soon as it is accepted.
         public var maxConnections = 16
-        /// Time to wait for the client to close after the response, before closing anyway.
-        public var lingerTimeout: Duration = .seconds(1)
+        /// How long a keep-alive connection may sit idle between requests.
+        public var idleTimeout: Duration = .seconds(30)
 
         public init() {}
     }
 
-    /// The host the socket is bound to.
+    /// The host the server binds (numeric or `localhost`).
     public let host: String
-    /// The port bound: the configured one, or the kernel's pick when 0 was asked for.
-    public let port: Int
-    private let listener: LockedValue<Int32?>
+    private let requestedPort: Int
     private let routes: HealthRoutes
     private let limits: Limits
     private let logger: Logger
+    private let bound = BoundPort()
 
-    /// Binds and listens on `host:port` (numeric host or `localhost`). Nothing is served before ``run()``.
+    /// Nothing is bound or served before ``run()``.
     public init(
         host: String, port: Int, identity: ServiceIdentity, readiness: ReadinessCache,
         metrics: PrometheusCollectorRegistry, limits: Limits = Limits(), logger: Logger
-    ) throws(SystemCallError) {
-        let (descriptor, boundPort) = try TCPListener.open(host: host, port: port)
+    ) {
         self.host = host
-        self.port = boundPort
-        self.listener = LockedValue(descriptor)
+        self.requestedPort = port
         self.routes = HealthRoutes(identity: identity, readiness: readiness, metrics: metrics)
         self.limits = limits
         self.logger = logger
     }
 
-    deinit {
-        if let descriptor = listener.withLock({ $0 }) { closeDescriptor(descriptor) }
+    /// The port served on, once ``run()`` has bound it; the error when it could not bind.
+    public func port() async throws -> Int {
+        try await bound.value()
     }
 
     public func run() async throws {
-        guard
-            let listener = listener.withLock({ descriptor in
-                defer { descriptor = nil }
-                return descriptor
-            })
-        else {
-            throw SystemCallError(call: "HealthServer.run (already ran)", errorNumber: EBADF)
-        }
-        var wakePair: [Int32] = [-1, -1]
+        let guardLimits = SlowClientLimits(
+            headerTimeout: limits.requestTimeout, bodyTimeout: limits.requestTimeout, writeTimeout: limits.writeTimeout,
+            maximumConnections: limits.maxConnections)
+        let connections = ConnectionCount()
+        let app = Application(
+            router: routes.router(),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [SlowClientGuard(limits: guardLimits, connections: connections)],
+                    idleTimeout: TimeAmount(limits.idleTimeout))),
+            configuration: .init(address: .hostname(host, port: requestedPort), serverName: nil),
+            onServerRunning: { [bound, requestedPort] channel in bound.resolve(channel.localAddress?.port ?? requestedPort) },
+            logger: logger)
         do {
-            _ = try systemCall("socketpair") { socketpair(AF_UNIX, Self.streamType, 0, &wakePair) }
+            try await app.run()
         } catch {
-            closeDescriptor(listener)
+            bound.fail(error)
             throw error
         }
-        let (wakeReader, wakeWriter) = (wakePair[0], wakePair[1])
-        defer { closeDescriptor(wakeWriter) }
-        logger.debug("health server listening", metadata: ["host": "\(host)", "port": "\(port)"])
-
-        try await withTaskCancellationOrGracefulShutdownHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (routes, limits, logger) = (self.routes, self.limits, self.logger)
-                let thread = Thread {
-                    var loop = HealthServerLoop(
-                        listener: listener, wake: wakeReader, limits: limits, routes: routes, logger: logger)
-                    let result = Result { () throws(SystemCallError) in try loop.run() }
-                    // Closed before resuming: once run() returns, the port is free.
-                    closeDescriptor(listener)
-                    closeDescriptor(wakeReader)
-                    continuation.resume(with: result.mapError { $0 as any Error })
-                }
-                thread.name = "health-http"
-                thread.start()
-            }
-        } onCancelOrGracefulShutdown: {
-            var byte: UInt8 = 1
-            _ = send(wakeWriter, &byte, 1, Int32(MSG_NOSIGNAL))
-        }
+        bound.fail(CancellationError())
         logger.debug("health server stopped")
     }
+}
 
-    private static var streamType: Int32 {
-        #if canImport(Glibc)
-            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        #else
-            SOCK_STREAM
-        #endif
+/// The port a server bound, for whoever asks before or after it is known.
+final class BoundPort: Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<Int, any Error>])
+        case bound(Int)
+        case failed(any Error)
+    }
+
+    private let state = LockedValue(State.waiting([]))
+
+    func value() async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<Int, any Error>? = state.withLock { state in
+                switch state {
+                case .waiting(let waiters):
+                    state = .waiting(waiters + [continuation])
+                    return nil
+                case .bound(let port): return .success(port)
+                case .failed(let error): return .failure(error)
+                }
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+
+    func resolve(_ port: Int) { settle(.success(port)) }
+
+    /// Fails whoever waits; a port already bound stays known.
+    func fail(_ error: any Error) { settle(.failure(error)) }
+
+    private func settle(_ result: Result<Int, any Error>) {
+        let waiters: [CheckedContinuation<Int, any Error>] = state.withLock { state in
+            guard case .waiting(let waiters) = state else { return [] }
+            switch result {
+            case .success(let port): state = .bound(port)
+            case .failure(let error): state = .failed(error)
+            }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
     }
 }

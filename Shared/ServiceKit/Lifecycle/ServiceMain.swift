@@ -22,7 +22,7 @@ import Logging
 /// ```
 ///
 /// It reads ``CommonConfiguration`` and the service's ``EnvironmentSettings``, bootstraps logging
-/// and metrics, binds the health server, lets `configure` register readiness checks and services,
+/// and metrics, makes the runtime (its health server binds once it runs), lets `configure` register readiness checks and services,
 /// runs them until SIGTERM or SIGINT, shuts down gracefully and exits 0. A bad configuration, a port
 /// in use or an error thrown by `configure` or a service exits 1 with the reason on standard error
 /// or in the log. `--help-env` prints the table of environment variables and exits 0.
@@ -49,10 +49,9 @@ public enum ServiceMain {
         logger[metadataKey: "version"] = "\(common.version)"
         do {
             let settings = try Settings(environment: reader)
-            let runtime = try ServiceRuntime(
-                name: name, configuration: common, logger: logger, metrics: MetricsBootstrap.bootstrap())
+            let runtime = ServiceRuntime(name: name, configuration: common, logger: logger, metrics: MetricsBootstrap.bootstrap())
             try await configure(runtime, settings)
-            logger.info("starting", metadata: ["health_port": "\(runtime.healthPort)"])
+            logger.info("starting", metadata: ["health_port": "\(common.health.port)"])
             try await runtime.run()
             logger.info("stopped")
             exit(0)

@@ -2,7 +2,6 @@ import Locks
 import Logging
 import Prometheus
 import ServiceLifecycle
-import SystemCall
 
 /// The components every service runs, assembled into one `ServiceGroup`: the health server, the
 /// readiness poller, and the services the caller adds (RPC server, outbox relay, …).
@@ -30,23 +29,25 @@ public final class ServiceRuntime: Sendable {
         var groupMade = false
     }
 
-    /// Binds the health server (so ``healthPort`` is known at once); nothing runs before ``run()``.
+    /// Nothing binds or runs before ``run()`` (or the group ``makeServiceGroup(handlingSignals:)`` makes).
     public init(
         name: String, configuration: CommonConfiguration, logger: Logger, metrics: PrometheusCollectorRegistry,
         healthLimits: HealthServer.Limits = HealthServer.Limits()
-    ) throws(SystemCallError) {
+    ) {
         self.identity = ServiceIdentity(name: name, version: configuration.version)
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
         self.readiness = ReadinessCache()
-        self.healthServer = try HealthServer(
+        self.healthServer = HealthServer(
             host: configuration.health.host, port: configuration.health.port, identity: identity,
             readiness: readiness, metrics: metrics, limits: healthLimits, logger: logger)
     }
 
-    /// The port `/healthz`, `/readyz` and `/metrics` are served on.
-    public var healthPort: Int { healthServer.port }
+    /// The port `/healthz`, `/readyz` and `/metrics` are served on, once the group runs and the
+    /// health server has bound it (the configured one, or the kernel's pick for 0); the error when it
+    /// could not bind.
+    public func healthPort() async throws -> Int { try await healthServer.port() }
 
     /// Adds a check that must pass for `/readyz` to answer 200.
     public func addReadinessCheck(_ check: ReadinessCheck) {

@@ -50,7 +50,7 @@ struct ExampleServiceMain {
                 return NoteReply(id: id)
             }
             // Tell a test harness where everything is (the binds may be ephemeral).
-            context.runtime.announceReady(["health": context.runtime.healthPort])
+            context.runtime.announceReadyOnceServing()
         }
     }
 }

@@ -24,8 +24,9 @@ enum RawHTTPClient {
         var description: String
     }
 
+    /// One request on its own connection, which the client asks the server to close after the answer.
     static func get(_ path: String, port: Int, method: String = "GET") async throws -> Response {
-        try await send(Array("\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), port: port)
+        try await send(Array("\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8), port: port)
     }
 
     /// Sends `request` as is, then reads until the server closes.
@@ -90,6 +91,17 @@ enum RawHTTPClient {
             }
             if count == 0 { return received }
             received += chunk[..<count]
+        }
+    }
+
+    /// Reads until the end of a response head (the blank line), leaving the connection open.
+    static func readHead(_ descriptor: Int32) throws {
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        while !received.suffix(4).elementsEqual([13, 10, 13, 10]) {
+            let count = try systemCall("read") { read(descriptor, &byte, 1) }
+            guard count == 1 else { throw ClientError(description: "closed before the end of the response head") }
+            received.append(byte)
         }
     }
 

@@ -16,7 +16,7 @@ func makeTestRuntime(name: String = "test-service", healthLimits: HealthServer.L
     let configuration = try CommonConfiguration(environment: environment, defaultHealthPort: 0)
     var logger = Logger(label: name) { _ in SwiftLogNoOpLogHandler() }
     logger.logLevel = .critical
-    return try ServiceRuntime(
+    return ServiceRuntime(
         name: name, configuration: configuration, logger: logger, metrics: MetricsBootstrap.bootstrap(),
         healthLimits: healthLimits)
 }

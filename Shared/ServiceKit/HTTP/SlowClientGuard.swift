@@ -3,8 +3,9 @@ import Locks
 import NIOCore
 import NIOHTTPTypes
 
-/// The limits a connection lives under, so slow or stalled clients cannot hold the gateway's
-/// connections (slowloris) or its memory (a download nobody reads).
+/// The limits a connection lives under, so slow or stalled clients cannot hold a server's
+/// connections (slowloris) or its memory (a download nobody reads): the gateway's API and every
+/// process's health server (``HealthServer``).
 public struct SlowClientLimits: Sendable, Equatable {
     /// How long a request's head may take to arrive, from the connection's start or the end of
     /// the previous response: a client dribbling header bytes is cut off here.
@@ -25,9 +26,11 @@ public struct SlowClientLimits: Sendable, Equatable {
     }
 }
 
-/// Counts the gateway's open connections against ``SlowClientLimits/maximumConnections``.
-package final class ConnectionCount: Sendable {
+/// Counts a server's open connections against ``SlowClientLimits/maximumConnections``.
+public final class ConnectionCount: Sendable {
     private let open = LockedValue(0)
+
+    public init() {}
 
     /// Takes a place; false (and nothing taken) when every place is taken.
     func admit(limit: Int) -> Bool {
@@ -53,11 +56,11 @@ package final class ConnectionCount: Sendable {
 /// of the gateway's CPU under load. One timer stays armed at or before the deadline; when it fires
 /// early (the deadline moved later meanwhile) it re-arms for the deadline as it now is. Only a
 /// deadline earlier than the armed timer re-arms at once.
-package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = HTTPRequestPart
-    package typealias InboundOut = HTTPRequestPart
-    package typealias OutboundIn = HTTPResponsePart
-    package typealias OutboundOut = HTTPResponsePart
+public final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPRequestPart
+    public typealias InboundOut = HTTPRequestPart
+    public typealias OutboundIn = HTTPResponsePart
+    public typealias OutboundOut = HTTPResponsePart
 
     private let limits: SlowClientLimits
     private let connections: ConnectionCount
@@ -70,16 +73,16 @@ package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandl
     /// Runs while the client does not read what is sent.
     private var writeTimer: Scheduled<Void>?
 
-    init(limits: SlowClientLimits, connections: ConnectionCount) {
+    public init(limits: SlowClientLimits, connections: ConnectionCount) {
         self.limits = limits
         self.connections = connections
     }
 
-    package func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { admit(context) }
     }
 
-    package func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         admit(context)
         context.fireChannelActive()
     }
@@ -96,7 +99,7 @@ package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandl
         setRequestDeadline(context, after: limits.headerTimeout)
     }
 
-    package func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         requestTimer?.task.cancel()
         requestTimer = nil
         requestDeadline = nil
@@ -107,7 +110,7 @@ package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head, .body:
             // A head came in time; each body part restarts the body's silence limit.
@@ -118,7 +121,7 @@ package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandl
         context.fireChannelRead(data)
     }
 
-    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             // The next request's head must come within the header limit (keep-alive).
             setRequestDeadline(context, after: limits.headerTimeout)
@@ -126,7 +129,7 @@ package final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandl
         context.write(data, promise: promise)
     }
 
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
         writeTimer?.cancel()
         // A client that stopped reading what is sent has this long to start again.
         writeTimer = context.channel.isWritable ? nil : Self.closing(context, after: limits.writeTimeout)
