@@ -31,6 +31,22 @@ struct DatabaseCommand: AsyncParsableCommand {
         @Option(help: "Only these services (comma-separated); all four by default.")
         var services: String?
 
+        /// The variables this command reads, for `compass env` and the configuration reference.
+        static func declare(in reader: EnvironmentReader) {
+            reader.declare(
+                "DATABASE_ADMIN_URL", default: "", secret: true,
+                "`compass db roles`: libpq URL of a role that may create roles (e.g. the postgres image's first user).")
+            for service in ServiceName.allCases {
+                reader.declare(
+                    service.databaseOwnerPasswordVariable, default: "", secret: true,
+                    "`compass db roles`: password it sets for the \(service.rawValue) schema's owner role (at least 16 characters; `compass keys generate`)."
+                )
+                reader.declare(
+                    service.databasePasswordVariable, default: "", secret: true,
+                    "`compass db roles`: password it sets for the \(service.rawValue) service's runtime role (at least 16 characters).")
+            }
+        }
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let adminURL = try DatabaseURL.required(
