@@ -132,7 +132,7 @@ import Testing
     /// the versioned one (`{code, message}` and the version header) when the client asks for it.
     @Test func supabaseAuthGateChecksTheKeyFirst() async throws {
         try await InProcessGateway.test { client in
-            try await client.execute(uri: "/auth/v1/user", method: .get, headers: [GoTrueRoutes.apikeyHeader: "not-the-anon-key"]) {
+            try await client.execute(uri: "/auth/v1/user", method: .get, headers: [SupabaseModule.apiKeyHeader: "not-the-anon-key"]) {
                 ErrorShape.check($0, status: 401, style: .gotrue, method: .get)
             }
             let versioned: HTTPFields = [GoTrueError.apiVersionHeader: "2024-01-01"]

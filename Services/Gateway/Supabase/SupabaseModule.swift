@@ -1,5 +1,6 @@
 import Bus
 import GatewayService
+import HTTPTypes
 
 /// The Supabase-compatible API, plugged into the gateway's core as a ``RouteModule``: Supabase
 /// Auth (GoTrue) under `/auth/v1`, PostgREST under `/rest/v1`, Storage under `/storage/v1`, and
@@ -9,6 +10,9 @@ import GatewayService
 /// doors.
 package struct SupabaseModule: RouteModule {
     let anonymousKey: AnonymousKey?
+
+    /// `apikey`: the header every Supabase client sends its key in (Auth and PostgREST check it).
+    static let apiKeyHeader = HTTPField.Name("apikey")!
 
     package init(settings: SupabaseSettings) {
         anonymousKey = settings.anonymousKey

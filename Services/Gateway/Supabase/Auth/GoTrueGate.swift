@@ -11,7 +11,7 @@ struct GoTrueGate: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             if let anonymousKey {
-                guard let presented = request.headers[GoTrueRoutes.apikeyHeader], !presented.isEmpty else {
+                guard let presented = request.headers[SupabaseModule.apiKeyHeader], !presented.isEmpty else {
                     throw GoTrueError(.unauthorized, "no_api_key", "No API key found in request: send the anon key in the apikey header")
                 }
                 guard await anonymousKey.isValid(presented) else { throw GoTrueError(.unauthorized, "invalid_api_key", "Invalid API key") }

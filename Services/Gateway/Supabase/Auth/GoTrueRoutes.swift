@@ -24,8 +24,6 @@ struct GoTrueRoutes {
     let anonymousKey: AnonymousKey?
     let maxBodyBytes: Int
 
-    static let apikeyHeader = HTTPField.Name("apikey")!
-
     struct IDTokenBody: Decodable {
         let provider: String?
         let id_token: String?

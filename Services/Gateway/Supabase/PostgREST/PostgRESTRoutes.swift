@@ -45,7 +45,6 @@ struct PostgRESTRoutes {
 
     /// Where the family's routes are (its router group's path).
     static let prefix = "/rest/v1"
-    static let apiKeyHeader = HTTPField.Name("apikey")!
 
     struct AcceptanceRow: Decodable {
         let user_id: UUID
@@ -248,7 +247,7 @@ struct PostgRESTRoutes {
     /// Checks `apikey`, then the bearer token (``AuthenticationMiddleware`` resolved it); the bearer
     /// token's credential (the anon key's when none is sent).
     func caller(_ request: Request, _ context: GatewayContext) async throws -> Credential {
-        guard let apiKey = request.headers[Self.apiKeyHeader] else {
+        guard let apiKey = request.headers[SupabaseModule.apiKeyHeader] else {
             throw PostgRESTError(status: .unauthorized, code: "PGRST301", message: "No API key found in request", hint: "send the anon key as apikey")
         }
         let authentication = try context.authentication()
