@@ -24,7 +24,7 @@ extension ReliabilityTests {
 
         @Test(arguments: Fault.allCases)
         func servicesRideOutAnUnansweringDatabase(fault: Fault) async throws {
-            if fault == .blackhole, await !Self.canUseIptables() {
+            if fault == .blackhole, await !LoopbackBlackHole.isAvailable() {
                 Issue.record("iptables is needed (as root) for the black-hole case")
                 return
             }
@@ -102,11 +102,7 @@ extension ReliabilityTests {
                 for pid in pids.reversed() { kill(pid, SIGSTOP) }
                 return { for pid in pids { kill(pid, SIGCONT) } }
             case .blackhole:
-                let port = try clusterPort()
-                // Loopback packets pass INPUT once each way: dropping both ports there cuts both.
-                let rules = [["--dport", port], ["--sport", port]].map { ["INPUT", "-i", "lo", "-p", "tcp"] + $0 + ["-j", "DROP"] }
-                for rule in rules { try await iptables(["-I"] + rule) }
-                return { for rule in rules { try await iptables(["-D"] + rule) } }
+                return try await LoopbackBlackHole.drop(port: try clusterPort())
             }
         }
 
@@ -129,17 +125,6 @@ extension ReliabilityTests {
         static func clusterPort() throws -> String {
             guard let port = URLComponents(string: try TestDatabase.url())?.port else { throw TestSupportError("DATABASE_URL has no port") }
             return String(port)
-        }
-
-        static func canUseIptables() async -> Bool {
-            guard getuid() == 0 else { return false }
-            return (try? await iptables(["-L", "INPUT", "-n"])) != nil
-        }
-
-        static func iptables(_ arguments: [String]) async throws {
-            let path = FileManager.default.isExecutableFile(atPath: "/usr/sbin/iptables") ? "/usr/sbin/iptables" : "/sbin/iptables"
-            let result = try await ChildProcess.run(path, ["-w"] + arguments)
-            guard result.status == 0 else { throw TestSupportError("iptables \(arguments.joined(separator: " ")) exited \(result.status)") }
         }
     }
 }

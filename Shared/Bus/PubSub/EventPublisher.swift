@@ -31,6 +31,9 @@ public final class EventPublisher: Sendable {
             if case .curve(_, let policy) = security { try sockets.installZAPHandler(policy) }
             let socket = try sockets.makeMain(.publisher)
             try socket.setHighWaterMarks(send: highWaterMark, receive: highWaterMark)
+            // A subscriber that went silent (frozen, or gone without a FIN) is dropped with the
+            // events queued for it, rather than held, and its queue filled, for hours.
+            try socket.enableHeartbeats(intervalMs: BusDefaults.heartbeatIntervalMs, timeoutMs: BusDefaults.heartbeatTimeoutMs)
             try socket.apply(security)
             for endpoint in endpoints {
                 try socket.bind(endpoint)

@@ -12,4 +12,10 @@ public enum BusDefaults {
     /// `ZMQ_HEARTBEAT_TIMEOUT`: a peer silent this long (frozen, or its host gone) is dropped and
     /// reconnected to, rather than holding calls until their deadlines.
     public static let heartbeatTimeoutMs: Int32 = 5000
+    /// `ZMQ_RECONNECT_IVL`: a connecting socket retries a lost or refused connection this long
+    /// after, resolving the host name again.
+    public static let reconnectIntervalMs: Int32 = 100
+    /// `ZMQ_RECONNECT_IVL_MAX`: each further retry waits twice as long as the last, up to this, so
+    /// a peer that is gone for minutes costs a connect every 2 s, not ten a second.
+    public static let reconnectIntervalMaxMs: Int32 = 2000
 }

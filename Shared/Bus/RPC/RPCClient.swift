@@ -54,9 +54,8 @@ public final class RPCClient: Sendable {
             try socket.setHighWaterMarks(send: options.highWaterMark, receive: options.highWaterMark)
             try socket.limitMessageSize(options.maxMessageSize)
             try socket.enableHeartbeats(intervalMs: options.heartbeatIntervalMs, timeoutMs: options.heartbeatTimeoutMs)
-            try socket.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMs, "ZMQ_RECONNECT_IVL")
-            try socket.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMs, "ZMQ_RECONNECT_IVL_MAX")
-            try socket.set(ZMQ_CONNECT_TIMEOUT, options.connectTimeoutMs, "ZMQ_CONNECT_TIMEOUT")
+            try socket.retryConnections(
+                intervalMs: options.reconnectIntervalMs, maximumMs: options.reconnectIntervalMaxMs, connectTimeoutMs: options.connectTimeoutMs)
             try socket.apply(security)
             try sockets.attachMonitor(to: socket)
             for endpoint in endpoints { try socket.connect(endpoint) }

@@ -10,8 +10,8 @@ public struct RPCClientOptions: Sendable {
     public var highWaterMark = BusDefaults.highWaterMark
     public var heartbeatIntervalMs = BusDefaults.heartbeatIntervalMs
     public var heartbeatTimeoutMs = BusDefaults.heartbeatTimeoutMs
-    public var reconnectIntervalMs: Int32 = 100
-    public var reconnectIntervalMaxMs: Int32 = 2000
+    public var reconnectIntervalMs = BusDefaults.reconnectIntervalMs
+    public var reconnectIntervalMaxMs = BusDefaults.reconnectIntervalMaxMs
     /// How long one TCP connect may stay unanswered before libzmq gives up on it and tries again,
     /// resolving the host name anew (`ZMQ_CONNECT_TIMEOUT`). Without it a connect to an address
     /// that drops packets (a name that first resolved to a peer not yet, or no longer, there)

@@ -25,6 +25,15 @@ extension ZMQSocket {
         try set(ZMQ_HEARTBEAT_TTL, timeoutMs, "ZMQ_HEARTBEAT_TTL")
     }
 
+    /// How a connecting socket retries a connection that failed or broke: `intervalMs` after, then
+    /// twice as long each time up to `maximumMs`; a connect unanswered for `connectTimeoutMs` counts
+    /// as failed (each attempt resolves the host name again).
+    func retryConnections(intervalMs: Int32, maximumMs: Int32, connectTimeoutMs: Int32) throws(ZMQError) {
+        try set(ZMQ_RECONNECT_IVL, intervalMs, "ZMQ_RECONNECT_IVL")
+        try set(ZMQ_RECONNECT_IVL_MAX, maximumMs, "ZMQ_RECONNECT_IVL_MAX")
+        try set(ZMQ_CONNECT_TIMEOUT, connectTimeoutMs, "ZMQ_CONNECT_TIMEOUT")
+    }
+
     /// Bounds what one message may weigh: larger ones make libzmq drop the sender's connection.
     func limitMessageSize(_ bytes: Int64) throws(ZMQError) {
         try set(ZMQ_MAXMSGSIZE, bytes, "ZMQ_MAXMSGSIZE")
