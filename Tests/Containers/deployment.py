@@ -54,7 +54,8 @@ def podman(*args, check=True, timeout=600) -> str:
 
 
 class Deployment:
-    def __init__(self, workdir: pathlib.Path | None = None, port: int | None = None):
+    def __init__(self, workdir: pathlib.Path | None = None, port: int | None = None, project: str | None = None):
+        self.project = project or PROJECT
         self.workdir = pathlib.Path(workdir or os.environ.get("CONTAINERS_TEST_DIR") or tempfile.mkdtemp(prefix="compass-test-"))
         self.port = int(port or os.environ.get("GATEWAY_PORT") or free_port())
         self.url = f"http://127.0.0.1:{self.port}"
@@ -72,7 +73,7 @@ class Deployment:
             os.chmod(self.env_file, 0o600)
         self.override = self.workdir / "override.yml"
         self.override.write_text(self._override())
-        self.env = dict(os.environ, COMPOSE_PROJECT_NAME=PROJECT, COMPASS_ENV_FILE=str(self.env_file),
+        self.env = dict(os.environ, COMPOSE_PROJECT_NAME=self.project, COMPASS_ENV_FILE=str(self.env_file),
                         GATEWAY_PORT=str(self.port), COMPOSE_FILE=f"{ROOT / 'docker-compose.yml'}:{self.override}",
                         COMPASS_IMAGE=IMAGE, COMPOSE_HTTP_TIMEOUT="600",
                         CONTAINERS_CONF=os.environ.get("CONTAINERS_CONF", CONTAINERS_CONF))
@@ -117,7 +118,7 @@ class Deployment:
         """Every project container that exited non-zero, with the end of its log: what compose's
         "Container … exited with code 1" leaves out (a one-shot job's error, a crash at start)."""
         try:
-            listed = podman("ps", "-a", "--filter", f"label=com.docker.compose.project={PROJECT}",
+            listed = podman("ps", "-a", "--filter", f"label=com.docker.compose.project={self.project}",
                             "--format", "{{.ID}} {{.Names}} {{.Status}}")
             report = ""
             for line in listed.splitlines():
@@ -145,21 +146,21 @@ class Deployment:
 
     def inspect_all(self) -> dict[str, dict]:
         """Every container of the project, by compose service: podman's inspect document (two podman calls)."""
-        ids = podman("ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={PROJECT}").split()
+        ids = podman("ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={self.project}").split()
         documents = json.loads(podman("inspect", *ids)) if ids else []
         by_service: dict[str, dict] = {}
         for document in documents:
             service = document["Config"]["Labels"].get("com.docker.compose.service")
             if service in by_service:
-                raise RuntimeError(f"two {service} containers in {PROJECT}")
+                raise RuntimeError(f"two {service} containers in {self.project}")
             by_service[service] = document
         return by_service
 
     def container(self, service: str) -> str:
-        ids = podman("ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={PROJECT}",
+        ids = podman("ps", "-a", "-q", "--filter", f"label=com.docker.compose.project={self.project}",
                      "--filter", f"label=com.docker.compose.service={service}").split()
         if len(ids) != 1:
-            raise RuntimeError(f"expected one {service} container in {PROJECT}, found {ids}")
+            raise RuntimeError(f"expected one {service} container in {self.project}, found {ids}")
         return ids[0]
 
     def inspect(self, service: str, template: str) -> str:

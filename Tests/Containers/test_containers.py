@@ -5,9 +5,11 @@ from the host (deploy/test-containers runs it; the tests run in this file's orde
 import hashlib
 import io
 import os
+import pathlib
 import secrets
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -120,10 +122,11 @@ def test_compass_legal_publish_reaches_the_gateway(deployment, shared):
     version = time.strftime("%Y-%m-%d", time.gmtime()) + "-ct" + secrets.token_hex(3)
     marker = "Container test " + uuid.uuid4().hex
     text = terms["content"].rstrip() + f"\n\n## {marker}\n\nPublished by deploy/test-containers.\n"
-    (deployment.mount / "terms.md").write_text(text)
-    os.chmod(deployment.mount / "terms.md", 0o644)
+    # A file on the host, as an operator has it: deploy/compose hands it over on standard input.
+    on_host = pathlib.Path(tempfile.mkdtemp(prefix="compass-terms-")) / "terms.md"
+    on_host.write_text(text)
     published = deployment.compass("legal", "publish", "--type", "terms_of_service", "--version", version,
-                                   "--file", f"{MOUNT}/terms.md", check=False)
+                                   "--file", str(on_host), check=False)
     assert published.returncode == 0, published.stdout + published.stderr
     # The gateway learns it from Legal's event: the JSON route and the page.
     deadline = time.monotonic() + 15
@@ -136,7 +139,8 @@ def test_compass_legal_publish_reaches_the_gateway(deployment, shared):
     assert marker.encode() in page
     shown = deployment.compass("legal", "show", "--type", "terms_of_service", "--history")
     assert version in shown.stdout
-    # The same version with another text is refused and changes nothing.
+    # The same version with another text is refused and changes nothing. This file is named by its
+    # path inside the container (the host has no such path), which is passed on as it is.
     (deployment.mount / "other.md").write_text(text + "\nAnother line.\n")
     os.chmod(deployment.mount / "other.md", 0o644)
     refused = deployment.compass("legal", "publish", "--type", "terms_of_service", "--version", version,

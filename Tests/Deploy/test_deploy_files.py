@@ -32,13 +32,15 @@ def help_env(executable):
     """The variables an executable reads: {name: (default, description)} from its --help-env table."""
     path = BIN / executable
     assert path.exists(), f"{path} is not built (deploy/test builds it)"
-    out = subprocess.run([str(path), "--help-env"], capture_output=True, text=True, timeout=30, check=True).stdout
+    # The CLI prints the same table as `compass env` (its --help is ArgumentParser's).
+    flag = ["env"] if executable == "compass" else ["--help-env"]
+    out = subprocess.run([str(path), *flag], capture_output=True, text=True, timeout=30, check=True).stdout
     rows = {}
     for line in out.splitlines():
         match = re.match(r"\|\s*`([A-Z0-9_]+)`\s*\|\s*(.*?)\s*\|\s*(yes|no)\s*\|\s*(.*?)\s*\|$", line)
         if match:
             rows[match.group(1)] = (match.group(2), match.group(4))
-    assert rows, f"{executable} --help-env printed no table:\n{out}"
+    assert rows, f"{executable} {flag[0]} printed no table:\n{out}"
     return rows
 
 
@@ -223,6 +225,14 @@ def k8s_documents():
     return documents
 
 
+TOOLBOX = "compass-toolbox"
+
+
+def service_workloads():
+    """The services' Deployments and StatefulSet (not the operator's toolbox)."""
+    return [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet") and d["metadata"]["name"] != TOOLBOX]
+
+
 def test_k8s_manifests_are_rendered_from_their_source():
     result = subprocess.run(
         [str(PY / "tools/bin/python"), str(K8S / "render.py"), "--check"], capture_output=True, text=True, timeout=60)
@@ -256,8 +266,7 @@ def test_k8s_database_cluster_is_replicated_and_services_have_roles_of_their_own
     assert job_container["command"] == ["compass", "db", "roles"]
     job_env = {item["name"]: item for item in job_container["env"]}
     assert job_env["PGPASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": f"{cluster['metadata']['name']}-superuser", "key": "password"}
-    for workload in [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")
-                     and d["metadata"]["name"] != "gateway"]:
+    for workload in [d for d in service_workloads() if d["metadata"]["name"] != "gateway"]:
         name = workload["metadata"]["name"]
         pod = workload["spec"]["template"]["spec"]
         serving = {item["name"]: item for item in pod["containers"][0]["env"]}
@@ -280,7 +289,7 @@ def test_k8s_database_cluster_is_replicated_and_services_have_roles_of_their_own
 
 def test_k8s_workloads_match_their_executables():
     config = next(d for d in k8s_documents() if d["kind"] == "ConfigMap")["data"]
-    workloads = [d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")]
+    workloads = service_workloads()
     assert {w["metadata"]["name"] for w in workloads} == {"legal", "audit", "accounts", "documents", "gateway"}
     for workload in workloads:
         container = workload["spec"]["template"]["spec"]["containers"][0]
@@ -308,7 +317,7 @@ def test_k8s_every_documented_setting_can_be_set_per_service():
     service's own optional ConfigMap and Secret come after the shared ConfigMap (later sources win),
     and the container's explicit `env` pins only the topology and keys the Secret holds under the
     same names."""
-    for workload in (d for d in k8s_documents() if d["kind"] in ("Deployment", "StatefulSet")):
+    for workload in service_workloads():
         name = workload["metadata"]["name"]
         container = workload["spec"]["template"]["spec"]["containers"][0]
         assert container["envFrom"] == [
@@ -321,6 +330,41 @@ def test_k8s_every_documented_setting_can_be_set_per_service():
         for item in container["env"]:
             key = item.get("valueFrom", {}).get("secretKeyRef", {}).get("key")
             assert item["name"] in topology or key == item["name"], f"{name} pins {item['name']}, which its settings cannot override"
+
+
+def test_k8s_toolbox_is_the_only_holder_of_the_operator_key_and_compass_reads_its_settings():
+    documents = k8s_documents()
+    (toolbox,) = [d for d in documents if d["metadata"]["name"] == TOOLBOX]
+    assert toolbox["kind"] == "Deployment" and toolbox["spec"]["replicas"] == 0  # scaled up when needed
+    holders = {d["metadata"]["name"] for d in documents if "OPERATOR_SECRET_KEY" in yaml.safe_dump(d)}
+    assert holders == {TOOLBOX}
+    (container,) = toolbox["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item for item in container["env"]}
+    assert env["BUS_SECRET_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "compass-operator", "key": "OPERATOR_SECRET_KEY"}
+    unknown = set(env) - {"USER"} - set(help_env("compass"))
+    assert not unknown, f"the toolbox sets variables compass never reads: {sorted(unknown)}"
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    # Every service's health port is reachable by its Service name, as `compass status --health` asks.
+    for workload in service_workloads():
+        name = workload["metadata"]["name"]
+        (service,) = [d for d in documents if d["kind"] == "Service" and d["metadata"]["name"] == name]
+        assert {"name": "health", "port": 8081, "targetPort": "health"} in service["spec"]["ports"], name
+
+
+def test_k8s_release_manifests_name_one_build_everywhere():
+    script = K8S / "release-manifests"
+    image = "registry.example.com/recruiting-compass:1a2b3c4"
+    out = subprocess.run([str(script), image], capture_output=True, text=True, timeout=30, check=True).stdout
+    released = [d for d in yaml.safe_load_all(out) if d]
+    assert len(released) == len(k8s_documents())
+    images = set(re.findall(r"^\s*image: (\S+)$", out, re.MULTILINE))
+    assert images == {image}
+    config = next(d for d in released if d["kind"] == "ConfigMap")["data"]
+    assert config["SERVICE_VERSION"] == "1a2b3c4"
+    assert [d["kind"] for d in released][:2] == ["Namespace", "ConfigMap"]
+    for bad in ("registry.example.com/recruiting-compass:latest", "registry.example.com/recruiting-compass", "a b"):
+        refused = subprocess.run([str(script), bad], capture_output=True, text=True, timeout=30)
+        assert refused.returncode == 2 and refused.stderr.startswith("release-manifests: ") and not refused.stdout, bad
 
 
 def test_k8s_ingress_serves_the_gateway_over_tls_with_hsts():

@@ -45,6 +45,9 @@ def test_every_name_the_deployments_run_is_linked():
         for document in yaml.safe_load_all(path.read_text()):
             spec = (document or {}).get("spec", {})
             pod = spec.get("template", {}).get("spec", {}) or spec.get("jobTemplate", {}).get("spec", {}).get("template", {}).get("spec", {})
+            if (document or {}).get("metadata", {}).get("name") == "compass-toolbox":
+                run_by_k8s.add("compass")  # its command only waits; operators `kubectl exec` compass in it
+                continue
             for container in pod.get("containers", []) + pod.get("initContainers", []):
                 if container.get("image", "").startswith("recruiting-compass"):
                     command = container["command"]

@@ -74,6 +74,12 @@ def labels(name):
     return {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "recruiting-compass"}
 
 
+def restricted():
+    """Every container's securityContext: a non-root user, a read-only root, no privilege."""
+    return {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True, "runAsUser": 10001, "capabilities": {"drop": ["ALL"]}}
+
+
 def secret_env(variable, key, secret="compass-secrets"):
     return {"name": variable, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
 
@@ -81,6 +87,8 @@ def secret_env(variable, key, secret="compass-secrets"):
 def config():
     data = {
         "LOG_FORMAT": "json",
+        # What /healthz and the logs report; deploy/k8s/release-manifests sets the image's tag.
+        "SERVICE_VERSION": "dev",
         "HEALTH_HOST": "0.0.0.0",
         "HEALTH_PORT": str(HEALTH_PORT),
         "RPC_BIND": f"tcp://0.0.0.0:{RPC_PORT}",
@@ -166,8 +174,7 @@ def container(name, executable, memory_request, memory_limit, extra):
         "readinessProbe": probe("/readyz", 5, 2),
         "resources": {"requests": {"cpu": "100m", "memory": memory_request},
                       "limits": {"cpu": "2", "memory": memory_limit}},
-        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                            "runAsNonRoot": True, "runAsUser": 10001, "capabilities": {"drop": ["ALL"]}},
+        "securityContext": restricted(),
     }
 
 
@@ -210,6 +217,9 @@ def workload(name):
     else:
         ports = [{"name": "rpc", "port": RPC_PORT, "targetPort": "rpc"},
                  {"name": "events", "port": EVENTS_PORT, "targetPort": "events"}]
+    # /healthz, /readyz and /metrics of one ready pod, for `compass status --health legal=http://legal:8081`
+    # from the toolbox (a Prometheus scrapes every pod by its own address instead).
+    ports.append({"name": "health", "port": HEALTH_PORT, "targetPort": "health"})
     documents.append({"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
                       "spec": {"selector": labels(name), "ports": ports}})
@@ -220,6 +230,34 @@ def workload(name):
                                "metrics": [{"type": "Resource", "resource": {
                                    "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}})
     return documents
+
+
+def toolbox():
+    """The operator's place in the cluster: a pod with `compass`, the bus settings and every peer's
+    public key, and the only pod that holds the operator's secret key (from the `compass-operator`
+    Secret, which nothing else references). Scaled to zero until needed:
+        kubectl -n recruiting-compass scale deployment/compass-toolbox --replicas=1
+        kubectl -n recruiting-compass exec deploy/compass-toolbox -- compass audit verify
+        kubectl -n recruiting-compass exec -i deploy/compass-toolbox -- compass legal publish … --file - < terms.md
+        kubectl -n recruiting-compass scale deployment/compass-toolbox --replicas=0
+    Its command only waits (and ends at once on SIGTERM); every act is a `kubectl exec`."""
+    env = [secret_env("BUS_SECRET_KEY", "OPERATOR_SECRET_KEY", secret="compass-operator"),
+           {"name": "USER", "value": "toolbox"}]
+    env += [secret_env(f"{peer.upper()}_PUBLIC_KEY", f"{peer.upper()}_PUBLIC_KEY") for peer in PEERS]
+    container = {
+        "name": "compass", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+        "command": ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"],
+        "envFrom": [{"configMapRef": {"name": "compass-config"}}], "env": env,
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}},
+        "securityContext": restricted(),
+    }
+    name = "compass-toolbox"
+    spec = {"replicas": 0, "selector": {"matchLabels": labels(name)},
+            "template": {"metadata": {"labels": labels(name)},
+                         "spec": {"terminationGracePeriodSeconds": 5, "securityContext": {"runAsNonRoot": True},
+                                  "containers": [container]}}}
+    return [{"apiVersion": "apps/v1", "kind": "Deployment",
+             "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)}, "spec": spec}]
 
 
 def database():
@@ -246,9 +284,7 @@ def roles_job():
         for variable in (f"{peer.upper()}_DATABASE_OWNER_PASSWORD", f"{peer.upper()}_DATABASE_PASSWORD"):
             env.append(secret_env(variable, variable))
     container = {"name": "db-roles", "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": ["compass", "db", "roles"],
-                 "env": env,
-                 "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                     "runAsNonRoot": True, "runAsUser": 10001, "capabilities": {"drop": ["ALL"]}}}
+                 "env": env, "securityContext": restricted()}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": "db-roles", "namespace": NAMESPACE, "labels": labels("db-roles")},
             "spec": {"backoffLimit": 10, "template": {
@@ -318,6 +354,7 @@ def manifests():
     for name in SERVICES:
         files[f"{name}.yaml"] = workload(name)
     files["ingress.yaml"] = ingress()
+    files["toolbox.yaml"] = toolbox()
     return {file: to_yaml(documents) for file, documents in files.items()}
 
 

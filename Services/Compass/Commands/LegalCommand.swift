@@ -20,13 +20,16 @@ struct LegalCommand: AsyncParsableCommand {
                 """)
         @Option(help: "privacy_policy or terms_of_service.") var type: LegalDocumentType
         @Option(help: "The new version string, e.g. 2026-01-15.") var version: String
-        @Option(help: "Markdown file with the full text.") var file: String
+        @Option(help: "Markdown file with the full text; - reads it from standard input.") var file: String
         @Flag(help: "A wording fix that does not require accepting again.") var editorial = false
         @Option(help: "When it takes effect (ISO 8601, e.g. 2026-01-15T00:00:00Z); now when absent.") var effectiveAt: String?
         @Flag(help: "Log bus details to standard error.") var verbose = false
 
         func run() async throws {
-            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read --file \(file)") }
+            // Standard input is read whole before the bus starts: nothing else is running to stall.
+            // (`deploy/compose compass` hands a host file over this way: the container lacks it.)
+            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
+            guard let data else { throw ValidationError("cannot read --file \(file)") }
             guard let content = String(data: data, encoding: .utf8) else { throw ValidationError("--file \(file) is not UTF-8") }
             let effective = try effectiveAt.map { text in
                 guard let date = ISO8601DateFormatter().date(from: text) else {
