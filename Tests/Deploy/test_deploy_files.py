@@ -351,6 +351,27 @@ def test_k8s_toolbox_is_the_only_holder_of_the_operator_key_and_compass_reads_it
         assert {"name": "health", "port": 8081, "targetPort": "health"} in service["spec"]["ports"], name
 
 
+def test_k8s_rollouts_never_go_below_their_replicas_and_stops_fit_the_grace_period():
+    documents = k8s_documents()
+    for workload in service_workloads():
+        name, spec = workload["metadata"]["name"], workload["spec"]
+        if workload["kind"] == "Deployment":
+            assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}, name
+        else:
+            assert spec["updateStrategy"]["type"] == "RollingUpdate", name
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        pause = int(container["lifecycle"]["preStop"]["exec"]["command"][-1])
+        executable = container["command"][-1].split()[-1]
+        drain = int(help_env(executable)["SHUTDOWN_TIMEOUT"][0].strip("`s"))
+        # The pause before SIGTERM, then the drain SHUTDOWN_TIMEOUT bounds, within the grace period.
+        assert 0 < pause and pause + drain < pod["terminationGracePeriodSeconds"], (name, pause, drain)
+        assert not any("lifecycle" in init for init in pod.get("initContainers", []))
+        budgets = [d for d in documents if d["kind"] == "PodDisruptionBudget" and d["metadata"]["name"] == name]
+        assert [b["spec"] for b in budgets] == [{"maxUnavailable": 1, "selector": spec["selector"]}], name
+
+
 def test_k8s_release_manifests_name_one_build_everywhere():
     script = K8S / "release-manifests"
     image = "registry.example.com/recruiting-compass:1a2b3c4"

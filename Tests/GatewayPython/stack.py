@@ -196,6 +196,10 @@ class Stack:
     def extra_gateway(self, **settings):
         """Another gateway in front of the same services, with `settings` added to its
         environment; its base URL. Stopped with the stack."""
+        return self.extra_gateway_process(**settings)[1]
+
+    def extra_gateway_process(self, **settings):
+        """``extra_gateway``'s process (to signal it) and base URL, once it is ready."""
         process = self._start("Gateway", self.gateway_settings, **settings)
         url = f"http://127.0.0.1:{process.port('http')}"
         deadline = time.time() + 30
@@ -203,7 +207,7 @@ class Stack:
             try:
                 with urllib.request.urlopen(url + "/readyz", timeout=2) as response:
                     if response.status == 200:
-                        return url
+                        return process, url
             except Exception:
                 pass
             time.sleep(0.1)

@@ -24,6 +24,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 NAMESPACE = "recruiting-compass"
 IMAGE = "recruiting-compass:latest"
 HEALTH_PORT = 8081
+PRE_STOP_SECONDS = 5
+GRACE_SECONDS = 40
 RPC_PORT = 5550
 EVENTS_PORT = 5650
 
@@ -169,6 +171,11 @@ def container(name, executable, memory_request, memory_limit, extra):
     return {
         "name": name, "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": command,
         "envFrom": settings_sources(name), "env": env, "ports": ports,
+        # Before SIGTERM: the pod is already out of its Service's endpoints and the ingress's
+        # upstreams by the time it stops accepting (their controllers take a few seconds to see
+        # it go), so no new connection meets a closed listener. Then SHUTDOWN_TIMEOUT (30 s)
+        # bounds the drain; terminationGracePeriodSeconds (40) covers both.
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(PRE_STOP_SECONDS)]}}},
         "startupProbe": probe("/healthz", 2, 60),
         "livenessProbe": probe("/healthz", 10, 3),
         "readinessProbe": probe("/readyz", 5, 2),
@@ -182,7 +189,7 @@ def migrations(serving):
     """The init container that applies the service's migrations as its schema's owner and exits:
     the serving container's settings (it reads them all at start) plus the owner's URL."""
     init = {key: copy.deepcopy(value) for key, value in serving.items()
-            if key not in ("ports", "startupProbe", "livenessProbe", "readinessProbe")}
+            if key not in ("ports", "startupProbe", "livenessProbe", "readinessProbe", "lifecycle")}
     init["name"] = "migrations"
     database = {"DATABASE_URL", serving["name"].upper() + "_DATABASE_PASSWORD"}
     init["env"] = [item for item in init["env"] if item["name"] not in database] + database_env(serving["name"], owner=True)
@@ -193,7 +200,7 @@ def workload(name):
     executable, kind, replicas, low, high, memory_request, memory_limit, extra = SERVICES[name]
     serving = container(name, executable, memory_request, memory_limit, extra)
     pod = {
-        "terminationGracePeriodSeconds": 40,
+        "terminationGracePeriodSeconds": GRACE_SECONDS,
         "securityContext": {"runAsNonRoot": True, "fsGroup": 10001},
         "containers": [serving],
     }
@@ -210,6 +217,13 @@ def workload(name):
     if kind == "StatefulSet":
         spec["serviceName"] = name
         spec["podManagementPolicy"] = "Parallel"
+        # One instance at a time, the next only once the new one is ready.
+        spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    else:
+        # A rolling update never goes below the replicas it has: a new pod is made and ready
+        # (readiness on /readyz, then minReadySeconds) before an old one is told to stop.
+        spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+        spec["minReadySeconds"] = 5
     documents = [{"apiVersion": "apps/v1", "kind": kind,
                   "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)}, "spec": spec}]
     if name == "gateway":
@@ -223,6 +237,10 @@ def workload(name):
     documents.append({"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
                       "spec": {"selector": labels(name), "ports": ports}})
+    # A node drain or a cluster upgrade takes at most one pod of each service at a time.
+    documents.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                      "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
+                      "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels(name)}}})
     documents.append({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
                       "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels(name)},
                       "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": name},
