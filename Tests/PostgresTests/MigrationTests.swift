@@ -106,6 +106,20 @@ struct MigrationTests {
             }
             #expect(recorded == applied)
 
+            // A database first migrated with the reworded text records the first text's checksum, so a
+            // release that knows only the first text (and no `.superseded` list) starts on it.
+            try await TestDatabase.withSchema { fresh in
+                let newer = Migrator(schema: fresh.name, migrations: try Migration.load(directory: directory), logger: fresh.logger)
+                #expect(try await newer.run(on: fresh.pool) == ["0001_notes"])
+                let recordedFresh = try await fresh.pool.withConnection { c in
+                    try c.query("SELECT checksum FROM schema_migrations WHERE version = 1")[0].decode(String.self, column: 0)
+                }
+                #expect(recordedFresh == applied)
+                let older = Migrator(
+                    schema: fresh.name, migrations: [Migration(version: 1, name: "0001_notes", sql: original)], logger: fresh.logger)
+                #expect(try await older.run(on: fresh.pool) == [])
+            }
+
             // The same file without its list is an edit of an applied migration.
             try FileManager.default.removeItem(at: directory.appendingPathComponent("0001_notes.superseded"))
             let unlisted = Migrator(schema: db.name, migrations: try Migration.load(directory: directory), logger: db.logger)

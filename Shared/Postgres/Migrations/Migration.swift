@@ -17,13 +17,21 @@ public struct Migration: Sendable, Hashable {
     /// reworded): a database that applied one of them is up to date, not changed behind our back.
     /// Read from `NNNN_name.superseded` beside the file.
     public let supersededChecksums: Set<String>
+    /// What `schema_migrations` records when this file is applied: the first text's checksum (the
+    /// first line of `NNNN_name.superseded`), else this text's. A database first migrated by a
+    /// release with the reworded text must still start the releases before it (a rollback, a
+    /// restored backup, an older instance in a rolling update): they know only the first text, and
+    /// their migrators read no `.superseded` list. The statements are the same either way.
+    public let recordedChecksum: String
 
-    public init(version: Int, name: String, sql: String, supersededChecksums: Set<String> = []) {
+    /// `supersededChecksums` oldest first: the first is the one recorded.
+    public init(version: Int, name: String, sql: String, supersededChecksums: [String] = []) {
         self.version = version
         self.name = name
         self.sql = sql
         self.checksum = Hex.string(SHA256.hash(data: Array(sql.utf8)))
-        self.supersededChecksums = supersededChecksums
+        self.supersededChecksums = Set(supersededChecksums)
+        self.recordedChecksum = supersededChecksums.first ?? checksum
     }
 
     /// Whether a database that recorded `applied` for this version has this file's statements.
@@ -32,7 +40,8 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// Loads every `NNNN_name.sql` file of `directory`, sorted by version, each with the
-    /// checksums its `NNNN_name.superseded` lists (one hex SHA-256 a line; `#` starts a comment).
+    /// checksums its `NNNN_name.superseded` lists (one hex SHA-256 a line, the first text's first; `#`
+    /// starts a comment).
     /// Other files are ignored; two files with the same version are an error, and so is a
     /// superseded line that is not a SHA-256.
     public static func load(directory: URL) throws -> [Migration] {
@@ -56,9 +65,10 @@ public struct Migration: Sendable, Hashable {
         return migrations
     }
 
-    private static func supersededChecksums(of name: String, in file: URL) throws -> Set<String> {
+    /// The checksums a `.superseded` file lists, in its order (the first text first).
+    private static func supersededChecksums(of name: String, in file: URL) throws -> [String] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
-        var checksums: Set<String> = []
+        var checksums: [String] = []
         for line in try String(contentsOf: file, encoding: .utf8).split(whereSeparator: \.isNewline) {
             let text = (line.firstIndex(of: "#").map { line[..<$0] } ?? line).trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
@@ -66,7 +76,7 @@ public struct Migration: Sendable, Hashable {
             guard text.utf8.count == 64, text.utf8.allSatisfy(isHexDigit) else {
                 throw MigrationError.invalidSupersededChecksum(name: name, line: text)
             }
-            checksums.insert(text)
+            if !checksums.contains(text) { checksums.append(text) }
         }
         return checksums
     }

@@ -9,7 +9,8 @@ import Logging
 ///   transaction as the file's SQL: a failing file leaves no trace and no record.
 /// - Refuses to start (``MigrationError/checksumMismatch(name:applied:file:)``) when an applied
 ///   file changed, unless the checksum applied is one the file lists as superseded (a reworded
-///   comment: ``Migration/supersededChecksums``); the record keeps the checksum that ran.
+///   comment: ``Migration/supersededChecksums``). A file applied now records its first text's
+///   checksum (``Migration/recordedChecksum``), so the releases before a rewording start on it.
 ///   Applied versions unknown to this build (a newer release ran) are logged and left alone, so
 ///   an older instance can still start during a rolling deploy.
 /// - Runs each file with `search_path` set to the schema, so files create unqualified objects in it.
@@ -107,7 +108,7 @@ public struct Migrator: Sendable {
                 try connection.executeScript(migration.sql)
                 try connection.query(
                     "INSERT INTO \(schema).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                    migration.version, migration.name, migration.checksum)
+                    migration.version, migration.name, migration.recordedChecksum)
             }
             done.append(migration.name)
         }
