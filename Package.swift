@@ -363,7 +363,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/Support/AppleStandIn", swiftSettings: strict),
         .testTarget(
-            name: "CompassTests", dependencies: ["TestSupport", "Bus", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
+            name: "CompassTests", dependencies: ["TestSupport", "Bus", "Identity", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests",

@@ -110,3 +110,59 @@ extension AccountsHarness {
         }
     }
 }
+
+/// Rotating the seal key of Apple refresh tokens (`ACCOUNTS_APPLE_TOKEN_KEYS`): the new key first
+/// and the old after it, a restart, and every stored token is resealed with the new key; then the
+/// old key removed, and a deletion still opens the token and revokes it at Apple.
+@Suite(.serialized) struct AppleTokenSealRotationTests {
+    @Test func aRotationResealsEveryTokenAndTheOldKeyCanGo() async throws {
+        let apple = try AppleTokenStandIn()
+        defer { apple.stop() }
+        // Read once: each read of the stand-in's environment makes a new seal key.
+        let environment = apple.environment
+        let oldKeys = try #require(environment["ACCOUNTS_APPLE_TOKEN_KEYS"])
+        let newKey = "t2=\(Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())"
+        try await AccountsHarness.run(extra: environment) { harness in
+            var users: [(id: UUID, appleId: String, code: String)] = []
+            for index in 0..<3 {
+                let appleId = "apple.rotate-\(index)-\(UUID().uuidString)"
+                let id = try #require(try await harness.signUp(appleId: appleId).id)
+                #expect(try await harness.signIn(try AppleStandIn.token(subject: appleId), code: "rotate-\(index)").appleTokenStored == true)
+                users.append((id, appleId, "rotate-\(index)"))
+            }
+            #expect(try await harness.sealedAppleTokens().allSatisfy { $0.hasPrefix("v1.t1.") })
+
+            // The new key first, the old one kept: the sweep at start reseals every token.
+            var rotated = environment
+            rotated["ACCOUNTS_APPLE_TOKEN_KEYS"] = "\(newKey),\(oldKeys)"
+            try await harness.restartAccounts(rules: nil, extra: rotated)
+            try await withTimeout(.seconds(20), "every token resealed with t2") {
+                while try await !harness.sealedAppleTokens().allSatisfy({ $0.hasPrefix("v1.t2.") }) {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            #expect(try await harness.sealedAppleTokens().count == users.count)
+
+            // The old key gone: a deletion opens the resealed token and revokes it.
+            rotated["ACCOUNTS_APPLE_TOKEN_KEYS"] = newKey
+            try await harness.restartAccounts(rules: nil, extra: rotated)
+            let deleted = users[0]
+            let request = try await harness.requestDeletion(deleted.id)
+            _ = try await harness.confirmDeletion(deleted.id, request.requestId)
+            try await withTimeout(.seconds(20), "revocation at the stand-in") {
+                while apple.revoked.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(apple.revoked == [AppleTokenStandIn.refreshToken(for: deleted.code)])
+            #expect(apple.problems.isEmpty)
+        }
+    }
+}
+
+extension AccountsHarness {
+    /// Every sealed Apple token stored.
+    func sealedAppleTokens() async throws -> [String] {
+        try await database.pool.withConnection { db in
+            try db.query("SELECT sealed_refresh_token FROM accounts.apple_tokens").map { try $0.decode(String.self, column: 0) }
+        }
+    }
+}

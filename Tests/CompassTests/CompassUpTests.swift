@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Identity
 import TestSupport
 import Testing
 
@@ -270,5 +271,15 @@ import Testing
             #expect(Data(base64Encoded: values[signing] ?? "")?.count == 32, "\(signing)")
         }
         #expect((values["POSTGRES_PASSWORD"]?.count ?? 0) >= 32)
+        // Deletion certificates get a key of their own, `cert-YYYYMMDD=<seed>`, which Accounts reads.
+        let certificate = try #require(values["ACCOUNTS_CERTIFICATE_SIGNING_KEY"])
+        let (kid, seed) = try #require(certificate.split(separator: "=", maxSplits: 1).map(String.init).twoParts)
+        #expect(kid.hasPrefix("cert-") && kid.count == 13 && Data(base64Encoded: seed)?.count == 32, "\(kid)")
+        #expect((try? SessionKeySet(currentConfiguration: certificate)) != nil)
+        #expect(seed != values["ACCOUNTS_SESSION_SIGNING_KEY"])
     }
+}
+
+extension Array where Element == String {
+    fileprivate var twoParts: (String, String)? { count == 2 ? (self[0], self[1]) : nil }
 }

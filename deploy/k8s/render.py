@@ -34,6 +34,7 @@ SERVICES = {
     "legal": ("Legal", "Deployment", 2, 2, 4, "64Mi", "256Mi", {}),
     "accounts": ("Accounts", "Deployment", 2, 2, 6, "64Mi", "256Mi", {
         "ACCOUNTS_SESSION_SIGNING_KEY": "ACCOUNTS_SESSION_SIGNING_KEY",
+        "ACCOUNTS_CERTIFICATE_SIGNING_KEY": "ACCOUNTS_CERTIFICATE_SIGNING_KEY",
     }),
     # The bucket's keys, when DOCUMENTS_S3_STORAGE below names one (see there).
     "documents": ("Documents", "Deployment", 2, 2, 6, "128Mi", "512Mi", {

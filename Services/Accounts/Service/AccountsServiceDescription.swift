@@ -51,6 +51,10 @@ public enum AccountsServiceDescription: ServiceDescription {
             interval: settings.appleRevokeSweepInterval,
             logger: context.logger)
         context.runtime.addService(revoker)
+        if let apple = settings.appleTokens {
+            context.runtime.addService(
+                AppleTokenResealer(store: store, box: apple.box, interval: AppleTokenResealer.defaultInterval, logger: context.logger))
+        }
         let deletion = DeletionHandlers(
             store: store, outbox: context.outbox, erasure: erasure, documents: documents, certifier: certifier, revoker: revoker,
             consents: signal)

@@ -30,6 +30,8 @@ struct Keys: ParsableCommand {
                 "POSTGRES_PASSWORD=\(randomBase64URL(bytes: 24))",
                 "AUDIT_SIGNING_KEY=\(randomBase64(bytes: 32))",
                 "ACCOUNTS_SESSION_SIGNING_KEY=\(randomBase64(bytes: 32))",
+                "# Accounts signs deletion certificates with this (its own key, not the session key; the id names the day it was made).",
+                "ACCOUNTS_CERTIFICATE_SIGNING_KEY=\(certificateKeyID(now))=\(randomBase64(bytes: 32))",
                 "# The gateway signs the Supabase-style anon key with this (`Gateway --print-anon-key` prints it).",
                 "GATEWAY_JWT_SECRET=\(randomBase64URL(bytes: 32))",
                 "# The gateways sign documents' file_url download links with this (all gateways need the same).",
@@ -75,6 +77,16 @@ struct Keys: ParsableCommand {
             // SystemRandomNumberGenerator is the kernel's CSPRNG (getrandom) on Linux.
             var generator = SystemRandomNumberGenerator()
             return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        }
+
+        /// `cert-YYYYMMDD`: a rotation's new key gets another day's id, and the old public key stays
+        /// under its own in ACCOUNTS_CERTIFICATE_PREVIOUS_PUBLIC_KEYS.
+        static func certificateKeyID(_ now: Date) -> String {
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.timeZone = TimeZone(identifier: "UTC")
+            format.dateFormat = "yyyyMMdd"
+            return "cert-" + format.string(from: now)
         }
 
         static func randomBase64(bytes: Int) -> String { Data(randomBytes(bytes)).base64EncodedString() }

@@ -67,4 +67,27 @@ extension AccountsStore {
             """
         _ = try await pool.withConnection { db in try db.execute(sql, id, attempts, retryAfterMilliseconds) }
     }
+
+    /// Up to `limit` stored tokens whose seal names a key other than `keyID`, in id order after
+    /// `after`: a page of what a rotation of the seal key leaves to reseal.
+    public func tokensSealed(withKeyOtherThan keyID: String, after: UUID, limit: Int) async throws -> [(id: UUID, sealed: String)] {
+        // The envelope is `v1.<key id>.<data>`: its second field names the key.
+        let sql = """
+            SELECT id, sealed_refresh_token FROM \(appleTokens)
+            WHERE split_part(sealed_refresh_token, '.', 2) <> $1 AND id > $2 ORDER BY id LIMIT $3
+            """
+        return try await pool.withConnection { db in
+            try db.query(sql, keyID, after, limit).map { row in
+                let (id, sealed) = try row.decode(UUID.self, String.self)
+                return (id, sealed)
+            }
+        }
+    }
+
+    /// Replaces a token's seal, unless the row changed since it was read (a new sign-in stored
+    /// another token, or a revocation removed it): then the newer row stands. Whether it replaced.
+    public func reseal(_ id: UUID, from old: String, to new: String) async throws -> Bool {
+        let sql = "UPDATE \(appleTokens) SET sealed_refresh_token = $3 WHERE id = $1 AND sealed_refresh_token = $2"
+        return try await pool.withConnection { db in try db.execute(sql, id, old, new) } == 1
+    }
 }
