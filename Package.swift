@@ -363,7 +363,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/Support/AppleStandIn", swiftSettings: strict),
         .testTarget(
-            name: "CompassTests", dependencies: ["TestSupport", "Bus", "Identity", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
+            name: "CompassTests",
+            dependencies: ["TestSupport", "Bus", "Identity", "CompassCLI", "compass", "Legal", "Audit", "Accounts", "Documents", "Gateway"],
             path: "Tests/CompassTests", swiftSettings: strict),
         .testTarget(
             name: "IdentityTests",

@@ -30,6 +30,8 @@ IMAGE = os.environ.get("COMPASS_IMAGE", "localhost/recruiting-compass:latest")
 PROJECT = os.environ.get("COMPOSE_PROJECT_NAME", "compass-test")
 SERVICES = ("legal", "audit", "accounts", "documents", "gateway")
 CONTAINERS_CONF = str(ROOT / "deploy" / "containers" / "containers.conf")
+# The web origin the keys file allows (GATEWAY_CORS_ORIGINS, set through .env like an operator's).
+CORS_ORIGIN = "https://app.compass-test.example"
 # Where the test's files (the Apple key set, a legal text) appear inside the containers.
 MOUNT = "/run/compass-test"
 # The test drives many users from one address: the gateway's per-address and per-user limits
@@ -71,6 +73,13 @@ class Deployment:
             keys = podman("run", "--rm", "--network", "none", IMAGE, "compass", "keys", "generate")
             self.env_file.write_text(keys + "\n")
             os.chmod(self.env_file, 0o600)
+        if "GATEWAY_CORS_ORIGINS=" not in self.env_file.read_text():
+            # Documented settings an operator puts in .env (test_settings_from_env sees each act):
+            # the app's web origin, and the proxies whose X-Forwarded-For names the client (the
+            # host reaches the published port through podman's bridge).
+            with self.env_file.open("a") as env:
+                env.write(f"GATEWAY_CORS_ORIGINS={CORS_ORIGIN}\n"
+                          "GATEWAY_TRUSTED_PROXIES=127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16\n")
         self.override = self.workdir / "override.yml"
         self.override.write_text(self._override())
         self.env = dict(os.environ, COMPOSE_PROJECT_NAME=self.project, COMPASS_ENV_FILE=str(self.env_file),

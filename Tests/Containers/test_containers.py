@@ -19,7 +19,7 @@ import pytest
 from supabase import create_client
 from tusclient import client as tus_client
 
-from deployment import IMAGE, MOUNT, SERVICES, AcceptanceLoad, podman
+from deployment import CORS_ORIGIN, IMAGE, MOUNT, SERVICES, AcceptanceLoad, podman
 
 UID = GID = 10001
 
@@ -102,6 +102,32 @@ def test_openapi_describes_the_seed_routes(deployment):
     assert document["openapi"].startswith("3.")
     assert {"/api/terms", "/api/users", "/api/users/{id}/accept-tos"} <= set(document["paths"])
     assert "put" in document["paths"]["/api/users/{id}/accept-tos"]
+
+
+# Settings from .env, through the published port ---------------------------------------------
+
+def test_settings_from_env_take_effect(deployment, shared):
+    """GATEWAY_CORS_ORIGINS and GATEWAY_TRUSTED_PROXIES, written into the keys file as an operator
+    does, reach the gateway's container and act: a preflight from the allowed origin is answered
+    for it (and one from another origin is not), and an acceptance whose proxy says who the client
+    is records that address."""
+    status, _, headers = deployment.request("OPTIONS", "/api/terms", headers={
+        "Origin": CORS_ORIGIN, "Access-Control-Request-Method": "GET"}, raw=True)
+    assert status in (200, 204) and headers.get("Access-Control-Allow-Origin") == CORS_ORIGIN, (status, dict(headers))
+    _, _, other = deployment.request("OPTIONS", "/api/terms", headers={
+        "Origin": "https://elsewhere.example", "Access-Control-Request-Method": "GET"}, raw=True)
+    assert other.get("Access-Control-Allow-Origin") is None
+    user = deployment.sign_up()
+    client = "203.0.113.77"
+    status, body, _ = deployment.request(
+        "PUT", f"/api/users/{user.id}/accept-tos", {"tos_version": deployment.terms_version()},
+        {"Authorization": "Bearer " + user.token, "Idempotency-Key": "xff-" + uuid.uuid4().hex, "X-Forwarded-For": client})
+    assert status == 200, body
+    wait_chained(deployment)
+    recorded = deployment.sql(
+        "SELECT r.client_ip FROM audit.records r JOIN audit.subjects s ON r.subject = s.pseudonym "
+        "WHERE s.user_id = :'user'::uuid AND r.action = 'accept' ORDER BY r.recorded_ms DESC LIMIT 1", user=user.id)
+    assert recorded == [[client]], recorded
 
 
 # compass from the image, on the containerized bus, with the operator's key ---------------------

@@ -2,10 +2,34 @@ import ArgumentParser
 import Bus
 import Foundation
 
-/// `compass keys generate`: every key a deployment needs, as a `.env` file.
+/// `compass keys generate`: every key a deployment needs, as a `.env` file; `compass keys rotate`:
+/// that file with one key replaced, the old one kept where what it made must keep working.
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make a deployment's keys.", subcommands: [Generate.self])
+        abstract: "Make and rotate a deployment's keys.", subcommands: [Generate.self, Rotate.self])
+
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the keys file read on standard input with one key rotated.",
+            discussion: """
+                compass keys rotate ACCOUNTS_SESSION_SIGNING_KEY < .env > .env.new && mv .env.new .env
+                then restart what reads it (deploy/compose up -d; in Kubernetes, the Secret replaced and
+                a rollout restart). Overlaps that end (file-URL keys, Apple seal keys, a client's CURVE
+                pair) end with --finish once nothing made with the old key is left.
+                \(KeyRotation.names.map { "  \($0.name): \($0.what)" }.joined(separator: "\n"))
+                """)
+        @Argument(help: "The key to rotate.") var name: String
+        @Flag(help: "End the overlap the last rotation of this key began.") var finish = false
+
+        func run() throws {
+            // Read whole before anything else runs: nothing is on the bus yet to stall.
+            var file = EnvFile(String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self))
+            do { try KeyRotation.rotate(name, in: &file, finish: finish, now: Date()) } catch let refusal as KeyRotation.Refusal {
+                throw ValidationError(refusal.description)
+            }
+            print(file.text, terminator: "")
+        }
+    }
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -81,13 +105,7 @@ struct Keys: ParsableCommand {
 
         /// `cert-YYYYMMDD`: a rotation's new key gets another day's id, and the old public key stays
         /// under its own in ACCOUNTS_CERTIFICATE_PREVIOUS_PUBLIC_KEYS.
-        static func certificateKeyID(_ now: Date) -> String {
-            let format = DateFormatter()
-            format.locale = Locale(identifier: "en_US_POSIX")
-            format.timeZone = TimeZone(identifier: "UTC")
-            format.dateFormat = "yyyyMMdd"
-            return "cert-" + format.string(from: now)
-        }
+        static func certificateKeyID(_ now: Date) -> String { "cert-" + KeyRotation.dayStamp(now) }
 
         static func randomBase64(bytes: Int) -> String { Data(randomBytes(bytes)).base64EncodedString() }
 
