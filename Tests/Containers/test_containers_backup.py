@@ -12,7 +12,7 @@ import urllib.request
 
 from supabase import create_client
 
-from deployment import PROJECT, AcceptanceLoad, Deployment
+from deployment import PROJECT, AcceptanceLoad, Deployment, free_port, podman
 from test_containers import chained_accepts, committed_keys, wait_chained
 
 
@@ -42,7 +42,8 @@ def test_a_backup_under_load_restores_into_a_fresh_project(deployment, shared, f
     workdir = scratch_dir("compass-restore-")
     shutil.copy(deployment.env_file, workdir / "env")  # the same keys: a copy, kept apart from the backup
     os.chmod(workdir / "env", 0o600)
-    fresh = Deployment(workdir=workdir, project=f"{PROJECT}-restore")
+    # A port of its own: GATEWAY_PORT in the environment is the first project's.
+    fresh = Deployment(workdir=workdir, port=free_port(), project=f"{PROJECT}-restore")
     try:
         began = time.monotonic()
         fresh.compose("restore", str(backup), timeout=900)
@@ -92,6 +93,15 @@ def test_a_backup_under_load_restores_into_a_fresh_project(deployment, shared, f
                    acked_after_restore=after.total, recovered_s=round(restore_s, 1), chain_verifies=True)
         faults.append(row)
         print("RELIABILITY containers", " ".join(f"{key}={value}" for key, value in row.items()))
+    except BaseException:
+        # What the restored services said: the project is removed below.
+        for service in ("audit", "accounts", "documents", "gateway"):
+            try:
+                logs = podman("logs", "--tail", "25", fresh.container(service), check=False)
+            except RuntimeError as error:
+                logs = str(error)
+            print(f"--- restored {service}:\n{logs}")
+        raise
     finally:
         fresh.down(volumes=True)
         shutil.rmtree(backup, ignore_errors=True)
