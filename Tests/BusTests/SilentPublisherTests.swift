@@ -40,7 +40,6 @@ import Testing
         try await ticks.waitForMore(than: seenWhileFrozen, "ticks after SIGCONT")
         let followedAgain = ContinuousClock.now - resumed
         try await waitForConnection(subscriber, up: true)
-        #expect(markedGone >= .milliseconds(Int64(Self.quick.heartbeatTimeoutMs)), "marked gone after \(markedGone)")
         print("RELIABILITY silent-publisher-sigstop marked-gone-after=\(markedGone) events-again-after-sigcont=\(followedAgain)")
         await subscriber.close()
         peer.kill()
