@@ -105,6 +105,15 @@ def test_switch_to_the_s3_profile_new_documents_in_the_bucket_old_ones_read(depl
     assert deployment.container("documents") != documents_container, "Documents was not recreated on the new store"
     assert deployment.compose("exec", "-T", "documents", "printenv", "DOCUMENTS_STORAGE").stdout.strip() == "s3"
 
+    # Documents was recreated: the gateway's bus connection to it is made anew (the old container's
+    # address no longer answers), and until then its routes answer 503 with Retry-After, as the app
+    # is told to retry. CI met that once right after `up`; wait for the routes as a client would, bounded.
+    reconnecting = time.monotonic()
+    while deployment.get("/api/documents", headers={"Authorization": "Bearer " + user.token})[0] != 200:
+        assert time.monotonic() - reconnecting < 60, "the documents routes did not answer 200 within 60 s of the switch"
+        time.sleep(0.2)
+    print(f"test-containers: documents routes answered 200 {time.monotonic() - reconnecting:.1f} s after the switch was healthy")
+
     # A new document: three S3 parts (two full, one short), through the gateway.
     data = os.urandom(2 * PART + 123_457)
     digest = hashlib.sha256(data).hexdigest()
