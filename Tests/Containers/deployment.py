@@ -21,6 +21,7 @@ import urllib.request
 import uuid
 
 from cryptography.hazmat.primitives import serialization
+from supabase import create_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "GatewayPython"))
@@ -255,6 +256,15 @@ class Deployment:
         status, terms, _ = self.get("/api/terms")
         assert status == 200, terms
         return terms["version"]
+
+    def document_bytes(self, apple_id: str, document_id: str) -> bytes:
+        """A document's bytes as its owner gets them: signed in, a fresh `file_url` from the
+        Supabase client, then that URL fetched with no headers."""
+        supabase = create_client(self.url, self.anon_key)
+        supabase.postgrest.auth(self.sign_in(apple_id)["sessionToken"])
+        file_url = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data["file_url"]
+        with urllib.request.urlopen(file_url, timeout=30) as response:
+            return response.read()
 
     def sign_in(self, apple_id: str) -> dict:
         """Sign in with Apple (the native door): the session, with `sessionToken`."""

@@ -417,12 +417,7 @@ def test_down_then_up_keeps_every_row_and_document(deployment, users, shared, fa
     assert user_id in deployment.compass("users", "find", email).stdout.lower()
     # The document: its bytes through a fresh file_url.
     apple_id, document_id, digest, length = shared["document"]
-    token = deployment.sign_in(apple_id)["sessionToken"]
-    supabase = create_client(deployment.url, deployment.anon_key)
-    supabase.postgrest.auth(token)
-    file_url = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data["file_url"]
-    with urllib.request.urlopen(file_url, timeout=30) as response:
-        body = response.read()
+    body = deployment.document_bytes(apple_id, document_id)
     assert len(body) == length and hashlib.sha256(body).hexdigest() == digest
     verified = deployment.compass("audit", "verify", check=False)
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -8,9 +8,7 @@ import pathlib
 import shutil
 import tempfile
 import time
-import urllib.request
 
-from supabase import create_client
 
 from deployment import PROJECT, AcceptanceLoad, Deployment, free_port, podman
 from test_containers import chained_accepts, committed_keys, wait_chained
@@ -63,12 +61,7 @@ def test_a_backup_under_load_restores_into_a_fresh_project(deployment, shared, f
         assert verified.returncode == 0, verified.stdout + verified.stderr
         # The document uploaded before the backup, byte for byte through a new file_url.
         apple_id, document_id, digest, length = shared["document"]
-        token = fresh.sign_in(apple_id)["sessionToken"]
-        supabase = create_client(fresh.url, fresh.anon_key)
-        supabase.postgrest.auth(token)
-        file_url = supabase.from_("documents").select("file_url").eq("id", document_id).single().execute().data["file_url"]
-        with urllib.request.urlopen(file_url, timeout=30) as response:
-            body = response.read()
+        body = fresh.document_bytes(apple_id, document_id)
         assert len(body) == length and hashlib.sha256(body).hexdigest() == digest
         # New acceptances work, and are chained after the restored ones without gaps or doubles.
         for user in users:

@@ -1,6 +1,6 @@
 import Bus
-import Crypto
 import Foundation
+import Identity
 
 /// A keys file (`compass keys generate`'s output) as its lines, so a rotation changes the values
 /// it must and leaves every other line, comment and order as the operator has them.
@@ -66,16 +66,16 @@ enum KeyRotation {
                 comment: "Public keys of Audit's earlier signing keys: receipts they signed still verify.")
         case "ACCOUNTS_SESSION_SIGNING_KEY":
             try refuseFinish(finish, name, "drop ACCOUNTS_SESSION_PREVIOUS_PUBLIC_KEYS by hand once ACCOUNTS_SESSION_LIFETIME has passed")
-            let (oldID, oldSeed) = try idAndSeed(try required(name, in: file), name, defaultID: file["ACCOUNTS_SESSION_KEY_ID"] ?? "s1")
+            let old = try signingKey(try required(name, in: file), name, defaultID: file["ACCOUNTS_SESSION_KEY_ID"] ?? "s1")
             try rotateSigned(
-                name, previous: "ACCOUNTS_SESSION_PREVIOUS_PUBLIC_KEYS", old: (oldID, oldSeed), newID: "s-\(day)", in: &file,
+                name, previous: "ACCOUNTS_SESSION_PREVIOUS_PUBLIC_KEYS", old: old, newID: "s-\(day)", in: &file,
                 comment: "Public keys of earlier session signing keys: their tokens stay valid until they expire.")
         case "ACCOUNTS_CERTIFICATE_SIGNING_KEY":
             try refuseFinish(finish, name, "deletion certificates signed with an earlier key verify only while its public key stays listed")
             // Without a certificate key of its own, Accounts signed certificates with the session key.
             let old =
-                try file[name].map { try idAndSeed($0, name, defaultID: "") }
-                ?? idAndSeed(try required("ACCOUNTS_SESSION_SIGNING_KEY", in: file), name, defaultID: file["ACCOUNTS_SESSION_KEY_ID"] ?? "s1")
+                try file[name].map { try signingKey($0, name, defaultID: nil) }
+                ?? signingKey(try required("ACCOUNTS_SESSION_SIGNING_KEY", in: file), name, defaultID: file["ACCOUNTS_SESSION_KEY_ID"] ?? "s1")
             try rotateSigned(
                 name, previous: "ACCOUNTS_CERTIFICATE_PREVIOUS_PUBLIC_KEYS", old: old, newID: "cert-\(day)", in: &file,
                 comment: "Public keys of earlier deletion-certificate keys: certificates they signed still verify.")
@@ -101,12 +101,12 @@ enum KeyRotation {
 
     /// A new signing key under a new id, the old one's `kid=<public key>` kept among `previous`.
     private static func rotateSigned(
-        _ name: String, previous: String, old: (id: String, seed: Data), newID: String, in file: inout EnvFile, comment: String
+        _ name: String, previous: String, old: SessionSigningKey, newID: String, in file: inout EnvFile, comment: String
     ) throws {
         let listed = Set(list(file[previous] ?? "").compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
         let id = unique(newID, among: listed.union([old.id]))
         file.set(name, "\(id)=\(Data(random(32)).base64EncodedString())")
-        let oldPublic = try Curve25519.Signing.PrivateKey(rawRepresentation: old.seed).publicKey.rawRepresentation.base64EncodedString()
+        let oldPublic = old.publicKey.rawRepresentation.base64EncodedString()
         file.set(previous, appending("\(old.id)=\(oldPublic)", to: file[previous]), comment: comment)
     }
 
@@ -134,23 +134,20 @@ enum KeyRotation {
         return value
     }
 
-    /// `kid=<base64 seed>`, or a bare seed under `defaultID`.
-    private static func idAndSeed(_ value: String, _ name: String, defaultID: String) throws -> (id: String, seed: Data) {
-        let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
-        let (id, seed) =
-            parts.count == 2 && Data(base64Encoded: parts[1]) != nil && Data(base64Encoded: value) == nil
-            ? (parts[0], parts[1]) : (defaultID, value)
-        guard !id.isEmpty, let bytes = Data(base64Encoded: seed), bytes.count == 32 else {
-            throw Refusal("\(name) is not a base64 32-byte seed or kid=<seed>")
+    /// The key a setting holds, read as Accounts reads it: Identity's `kid=<base64 seed>`, or (with a
+    /// `defaultID`) a bare base64 seed under that id.
+    private static func signingKey(_ value: String, _ name: String, defaultID: String?) throws -> SessionSigningKey {
+        let bare = Data(base64Encoded: value).map { $0.count == 32 } ?? false
+        let configuration = bare ? defaultID.map { "\($0)=\(value)" } ?? value : value
+        guard let set = try? SessionKeySet(currentConfiguration: configuration) else {
+            throw Refusal("\(name) is not \(defaultID == nil ? "kid=<base64 32-byte seed>" : "a base64 32-byte seed or kid=<seed>")")
         }
-        return (id, bytes)
+        return set.current
     }
 
+    /// Audit's key: a bare seed (its public key goes into the previous list without an id).
     private static func publicKey(ofSeed seed: String, _ name: String) throws -> String {
-        guard let bytes = Data(base64Encoded: seed), let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: bytes) else {
-            throw Refusal("\(name) is not a base64 32-byte Ed25519 seed")
-        }
-        return key.publicKey.rawRepresentation.base64EncodedString()
+        try signingKey(seed, name, defaultID: "audit").publicKey.rawRepresentation.base64EncodedString()
     }
 
     private static func list(_ value: String) -> [String] {
